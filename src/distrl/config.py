@@ -1,0 +1,168 @@
+"""Typed, frozen, validated configuration.
+
+Every setting is a dataclass field declared with :func:`setting`, which carries a one-line doc
+and its valid range. The CLI flags, ``distrl list`` and YAML loading are all generated from these
+declarations, so there is no second list of flags to keep in sync.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import types
+import typing
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from distrl.errors import ConfigError
+
+
+def setting(default: Any, doc: str, *, low: float | None = None, high: float | None = None,
+            low_open: bool = False, choices: tuple | None = None, cli: bool = False):
+    """Declare a config field with its doc line and valid range.
+
+    ``low``/``high`` bound numbers (``low_open`` makes the lower bound strict, e.g. a learning
+    rate must be > 0); ``choices`` restricts strings; ``cli`` gives the field its own flag on
+    ``distrl train`` (every field is also reachable with ``--set key=value``).
+    """
+    meta = {"doc": doc, "low": low, "high": high, "low_open": low_open, "choices": choices, "cli": cli}
+    if isinstance(default, (list, dict, set)):
+        raise TypeError("use tuples for sequence defaults: configs are frozen")
+    return dataclasses.field(default=default, metadata=meta)
+
+
+def _base_type(tp: Any) -> tuple[type, bool]:
+    """Return (python type, optional) for an annotation like ``int | None``."""
+    origin = typing.get_origin(tp)
+    if origin in (typing.Union, types.UnionType):
+        args = [a for a in typing.get_args(tp) if a is not type(None)]
+        return _base_type(args[0])[0], True
+    if origin is tuple:
+        return tuple, False
+    return tp, False
+
+
+def field_types(cls) -> dict[str, tuple[type, bool]]:
+    hints = typing.get_type_hints(cls)
+    return {f.name: _base_type(hints[f.name]) for f in dataclasses.fields(cls)}
+
+
+def coerce(name: str, value: Any, tp: type, optional: bool) -> Any:
+    """Turn a string (CLI) or YAML value into the field's type, or raise ConfigError."""
+    if value is None or (optional and isinstance(value, str) and value.lower() in ("none", "null", "")):
+        if optional:
+            return None
+        raise ConfigError(f"setting '{name}' needs a value of type {tp.__name__}, got none")
+    try:
+        if tp is bool:
+            if isinstance(value, bool):
+                return value
+            text = str(value).lower()
+            if text in ("1", "true", "yes", "on"):
+                return True
+            if text in ("0", "false", "no", "off"):
+                return False
+            raise ValueError
+        if tp is int:
+            if isinstance(value, bool):
+                raise ValueError
+            if isinstance(value, float) and not value.is_integer():
+                raise ValueError
+            if isinstance(value, str):
+                value = value.replace("_", "")
+                return int(float(value)) if "e" in value.lower() else int(value)
+            return int(value)
+        if tp is float:
+            if isinstance(value, bool):
+                raise ValueError
+            return float(value)
+        if tp is tuple:
+            if isinstance(value, str):
+                value = [v for v in value.replace("(", "").replace(")", "").split(",") if v.strip()]
+            return tuple(int(v) for v in value)
+        if tp is str:
+            return str(value)
+    except (TypeError, ValueError):
+        kind = "a comma-separated list of integers" if tp is tuple else f"of type {tp.__name__}"
+        raise ConfigError(f"setting '{name}' must be {kind}, got {value!r}") from None
+    return value
+
+
+def validate(cfg) -> None:
+    """Check every field against its declared range; raise ConfigError naming the first bad one."""
+    for f in dataclasses.fields(cfg):
+        value = getattr(cfg, f.name)
+        meta = f.metadata
+        if value is None or not meta:
+            continue
+        choices = meta.get("choices")
+        if choices and value not in choices:
+            raise ConfigError(f"setting '{f.name}' must be one of {', '.join(map(str, choices))}; got {value!r}")
+        low, high = meta.get("low"), meta.get("high")
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            if low is not None and (value <= low if meta.get("low_open") else value < low):
+                op = ">" if meta.get("low_open") else ">="
+                rng = f"{op} {low}" + (f" and <= {high}" if high is not None else "")
+                raise ConfigError(f"setting '{f.name}' must be {rng}; got {value}")
+            if high is not None and value > high:
+                raise ConfigError(f"setting '{f.name}' must be <= {high}; got {value}")
+
+
+def unknown_setting(name: str, known: list[str]) -> ConfigError:
+    close = difflib.get_close_matches(name, known, n=1)
+    hint = f"; did you mean '{close[0]}'?" if close else f"; valid settings: {', '.join(sorted(known))}"
+    return ConfigError(f"unknown setting '{name}'{hint}")
+
+
+def build(cls, overrides: dict[str, Any], base: Any | None = None):
+    """Construct ``cls`` from ``base`` (or defaults) plus ``overrides``, coercing and validating."""
+    types_ = field_types(cls)
+    values = dataclasses.asdict(base) if base is not None else {}
+    for key, raw in overrides.items():
+        if key not in types_:
+            raise unknown_setting(key, list(types_))
+        tp, optional = types_[key]
+        values[key] = coerce(key, raw, tp, optional)
+    cfg = cls(**values)
+    validate(cfg)
+    return cfg
+
+
+def parse_assignments(pairs: list[str]) -> dict[str, str]:
+    out = {}
+    for pair in pairs:
+        if "=" not in pair:
+            raise ConfigError(f"--set expects key=value, got '{pair}'")
+        key, value = pair.split("=", 1)
+        out[key.strip().replace("-", "_")] = value.strip()
+    return out
+
+
+def load_yaml(path: str | Path) -> dict[str, Any]:
+    path = Path(path)
+    if not path.is_file():
+        raise ConfigError(f"config file '{path}' does not exist")
+    try:
+        data = yaml.safe_load(path.read_text()) or {}
+    except yaml.YAMLError as e:
+        raise ConfigError(f"config file '{path}' is not valid YAML: {str(e).splitlines()[0]}") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"config file '{path}' must hold a mapping of setting: value")
+    flat: dict[str, Any] = {}
+    for key, value in data.items():
+        if isinstance(value, dict):  # allow sections such as `run:` and `system:`
+            flat.update(value)
+        else:
+            flat[key] = value
+    return {str(k).replace("-", "_"): v for k, v in flat.items()}
+
+
+def describe(cls) -> list[tuple[str, str, Any, str]]:
+    """(name, type, default, doc) for every field: the source of ``distrl list``."""
+    rows = []
+    for f in dataclasses.fields(cls):
+        tp, optional = field_types(cls)[f.name]
+        rows.append((f.name, tp.__name__ + ("?" if optional else ""), f.default, f.metadata.get("doc", "")))
+    return rows

@@ -1,0 +1,133 @@
+"""Create Gymnasium environments by id, validated up front.
+
+Any registered id works, including a user's own env in Gymnasium's ``module:EnvId`` form (the
+module is imported first so its ``register`` call runs). ``ALE/...`` ids get the standard DQN/IMPALA
+preprocessing. Vector envs use an env's own numpy-vectorised implementation when it has one
+(CartPole does: one numpy call steps every copy) and Gymnasium's ``SyncVectorEnv`` otherwise;
+both use next-step autoreset, which the actors account for.
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib
+from dataclasses import dataclass
+
+import gymnasium as gym
+import numpy as np
+
+from distrl.errors import ConfigError
+
+ATARI_HINT = "Atari needs the atari extra: pip install 'distrl[atari]'"
+
+
+def _register_atari() -> None:
+    try:
+        import ale_py  # noqa: F401  (registers the ALE/ namespace on import)
+    except ImportError:
+        raise ConfigError(f"env ids starting with 'ALE/' need ale-py, which is not installed; {ATARI_HINT}") from None
+    gym.register_envs(ale_py)
+    try:
+        import cv2  # noqa: F401  (AtariPreprocessing resizes with OpenCV)
+    except ImportError:
+        raise ConfigError(f"Atari preprocessing needs OpenCV, which is not installed; {ATARI_HINT}") from None
+
+
+def is_atari(env_id: str) -> bool:
+    return env_id.split(":")[-1].startswith("ALE/")
+
+
+def check_env_id(env_id: str) -> None:
+    """Raise ConfigError (with a did-you-mean) unless ``env_id`` names a registered env."""
+    if ":" in env_id:
+        module, _, name = env_id.partition(":")
+        try:
+            importlib.import_module(module)
+        except ImportError as e:
+            raise ConfigError(f"env '{env_id}': cannot import module '{module}' ({e})") from None
+        env_id = name
+    if is_atari(env_id):
+        _register_atari()
+    if env_id not in gym.registry:
+        close = difflib.get_close_matches(env_id, list(gym.registry), n=1, cutoff=0.6)
+        hint = f"; did you mean '{close[0]}'?" if close else "; see gymnasium.pprint_registry() for valid ids"
+        raise ConfigError(f"unknown env id '{env_id}'{hint}")
+
+
+def _strip(env_id: str) -> str:
+    return env_id.split(":", 1)[1] if ":" in env_id else env_id
+
+
+def _atari_env(env_id: str, training: bool, render_mode: str | None = None) -> gym.Env:
+    """Nature-DQN preprocessing: no-op starts, frame skip 4 (max-pooled), 84x84 grey, frame stack 4,
+    a life loss ends the training episode. Rewards are clipped by the learner, not here, so the
+    returns we report are real game scores."""
+    env = gym.make(env_id, frameskip=1, full_action_space=False, render_mode=render_mode)
+    env = gym.wrappers.AtariPreprocessing(env, noop_max=30, frame_skip=4, screen_size=84,
+                                          terminal_on_life_loss=training, grayscale_obs=True)
+    return gym.wrappers.FrameStackObservation(env, 4)
+
+
+def make_env(env_id: str, seed: int | None = None, *, training: bool = False, render_mode: str | None = None) -> gym.Env:
+    """One environment (evaluation, video, spaces)."""
+    check_env_id(env_id)
+    name = _strip(env_id)
+    env = _atari_env(name, training, render_mode) if is_atari(name) else gym.make(name, render_mode=render_mode)
+    if seed is not None:
+        env.reset(seed=seed)
+        env.action_space.seed(seed)
+    return env
+
+
+def make_vec_env(env_id: str, num_envs: int, seed: int, *, training: bool = True) -> gym.vector.VectorEnv:
+    """``num_envs`` copies stepped together, seeded ``seed, seed+1, ...``."""
+    check_env_id(env_id)
+    name = _strip(env_id)
+    if is_atari(name):
+        env = gym.vector.SyncVectorEnv([lambda: _atari_env(name, training) for _ in range(num_envs)])
+    elif gym.spec(name).vector_entry_point is not None:
+        env = gym.make_vec(name, num_envs=num_envs, vectorization_mode="vector_entry_point")
+    else:
+        env = gym.make_vec(name, num_envs=num_envs, vectorization_mode="sync")
+    env.reset(seed=seed)
+    env.action_space.seed(seed)
+    return env
+
+
+@dataclass(frozen=True)
+class EnvSpec:
+    """What models and buffers need to know about an env, without holding one open."""
+
+    observation_space: gym.Space
+    action_space: gym.Space
+
+    @property
+    def discrete(self) -> bool:
+        return isinstance(self.action_space, gym.spaces.Discrete)
+
+    @property
+    def obs_shape(self) -> tuple[int, ...]:
+        return tuple(self.observation_space.shape)
+
+    @property
+    def obs_dtype(self) -> np.dtype:
+        return np.dtype(self.observation_space.dtype)
+
+    @property
+    def action_shape(self) -> tuple[int, ...]:
+        return () if self.discrete else tuple(self.action_space.shape)
+
+    @property
+    def action_dtype(self) -> np.dtype:
+        return np.dtype(np.int64) if self.discrete else np.dtype(np.float32)
+
+
+def env_spec(env_id: str) -> EnvSpec:
+    env = make_env(env_id)
+    try:
+        action_space = env.action_space
+        if not isinstance(action_space, (gym.spaces.Discrete, gym.spaces.Box)):
+            raise ConfigError(f"env '{env_id}' has action space {action_space}; distrl supports Discrete and Box")
+        return EnvSpec(env.observation_space, action_space)
+    finally:
+        env.close()

@@ -1,0 +1,10 @@
+"""User-facing errors.
+
+Anything the user can fix by changing a command line, a config file or an env id raises
+:class:`ConfigError`. The CLI turns it into one line on stderr and exit code 2, with no
+traceback; library callers get an ordinary exception they can catch.
+"""
+
+
+class ConfigError(ValueError):
+    """Bad user input: the message says what was wrong and what is valid."""

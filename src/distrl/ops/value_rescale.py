@@ -1,0 +1,31 @@
+"""Invertible value rescaling h(x) (Pohlen et al. 2018, arXiv:1805.11593; used by R2D2 section 2)."""
+
+from __future__ import annotations
+
+import torch
+
+from distrl.ops.returns import n_step_returns
+
+
+def value_rescale(x: torch.Tensor, eps: float = 1e-3) -> torch.Tensor:
+    """h(x) = sign(x) (sqrt(|x| + 1) - 1) + eps x."""
+    return torch.sign(x) * (torch.sqrt(torch.abs(x) + 1.0) - 1.0) + eps * x
+
+
+def value_rescale_inv(x: torch.Tensor, eps: float = 1e-3) -> torch.Tensor:
+    """h^-1(x) = sign(x) (((sqrt(1 + 4 eps (|x| + 1 + eps)) - 1) / (2 eps))^2 - 1)  (Pohlen et al. prop. A.2).
+
+    Computed in float64 internally: the closed form cancels catastrophically in float32 for large |x|.
+    """
+    x64 = x.to(torch.float64)
+    inner = (torch.sqrt(1.0 + 4.0 * eps * (torch.abs(x64) + 1.0 + eps)) - 1.0) / (2.0 * eps)
+    return (torch.sign(x64) * (inner * inner - 1.0)).to(x.dtype)
+
+
+def transformed_n_step_q_target(rewards: torch.Tensor, discounts: torch.Tensor, q_tp1_target: torch.Tensor,
+                                n: int, eps: float = 1e-3) -> torch.Tensor:
+    """R2D2's target: h( n-step return bootstrapped from h^-1(Q_target(x_{t+1}, a*)) ).
+
+    ``q_tp1_target`` ``[T, B]`` are rescaled target-network values of x_{t+1} at the online argmax.
+    """
+    return value_rescale(n_step_returns(rewards, discounts, value_rescale_inv(q_tp1_target, eps), n), eps)

@@ -1,0 +1,24 @@
+"""Settings every run has, whatever the system: environment, budget, seed, where and how it runs."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from distrl.config import setting
+
+RUNTIMES = ("inline", "local", "ray")
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    env: str = setting("CartPole-v1", "Gymnasium env id (also 'module:EnvId' for your own env, 'ALE/...' for Atari).", cli=True)
+    total_steps: int = setting(1_000_000, "Environment steps to train for (summed over all envs and actors).", low=1, cli=True)
+    seed: int = setting(0, "Random seed for envs, exploration and weights.", low=0, cli=True)
+    runtime: str = setting("local", "Where components run: inline (one process), local (processes + shared memory) or ray.", choices=RUNTIMES, cli=True)
+    run_dir: str | None = setting(None, "Run directory; default runs/<system>-<env>-<time>.", cli=True)
+    log_interval_s: float = setting(1.0, "Seconds between metrics rows (CSV, TensorBoard, progress).", low=0.0, low_open=True)
+    checkpoint_interval_s: float = setting(30.0, "Seconds between checkpoints (one is always written at the end).", low=0.0, low_open=True)
+    keep_checkpoints: int = setting(3, "How many recent checkpoints to keep on disk.", low=1)
+    torch_threads: int = setting(1, "torch intra-op threads per process (1 is fastest for small nets on few cores).", low=1)
+    ray_address: str | None = setting(None, "Ray cluster to join (HOST:PORT); default RAY_ADDRESS or a new local instance.")
+    max_wall_s: float | None = setting(None, "Stop after this many seconds even if total_steps is not reached.", low=0.0, low_open=True)
