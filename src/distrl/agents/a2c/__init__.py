@@ -1,0 +1,8 @@
+"""A2C: synchronous advantage actor-critic, the baseline every other system is measured against."""
+
+from distrl.agents.a2c.builder import build, make_model
+from distrl.agents.a2c.config import A2CConfig as Config
+
+DOC = "Synchronous advantage actor-critic over a numpy-vectorised env (GAE or n-step returns)."
+
+__all__ = ["Config", "DOC", "build", "make_model"]

@@ -1,0 +1,63 @@
+"""A2C learner: GAE or n-step advantages, policy gradient + baseline + entropy (A3C eq. 9)."""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from distrl.agents.a2c.config import A2CConfig
+from distrl.agents.common.learner_inputs import discounts_and_masks, to_tensors
+from distrl.agents.common.optim import make_optimizer, scheduled_lr
+from distrl.models import ActorCritic
+from distrl.ops import baseline_loss, entropy_loss, gae, policy_gradient_loss
+
+
+class A2CLearner:
+    def __init__(self, cfg: A2CConfig, model: ActorCritic, total_steps: int):
+        self.cfg = cfg
+        self.model = model
+        self.optimizer = make_optimizer(cfg.optimizer, model.parameters(), cfg.lr)
+        self.total_steps = total_steps
+        self.samples = 0
+        self.version = 0
+
+    def step(self, batch: dict[str, np.ndarray]) -> dict[str, float]:
+        cfg = self.cfg
+        b = to_tensors(batch)
+        logp, entropy, values, bootstrap = self.model.evaluate_unroll(b["obs"], b["actions"])
+        discounts, trace, valid = discounts_and_masks(b, cfg.gamma)
+        lam = cfg.gae_lambda if cfg.advantage == "gae" else 1.0
+        adv = gae(b["rewards"], discounts, values.detach(), bootstrap.detach(), lam=lam * trace)
+        returns = adv + values.detach()
+        if cfg.normalize_advantages:
+            n = valid.sum().clamp(min=1.0)
+            mean = (adv * valid).sum() / n
+            std = (((adv - mean) ** 2 * valid).sum() / n).sqrt()
+            adv = (adv - mean) / (std + 1e-8)
+        pg = policy_gradient_loss(logp, adv, valid)
+        vf = baseline_loss(values, returns, valid)
+        ent = entropy_loss(entropy, valid)
+        loss = pg + cfg.value_coef * vf + cfg.entropy_coef * ent
+        self.samples += int(valid.numel())
+        lr = scheduled_lr(cfg.lr, cfg.lr_schedule, self.samples / self.total_steps)
+        for group in self.optimizer.param_groups:
+            group["lr"] = lr
+        self.optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        grad_norm = torch.nn.utils.clip_grad_norm_(self.model.parameters(), cfg.max_grad_norm)
+        self.optimizer.step()
+        self.version += 1
+        return {"loss_policy": pg.item(), "loss_value": vf.item(), "entropy": -ent.item(),
+                "grad_norm": float(grad_norm), "lr": lr}
+
+    def get_weights(self) -> np.ndarray:
+        return torch.nn.utils.parameters_to_vector(self.model.parameters()).detach().numpy().copy()
+
+    def checkpoint_parts(self):
+        return {"model": self.model}, {"optimizer": self.optimizer}
+
+    def counters(self) -> dict:
+        return {"samples": self.samples, "version": self.version}
+
+    def load_counters(self, c: dict) -> None:
+        self.samples, self.version = c.get("samples", 0), c.get("version", 0)

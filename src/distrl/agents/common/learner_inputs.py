@@ -1,0 +1,25 @@
+"""Turning a batch of unroll arrays into the tensors the loss functions in ``distrl.ops`` take."""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+
+def to_tensors(batch: dict[str, np.ndarray]) -> dict[str, torch.Tensor]:
+    return {k: torch.from_numpy(np.ascontiguousarray(v)) for k, v in batch.items()}
+
+
+def discounts_and_masks(b: dict[str, torch.Tensor], gamma: float) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """(discounts, trace masks, valid masks), each ``[T, B]`` float32.
+
+    - discount_t = gamma (1 - terminated_t): a truncated episode still bootstraps from its final
+      observation (which is ``obs[t+1]``, thanks to next-step autoreset);
+    - trace_t = 1 - truncated_t: multiplied into lambda (GAE) or c (V-trace) so credit does not
+      flow from the next episode back across a truncation;
+    - valid_t = 0 on the env's reset step, which is not a real transition and is left out of losses.
+    """
+    valid = b["valid"].float()
+    discounts = gamma * (1.0 - b["terminated"].float()) * valid
+    trace = 1.0 - b["truncated"].float()
+    return discounts, trace, valid

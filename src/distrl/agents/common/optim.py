@@ -1,0 +1,22 @@
+"""Optimiser construction and learning-rate schedules shared by the learners."""
+
+from __future__ import annotations
+
+import torch
+
+from distrl.errors import ConfigError
+
+
+def make_optimizer(name: str, params, lr: float, eps: float = 1e-5, alpha: float = 0.99) -> torch.optim.Optimizer:
+    if name == "adam":
+        return torch.optim.Adam(params, lr=lr, eps=eps)
+    if name == "rmsprop":
+        return torch.optim.RMSprop(params, lr=lr, eps=eps, alpha=alpha)
+    raise ConfigError(f"optimizer must be adam or rmsprop; got {name!r}")
+
+
+def scheduled_lr(lr: float, schedule: str, progress: float) -> float:
+    """``constant`` or ``linear`` decay to zero over the run (IMPALA and A2C both anneal linearly)."""
+    if schedule == "linear":
+        return lr * max(1.0 - progress, 0.0)
+    return lr

@@ -1,0 +1,22 @@
+"""The systems distrl can train, by name. Each is a package exposing ``Config``, ``DOC``, ``build`` and ``make_model``."""
+
+from __future__ import annotations
+
+import difflib
+import importlib
+from types import ModuleType
+
+from distrl.errors import ConfigError
+
+SYSTEMS = {
+    "a2c": "distrl.agents.a2c",
+    "impala": "distrl.agents.impala",
+}
+
+
+def get_system(name: str) -> ModuleType:
+    if name not in SYSTEMS:
+        close = difflib.get_close_matches(name, list(SYSTEMS), n=1)
+        hint = f"; did you mean '{close[0]}'?" if close else ""
+        raise ConfigError(f"unknown system '{name}'{hint} (valid: {', '.join(SYSTEMS)})")
+    return importlib.import_module(SYSTEMS[name])

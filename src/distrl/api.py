@@ -1,0 +1,141 @@
+"""The Python API, mirroring the CLI: ``distrl.train(...)``, ``distrl.load_policy(...)``, ``distrl.evaluate(...)``."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from distrl import config as config_mod
+from distrl.agents.registry import get_system
+from distrl.envs import check_env_id, env_spec, make_env
+from distrl.errors import ConfigError
+from distrl.run_config import RunConfig
+from distrl.runtime.checkpoint import latest_checkpoint, load_checkpoint
+from distrl.runtime.coordinator import Coordinator
+from distrl.runtime.run_dir import default_run_dir, prepare_run_dir, read_config, write_config
+
+
+def resolve_configs(system: str, overrides: dict[str, Any], base: dict | None = None):
+    """Split ``overrides`` between the run settings and the system's settings; build and validate both."""
+    module = get_system(system)
+    run_fields = {f.name for f in dataclasses.fields(RunConfig)}
+    sys_fields = {f.name for f in dataclasses.fields(module.Config)}
+    run_over, sys_over = {}, {}
+    for key, value in overrides.items():
+        if key in run_fields:
+            run_over[key] = value
+        elif key in sys_fields:
+            sys_over[key] = value
+        else:
+            raise config_mod.unknown_setting(key, sorted(run_fields | sys_fields))
+    run_base = RunConfig(**_tuples(base["run"])) if base else None
+    sys_base = module.Config(**_tuples(base["system_config"])) if base else None
+    return module, config_mod.build(RunConfig, run_over, run_base), config_mod.build(module.Config, sys_over, sys_base)
+
+
+def _tuples(d: dict) -> dict:
+    return {k: tuple(v) if isinstance(v, list) else v for k, v in d.items()}
+
+
+def train(system: str, env: str | None = None, *, config_file: str | None = None, resume: bool = False,
+          force: bool = False, progress: bool = False, **settings: Any) -> dict[str, Any]:
+    """Train ``system`` and return its summary (also written to ``<run_dir>/summary.json``).
+
+    ``settings`` are any run or system settings (see ``distrl list``), e.g.
+    ``distrl.train("a2c", env="CartPole-v1", total_steps=200_000, lr=1e-3, runtime="inline")``.
+    """
+    overrides: dict[str, Any] = config_mod.load_yaml(config_file) if config_file else {}
+    if env is not None:
+        overrides["env"] = env
+    overrides.update({k: v for k, v in settings.items() if v is not None})
+    base = None
+    if resume:
+        if not overrides.get("run_dir"):
+            raise ConfigError("--resume needs --run-dir naming the run to continue")
+        saved = read_config(Path(overrides["run_dir"]))
+        if saved.get("system") != system:
+            raise ConfigError(f"run dir '{overrides['run_dir']}' holds a {saved.get('system')} run, not {system}")
+        base = saved
+    module, run_cfg, sys_cfg = resolve_configs(system, overrides, base)
+    check_env_id(run_cfg.env)
+    spec = env_spec(run_cfg.env)
+    topology = module.build(sys_cfg, run_cfg.env, spec, run_cfg.total_steps)
+    if run_cfg.runtime not in topology.runtimes:
+        raise ConfigError(f"runtime '{run_cfg.runtime}' is not supported by {system} (supported: {', '.join(topology.runtimes)})")
+    run_dir = Path(run_cfg.run_dir) if run_cfg.run_dir else default_run_dir(system, run_cfg.env)
+    prepare_run_dir(run_dir, resume=resume, force=force)
+    run_cfg = dataclasses.replace(run_cfg, run_dir=str(run_dir))
+    write_config(run_dir, system, run_cfg, sys_cfg)
+    torch.set_num_threads(run_cfg.torch_threads)
+    torch.manual_seed(run_cfg.seed)
+    np.random.seed(run_cfg.seed)
+    summary = Coordinator(system, topology, run_cfg, run_dir, resume=resume, progress=progress).run()
+    summary["run_dir"] = str(run_dir)
+    return summary
+
+
+class Policy:
+    """A trained policy loaded from a run dir: ``policy.act(obs)`` returns the greedy action."""
+
+    def __init__(self, run_dir: str | Path):
+        self.run_dir = Path(run_dir)
+        saved = read_config(self.run_dir)
+        self.system = saved["system"]
+        module, run_cfg, sys_cfg = resolve_configs(self.system, {}, saved)
+        self.env_id = run_cfg.env
+        self.spec = env_spec(self.env_id)
+        self.model = module.make_model(self.spec, sys_cfg)
+        ckpt = latest_checkpoint(self.run_dir / "checkpoints")
+        if ckpt is None:
+            raise ConfigError(f"run dir '{run_dir}' has no checkpoint yet")
+        load_checkpoint(ckpt, {"model": self.model})
+        self.model.eval()
+        space = self.spec.action_space
+        self._clip = None if self.spec.discrete else (space.low, space.high)
+
+    def act(self, obs) -> np.ndarray:
+        with torch.inference_mode():
+            x = torch.as_tensor(np.asarray(obs)).unsqueeze(0)
+            a = self.model.greedy(x)[0].numpy()
+        return np.clip(a, *self._clip) if self._clip is not None else a
+
+
+def load_policy(run_dir: str | Path) -> Policy:
+    return Policy(run_dir)
+
+
+def evaluate(run_dir: str | Path, episodes: int = 10, seed: int = 12345, video: bool = False) -> dict[str, Any]:
+    """Play ``episodes`` with the greedy policy; optionally save the first episode as an animated GIF."""
+    if episodes < 1:
+        raise ConfigError(f"--episodes must be >= 1; got {episodes}")
+    policy = load_policy(run_dir)
+    env = make_env(policy.env_id, render_mode="rgb_array" if video else None)
+    returns, frames = [], []
+    for ep in range(episodes):
+        obs, _ = env.reset(seed=seed + ep)
+        done, total = False, 0.0
+        while not done:
+            if video and ep == 0:
+                frames.append(env.render())
+            obs, reward, terminated, truncated, _ = env.step(policy.act(obs))
+            total += float(reward)
+            done = terminated or truncated
+        returns.append(total)
+    env.close()
+    result = {"mean_return": float(np.mean(returns)), "std_return": float(np.std(returns)), "episodes": episodes}
+    if video and frames:
+        result["video"] = str(_write_gif(Path(run_dir) / "videos" / "eval-episode-0.gif", frames))
+    return result
+
+
+def _write_gif(path: Path, frames: list[np.ndarray]) -> Path:
+    from PIL import Image
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    images = [Image.fromarray(f) for f in frames[::2]]
+    images[0].save(path, save_all=True, append_images=images[1:], duration=40, loop=0)
+    return path

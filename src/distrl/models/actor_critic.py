@@ -1,0 +1,100 @@
+"""Actor-critic networks for discrete (categorical) and continuous (diagonal Gaussian) actions."""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from torch import nn
+
+from distrl.models.torsos import make_torso
+
+
+def _init(layer: nn.Linear, gain: float) -> nn.Linear:
+    nn.init.orthogonal_(layer.weight, gain)
+    nn.init.zeros_(layer.bias)
+    return layer
+
+
+class ActorCritic(nn.Module):
+    """Policy and value heads on separate torsos (for MLPs) or one shared CNN torso (pixels).
+
+    The hot path is :meth:`act`: one forward for a batch of observations, sampling by the
+    Gumbel-max trick (discrete) so the actor pays for a few tensor ops per env step, not per env.
+    Continuous actions are sampled unclipped; the env layer clips them to the action bounds.
+    """
+
+    def __init__(self, obs_shape: tuple[int, ...], num_actions: int, discrete: bool, hidden: tuple[int, ...] = (64, 64)):
+        super().__init__()
+        self.discrete = discrete
+        self.pi_torso = make_torso(obs_shape, hidden)
+        self.shared = len(obs_shape) == 3 and hasattr(self.pi_torso, "conv")
+        self.v_torso = self.pi_torso if self.shared else make_torso(obs_shape, hidden)
+        self.pi_head = _init(nn.Linear(self.pi_torso.out_dim, num_actions), 0.01)
+        self.v_head = _init(nn.Linear(self.v_torso.out_dim, 1), 1.0)
+        if not discrete:
+            self.log_std = nn.Parameter(torch.zeros(num_actions))
+
+    def _heads(self, obs: torch.Tensor, with_value: bool = True):
+        feat = self.pi_torso(obs)
+        out = self.pi_head(feat)
+        if not with_value:
+            return out, None
+        v_feat = feat if self.shared else self.v_torso(obs)
+        return out, self.v_head(v_feat).squeeze(-1)
+
+    def act(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Sample actions and their log-probabilities (behaviour logp for off-policy correction)."""
+        out, _ = self._heads(obs, with_value=False)
+        if self.discrete:
+            logp_all = torch.log_softmax(out, dim=-1)
+            gumbel = -torch.log(-torch.log(torch.rand_like(out)))
+            action = (out + gumbel).argmax(dim=-1)
+            return action, logp_all.gather(1, action.unsqueeze(1)).squeeze(1)
+        std = self.log_std.exp()
+        action = out + std * torch.randn_like(out)
+        return action, self._gauss_logp(out, action)
+
+    def greedy(self, obs: torch.Tensor) -> torch.Tensor:
+        out, _ = self._heads(obs, with_value=False)
+        return out.argmax(dim=-1) if self.discrete else out
+
+    def value(self, obs: torch.Tensor) -> torch.Tensor:
+        feat = self.v_torso(obs)
+        return self.v_head(feat).squeeze(-1)
+
+    def evaluate(self, obs: torch.Tensor, actions: torch.Tensor):
+        """(logp of ``actions``, entropy, value) for a flat batch ``[N, ...]``, with gradients."""
+        out, value = self._heads(obs)
+        if self.discrete:
+            logp_all = torch.log_softmax(out, dim=-1)
+            logp = logp_all.gather(1, actions.long().unsqueeze(1)).squeeze(1)
+            entropy = -(logp_all.exp() * logp_all).sum(-1)
+        else:
+            logp = self._gauss_logp(out, actions)
+            entropy = (0.5 + 0.5 * math.log(2 * math.pi) + self.log_std).sum().expand(out.shape[0])
+        return logp, entropy, value
+
+    def evaluate_unroll(self, obs: torch.Tensor, actions: torch.Tensor):
+        """One forward over a time-major unroll: ``obs`` ``[T+1, B, ...]``, ``actions`` ``[T, B, ...]``.
+
+        Returns logp, entropy and values ``[T, B]`` for the first T observations and the bootstrap
+        value ``[B]`` of the last one, all with gradients.
+        """
+        T1, B = obs.shape[:2]
+        out, value = self._heads(obs.reshape((T1 * B,) + obs.shape[2:]))
+        value = value.view(T1, B)
+        out = out.view(T1, B, -1)[:-1].reshape((T1 - 1) * B, -1)
+        flat_actions = actions.reshape(((T1 - 1) * B,) + actions.shape[2:])
+        if self.discrete:
+            logp_all = torch.log_softmax(out, dim=-1)
+            logp = logp_all.gather(1, flat_actions.long().unsqueeze(1)).squeeze(1)
+            entropy = -(logp_all.exp() * logp_all).sum(-1)
+        else:
+            logp = self._gauss_logp(out, flat_actions)
+            entropy = (0.5 + 0.5 * math.log(2 * math.pi) + self.log_std).sum().expand(out.shape[0])
+        return logp.view(T1 - 1, B), entropy.view(T1 - 1, B), value[:-1], value[-1]
+
+    def _gauss_logp(self, mean: torch.Tensor, action: torch.Tensor) -> torch.Tensor:
+        z = (action - mean) / self.log_std.exp()
+        return (-0.5 * z.pow(2) - self.log_std - 0.5 * math.log(2 * math.pi)).sum(-1)

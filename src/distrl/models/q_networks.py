@@ -1,0 +1,27 @@
+"""Q-value heads for value-based systems (DQN family): plain or dueling."""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from distrl.models.torsos import make_torso
+
+
+class QNetwork(nn.Module):
+    """Q(x, .) for discrete actions. ``dueling`` uses Wang et al. 2016 (arXiv:1511.06581) eq. 9:
+    Q = V + A - mean_a A."""
+
+    def __init__(self, obs_shape: tuple[int, ...], num_actions: int, hidden: tuple[int, ...] = (64, 64), dueling: bool = True):
+        super().__init__()
+        self.torso = make_torso(obs_shape, hidden)
+        self.dueling = dueling
+        self.advantage = nn.Linear(self.torso.out_dim, num_actions)
+        self.value = nn.Linear(self.torso.out_dim, 1) if dueling else None
+
+    def forward(self, obs: torch.Tensor) -> torch.Tensor:
+        feat = self.torso(obs)
+        adv = self.advantage(feat)
+        if not self.dueling:
+            return adv
+        return self.value(feat) + adv - adv.mean(dim=-1, keepdim=True)

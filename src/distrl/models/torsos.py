@@ -1,0 +1,48 @@
+"""Feature extractors: an MLP for vector observations, the Nature-DQN CNN for stacked frames."""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+
+class MLPTorso(nn.Module):
+    def __init__(self, in_dim: int, hidden: tuple[int, ...] = (64, 64), activation: type[nn.Module] = nn.Tanh):
+        super().__init__()
+        layers, last = [], in_dim
+        for h in hidden:
+            layers += [nn.Linear(last, h), activation()]
+            last = h
+        self.net = nn.Sequential(*layers)
+        self.out_dim = last
+
+    def forward(self, obs: torch.Tensor) -> torch.Tensor:
+        return self.net(obs.flatten(1).float())
+
+
+class NatureCNN(nn.Module):
+    """Mnih et al. 2015 (Nature) torso: 32x8x8/4, 64x4x4/2, 64x3x3/1, then 512 units.
+    Takes ``[N, C, 84, 84]`` uint8 frames and scales them to [0, 1] inside, so uint8 is what
+    travels between processes (4x smaller than float)."""
+
+    def __init__(self, in_channels: int = 4, out_dim: int = 512):
+        super().__init__()
+        self.conv = nn.Sequential(
+            nn.Conv2d(in_channels, 32, 8, stride=4), nn.ReLU(),
+            nn.Conv2d(32, 64, 4, stride=2), nn.ReLU(),
+            nn.Conv2d(64, 64, 3, stride=1), nn.ReLU(), nn.Flatten())
+        self.fc = nn.Sequential(nn.Linear(64 * 7 * 7, out_dim), nn.ReLU())
+        self.out_dim = out_dim
+
+    def forward(self, obs: torch.Tensor) -> torch.Tensor:
+        return self.fc(self.conv(obs.float() / 255.0))
+
+
+def make_torso(obs_shape: tuple[int, ...], hidden: tuple[int, ...]) -> nn.Module:
+    """Pixels (``[C, H, W]`` with H, W >= 36) get the Nature CNN; anything else is flattened into an MLP."""
+    if len(obs_shape) == 3 and min(obs_shape[1:]) >= 36:
+        return NatureCNN(obs_shape[0])
+    in_dim = 1
+    for d in obs_shape:
+        in_dim *= d
+    return MLPTorso(in_dim, hidden)

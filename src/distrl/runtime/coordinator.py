@@ -1,0 +1,197 @@
+"""The coordinator: runs the learner loop over any backend and owns the run directory.
+
+The loop is the same for every runtime: take a batch (timing the wait), update, publish
+weights, account env steps, episodes and policy lag, write a metrics row every interval and a
+checkpoint every few seconds. Ctrl-C or SIGTERM ends the loop cleanly: a final checkpoint is
+written and the backend stops every process it started.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import signal
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from distrl.core.types import Topology
+from distrl.runtime.checkpoint import latest_checkpoint, load_checkpoint, save_checkpoint
+from distrl.runtime.metrics import EpisodeStats, MetricsWriter, bottleneck
+from distrl.runtime.progress import Progress
+
+
+def make_backend(runtime: str, topology: Topology, run_cfg):
+    if runtime == "inline":
+        from distrl.runtime.inline import InlineBackend
+
+        return InlineBackend(topology, run_cfg.seed)
+    if runtime == "local":
+        from distrl.runtime.local import LocalBackend
+
+        return LocalBackend(topology, run_cfg.seed, run_cfg.torch_threads)
+    if runtime == "ray":
+        from distrl.runtime.ray_backend import RayBackend
+
+        return RayBackend(topology, run_cfg.seed, run_cfg.torch_threads, run_cfg.ray_address)
+    raise ValueError(f"unknown runtime {runtime!r}")
+
+
+class _StopRequested(Exception):
+    pass
+
+
+class Coordinator:
+    def __init__(self, system: str, topology: Topology, run_cfg, run_dir: Path, *, resume: bool = False,
+                 progress: bool = True):
+        self.system = system
+        self.topology = topology
+        self.cfg = run_cfg
+        self.run_dir = Path(run_dir)
+        self.resume = resume
+        self.progress_enabled = progress
+
+    def run(self) -> dict[str, Any]:
+        cfg = self.cfg
+        learner = self.topology.make_learner()
+        counters = {"env_steps": 0, "wall_s": 0.0, "updates": 0, "actor_restarts": 0, "episodes": {}}
+        ckpt_dir = self.run_dir / "checkpoints"
+        if self.resume and (last := latest_checkpoint(ckpt_dir)) is not None:
+            modules, optimizers = learner.checkpoint_parts()
+            saved = load_checkpoint(last, modules, optimizers)
+            counters.update(saved)
+            learner.load_counters(saved.get("learner", {}))
+        episodes = EpisodeStats()
+        episodes.load(counters.get("episodes", {}))
+        env_steps, updates, restarts = counters["env_steps"], counters["updates"], counters["actor_restarts"]
+        wall_offset = counters["wall_s"]
+
+        backend = make_backend(cfg.runtime, self.topology, cfg)
+        writer = MetricsWriter(self.run_dir)
+        progress = Progress(cfg.total_steps, f"{self.system} {cfg.env}", env_steps, enabled=self.progress_enabled)
+        old_term = signal.signal(signal.SIGTERM, _raise_stop)
+        totals = dict(wait_s=0.0, learn_s=0.0, publish_s=0.0, env_s=0.0, infer_s=0.0)
+        interval = dict(steps=0, wait_s=0.0, learn_s=0.0, lag=[], metrics={})
+        lags_all: list[float] = []
+        t_start = time.perf_counter()
+        last_log = last_ckpt = t_start
+        error: BaseException | None = None
+        interrupted = False
+
+        def wall() -> float:
+            return wall_offset + time.perf_counter() - t_start
+
+        def checkpoint() -> None:
+            modules, optimizers = learner.checkpoint_parts()
+            save_checkpoint(ckpt_dir, env_steps, modules, optimizers,
+                            {"env_steps": env_steps, "wall_s": wall(), "updates": updates, "actor_restarts": restarts,
+                             "episodes": episodes.state(), "learner": learner.counters()}, keep=cfg.keep_checkpoints)
+
+        try:
+            backend.start(learner)
+            backend.publish(learner.get_weights, learner.version)
+            t_start = time.perf_counter()  # process start-up is not training time
+            last_log = last_ckpt = t_start
+            while env_steps < cfg.total_steps:
+                if cfg.max_wall_s is not None and time.perf_counter() - t_start >= cfg.max_wall_s:
+                    break
+                t0 = time.perf_counter()
+                item = backend.next_batch()
+                restarts += backend.poll()
+                if item is None:
+                    totals["wait_s"] += time.perf_counter() - t0
+                    interval["wait_s"] += time.perf_counter() - t0
+                    continue
+                batch, infos, handle = item
+                t1 = time.perf_counter()
+                version = learner.version
+                metrics = learner.step(batch)
+                backend.release(handle)
+                t2 = time.perf_counter()
+                backend.publish(learner.get_weights, learner.version)
+                t3 = time.perf_counter()
+                updates += 1
+                for key, dt in (("wait_s", t1 - t0), ("learn_s", t2 - t1)):
+                    totals[key] += dt
+                    interval[key] += dt
+                totals["publish_s"] += t3 - t2
+                for info in infos:
+                    env_steps += info["env_steps"]
+                    interval["steps"] += info["env_steps"]
+                    interval["lag"].append(version - info["version"])
+                    episodes.add(info["episode_returns"], info["episode_lengths"])
+                    totals["env_s"] += info.get("env_s", 0.0)
+                    totals["infer_s"] += info.get("infer_s", 0.0)
+                for k, v in metrics.items():
+                    interval["metrics"].setdefault(k, []).append(v)
+                now = time.perf_counter()
+                if now - last_log >= cfg.log_interval_s:
+                    row = self._row(env_steps, wall(), now - last_log, interval, episodes, updates, restarts)
+                    lags_all.extend(interval["lag"])
+                    writer.write(row)
+                    progress.update(env_steps, row["sps"], episodes.mean_return)
+                    interval = dict(steps=0, wait_s=0.0, learn_s=0.0, lag=[], metrics={})
+                    last_log = now
+                if now - last_ckpt >= cfg.checkpoint_interval_s:
+                    checkpoint()
+                    last_ckpt = time.perf_counter()
+        except (KeyboardInterrupt, _StopRequested):
+            interrupted = True
+        except BaseException as e:  # a learner error ends the run; the last checkpoint stays
+            error = e
+        finally:
+            signal.signal(signal.SIGTERM, old_term)
+            progress.close()
+            actor_stats = backend.actor_stats() if hasattr(backend, "actor_stats") else {}
+            backend.close()
+        if error is not None:
+            writer.close()
+            raise error
+        if interval["steps"]:
+            now = time.perf_counter()
+            writer.write(self._row(env_steps, wall(), now - last_log, interval, episodes, updates, restarts))
+            lags_all.extend(interval["lag"])
+        writer.close()
+        checkpoint()
+        session_s = time.perf_counter() - t_start
+        learner_total = totals["wait_s"] + totals["learn_s"] + totals["publish_s"]
+        wait_frac = totals["wait_s"] / learner_total if learner_total > 0 else float("nan")
+        actor_time = max(totals["env_s"] + totals["infer_s"] + actor_stats.get("block_s", 0.0)
+                         + actor_stats.get("transport_s", 0.0), 1e-9)
+        block_frac = actor_stats.get("block_s", 0.0) / actor_time
+        transport_frac = (actor_stats.get("transport_s", 0.0) + totals["publish_s"]) / (actor_time + learner_total)
+        verdict, numbers = bottleneck(wait_frac, block_frac, transport_frac)
+        summary = {
+            "system": self.system, "env": cfg.env, "runtime": cfg.runtime,
+            "env_steps": env_steps, "wall_s": round(wall(), 3),
+            "sps": round((env_steps - counters["env_steps"]) / max(session_s, 1e-9), 1),
+            "episode_return_mean": _num(episodes.mean_return), "episodes": episodes.count,
+            "learner_updates": updates, "learner_wait_frac": _num(wait_frac),
+            "policy_lag_mean": _num(float(np.mean(lags_all)) if lags_all else float("nan")),
+            "actor_restarts": restarts, "bottleneck": verdict, "bottleneck_detail": numbers,
+            "time_split_s": {k: round(v, 3) for k, v in {**totals, **{f"actor_{k}": v for k, v in actor_stats.items()}}.items()},
+            "interrupted": interrupted,
+        }
+        (self.run_dir / "summary.json").write_text(json.dumps(summary, indent=1))
+        return summary
+
+    def _row(self, env_steps, wall_s, dt, interval, episodes, updates, restarts) -> dict[str, Any]:
+        busy = interval["wait_s"] + interval["learn_s"]
+        row = {"env_steps": env_steps, "wall_s": wall_s, "sps": interval["steps"] / max(dt, 1e-9),
+               "episode_return_mean": episodes.mean_return, "episodes": episodes.count, "learner_updates": updates,
+               "learner_wait_frac": interval["wait_s"] / busy if busy > 0 else float("nan"),
+               "policy_lag_mean": float(np.mean(interval["lag"])) if interval["lag"] else float("nan"),
+               "actor_restarts": restarts}
+        for k, v in interval["metrics"].items():
+            row[k] = float(np.mean(v))
+        return row
+
+
+def _raise_stop(signum, frame):
+    raise _StopRequested()
+
+
+def _num(x: float):
+    return None if x is None or (isinstance(x, float) and math.isnan(x)) else round(float(x), 4)

@@ -1,0 +1,59 @@
+"""The run directory: resolved config, metrics, TensorBoard events, checkpoints and summary."""
+
+from __future__ import annotations
+
+import shutil
+import time
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from distrl.errors import ConfigError
+
+
+def default_run_dir(system: str, env_id: str) -> Path:
+    safe_env = env_id.replace("/", "_").replace(":", "_")
+    return Path("runs") / f"{system}-{safe_env}-{time.strftime('%Y%m%d-%H%M%S')}"
+
+
+def prepare_run_dir(path: Path, *, resume: bool, force: bool) -> None:
+    """Validate (and, with ``force``, clear) the run dir. Raises ConfigError before touching anything."""
+    if resume and force:
+        raise ConfigError("--resume and --force exclude each other: resume continues a run, force starts it anew")
+    exists = path.exists() and any(path.iterdir()) if path.is_dir() else path.exists()
+    if path.exists() and not path.is_dir():
+        raise ConfigError(f"run dir '{path}' exists and is not a directory")
+    if resume:
+        if not (path / "config.yaml").is_file():
+            raise ConfigError(f"cannot resume: '{path}' holds no run (no config.yaml)")
+        return
+    if exists and not force:
+        raise ConfigError(f"run dir '{path}' already exists; pass --resume to continue it or --force to start it anew")
+    if exists and force:
+        shutil.rmtree(path)
+    path.mkdir(parents=True, exist_ok=True)
+
+
+def write_config(path: Path, system: str, run_cfg, system_cfg) -> None:
+    data = {"system": system, "run": asdict(run_cfg), "system_config": asdict(system_cfg)}
+    text = yaml.safe_dump(_plain(data), sort_keys=False)
+    tmp = path / ".config.yaml.tmp"
+    tmp.write_text(text)
+    tmp.replace(path / "config.yaml")
+
+
+def read_config(path: Path) -> dict[str, Any]:
+    file = Path(path) / "config.yaml"
+    if not file.is_file():
+        raise ConfigError(f"'{path}' is not a run dir (no config.yaml)")
+    return yaml.safe_load(file.read_text())
+
+
+def _plain(x):
+    if isinstance(x, dict):
+        return {k: _plain(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_plain(v) for v in x]
+    return x
