@@ -64,6 +64,8 @@ def train(system: str, env: str | None = None, *, config_file: str | None = None
     check_env_id(run_cfg.env)
     spec = env_spec(run_cfg.env)
     topology = module.build(sys_cfg, run_cfg.env, spec, run_cfg.total_steps)
+    if run_cfg.runtime is None:
+        run_cfg = dataclasses.replace(run_cfg, runtime="local" if "local" in topology.runtimes else topology.runtimes[0])
     if run_cfg.runtime not in topology.runtimes:
         raise ConfigError(f"runtime '{run_cfg.runtime}' is not supported by {system} (supported: {', '.join(topology.runtimes)})")
     run_dir = Path(run_cfg.run_dir) if run_cfg.run_dir else default_run_dir(system, run_cfg.env)

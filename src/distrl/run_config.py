@@ -14,7 +14,7 @@ class RunConfig:
     env: str = setting("CartPole-v1", "Gymnasium env id (also 'module:EnvId' for your own env, 'ALE/...' for Atari).", cli=True)
     total_steps: int = setting(1_000_000, "Environment steps to train for (summed over all envs and actors).", low=1, cli=True)
     seed: int = setting(0, "Random seed for envs, exploration and weights.", low=0, cli=True)
-    runtime: str = setting("local", "Where components run: inline (one process), local (processes + shared memory) or ray.", choices=RUNTIMES, cli=True)
+    runtime: str | None = setting(None, "Where components run: inline (one process), local (processes + shared memory) or ray; default local where the system supports it, else inline.", choices=RUNTIMES, cli=True)
     run_dir: str | None = setting(None, "Run directory; default runs/<system>-<env>-<time>.", cli=True)
     log_interval_s: float = setting(1.0, "Seconds between metrics rows (CSV, TensorBoard, progress).", low=0.0, low_open=True)
     checkpoint_interval_s: float = setting(30.0, "Seconds between checkpoints (one is always written at the end).", low=0.0, low_open=True)

@@ -72,7 +72,10 @@ def make_env(env_id: str, seed: int | None = None, *, training: bool = False, re
     """One environment (evaluation, video, spaces)."""
     check_env_id(env_id)
     name = _strip(env_id)
-    env = _atari_env(name, training, render_mode) if is_atari(name) else gym.make(name, render_mode=render_mode)
+    if is_atari(name):
+        env = _atari_env(name, training, render_mode)
+    else:  # only pass render_mode when asked: a user's env need not accept it
+        env = gym.make(name, render_mode=render_mode) if render_mode else gym.make(name)
     if seed is not None:
         env.reset(seed=seed)
         env.action_space.seed(seed)

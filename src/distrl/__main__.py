@@ -1,0 +1,5 @@
+import sys
+
+from distrl.cli import main
+
+sys.exit(main())

@@ -1,0 +1,71 @@
+import torch
+
+from distrl.models import ActorCritic, LSTMCore, NatureCNN, QNetwork
+
+
+def test_discrete_actor_critic_shapes_and_logp():
+    m = ActorCritic((4,), 3, discrete=True)
+    obs = torch.randn(10, 4)
+    a, logp = m.act(obs)
+    assert a.shape == (10,) and logp.shape == (10,)
+    logp2, ent, v = m.evaluate(obs, a)
+    torch.testing.assert_close(logp, logp2)
+    assert v.shape == (10,) and (ent > 0).all()
+
+
+def test_gumbel_sampling_matches_policy_probabilities():
+    torch.manual_seed(0)
+    m = ActorCritic((1,), 3, discrete=True)
+    with torch.no_grad():
+        m.pi_head.bias.copy_(torch.log(torch.tensor([0.2, 0.3, 0.5])))
+        m.pi_head.weight.zero_()
+    a, _ = m.act(torch.zeros(20000, 1))
+    freq = torch.bincount(a, minlength=3).float() / 20000
+    torch.testing.assert_close(freq, torch.tensor([0.2, 0.3, 0.5]), atol=0.015, rtol=0)
+
+
+def test_gaussian_actor_critic():
+    m = ActorCritic((3,), 2, discrete=False)
+    a, logp = m.act(torch.randn(5, 3))
+    assert a.shape == (5, 2)
+    logp2, ent, v = m.evaluate(torch.randn(5, 3), a)
+    assert logp2.shape == (5,) and ent.shape == (5,)
+
+
+def test_evaluate_unroll_matches_flat_evaluate():
+    m = ActorCritic((4,), 2, discrete=True)
+    obs = torch.randn(6, 3, 4)
+    actions = torch.randint(0, 2, (5, 3))
+    logp, ent, v, boot = m.evaluate_unroll(obs, actions)
+    flat_logp, _, flat_v = m.evaluate(obs[:-1].reshape(15, 4), actions.reshape(15))
+    torch.testing.assert_close(logp, flat_logp.view(5, 3))
+    torch.testing.assert_close(v, flat_v.view(5, 3))
+    torch.testing.assert_close(boot, m.value(obs[-1]))
+
+
+def test_nature_cnn_on_uint8_frames():
+    net = NatureCNN(4)
+    out = net(torch.randint(0, 255, (2, 4, 84, 84), dtype=torch.uint8))
+    assert out.shape == (2, 512)
+    m = ActorCritic((4, 84, 84), 6, discrete=True)
+    assert m.shared
+
+
+def test_dueling_q_network_mean_zero_advantage():
+    q = QNetwork((4,), 3, dueling=True)
+    obs = torch.randn(7, 4)
+    out = q(obs)
+    feat = q.torso(obs)
+    torch.testing.assert_close(out.mean(-1), q.value(feat).squeeze(-1), atol=1e-6, rtol=0)
+
+
+def test_lstm_core_resets_state_at_episode_start():
+    core = LSTMCore(5, 8)
+    x = torch.randn(4, 2, 5)
+    state = (torch.randn(2, 8), torch.randn(2, 8))
+    first = torch.tensor([[1, 0], [0, 0], [0, 0], [0, 0]])
+    out, _ = core(x, state, first)
+    out_zero, _ = core(x[:, :1], core.initial_state(1), torch.zeros(4, 1))
+    torch.testing.assert_close(out[:, 0], out_zero[:, 0])  # env 0 was reset: the old state did not leak in
+    out_b, _ = core(x[:, 1:], (state[0][1:], state[1][1:]), torch.zeros(4, 1))
+    torch.testing.assert_close(out[:, 1], out_b[:, 0])

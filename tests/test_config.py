@@ -1,0 +1,60 @@
+from dataclasses import dataclass
+
+import pytest
+
+from distrl.config import build, describe, load_yaml, parse_assignments, setting
+from distrl.errors import ConfigError
+
+
+@dataclass(frozen=True)
+class Example:
+    lr: float = setting(1e-3, "learning rate", low=0.0, low_open=True)
+    envs: int = setting(4, "envs", low=1)
+    mode: str = setting("a", "mode", choices=("a", "b"))
+    flag: bool = setting(False, "flag")
+    hidden: tuple = setting((64, 64), "sizes")
+    limit: float | None = setting(None, "optional", low=0.0)
+
+
+def test_build_coerces_strings():
+    cfg = build(Example, {"lr": "0.5", "envs": "8", "flag": "true", "hidden": "32,16", "limit": "3"})
+    assert cfg == Example(lr=0.5, envs=8, flag=True, hidden=(32, 16), limit=3.0)
+
+
+@pytest.mark.parametrize("overrides,message", [
+    ({"lr": "-1"}, "'lr' must be > 0.0"),
+    ({"lr": "0"}, "'lr' must be > 0.0"),
+    ({"envs": "0"}, "'envs' must be >= 1"),
+    ({"envs": "1.5"}, "'envs' must be of type int"),
+    ({"mode": "c"}, "'mode' must be one of a, b"),
+    ({"flag": "maybe"}, "'flag' must be of type bool"),
+    ({"lrr": "1"}, "did you mean 'lr'"),
+])
+def test_bad_values_name_setting_and_valid_range(overrides, message):
+    with pytest.raises(ConfigError, match=message):
+        build(Example, overrides)
+
+
+def test_frozen():
+    with pytest.raises(Exception):
+        Example().lr = 2.0
+
+
+def test_assignments_and_yaml(tmp_path):
+    assert parse_assignments(["a=1", "num-envs = 3"]) == {"a": "1", "num_envs": "3"}
+    with pytest.raises(ConfigError, match="key=value"):
+        parse_assignments(["oops"])
+    f = tmp_path / "c.yaml"
+    f.write_text("run:\n  seed: 3\nsystem:\n  lr: 0.1\nenvs: 2\n")
+    assert load_yaml(f) == {"seed": 3, "lr": 0.1, "envs": 2}
+    f.write_text("- a\n- b\n")
+    with pytest.raises(ConfigError, match="mapping"):
+        load_yaml(f)
+    with pytest.raises(ConfigError, match="does not exist"):
+        load_yaml(tmp_path / "missing.yaml")
+
+
+def test_describe_lists_every_field_with_doc():
+    rows = describe(Example)
+    assert [r[0] for r in rows] == ["lr", "envs", "mode", "flag", "hidden", "limit"]
+    assert all(r[3] for r in rows)
