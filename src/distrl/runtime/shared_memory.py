@@ -1,0 +1,66 @@
+"""Named arrays in POSIX shared memory, allocated once and attached by name in other processes.
+
+``multiprocessing.shared_memory`` gives raw blocks; this adds the numpy views, a picklable
+handle, and pre-faulting (every page is touched at allocation, so the first fill is not slowed by
+page faults). Only the creator unlinks; spawned children share the creator's resource tracker,
+so a block is still reclaimed if the whole process tree dies.
+"""
+
+from __future__ import annotations
+
+from multiprocessing import shared_memory
+
+import numpy as np
+
+from distrl.core.types import ArraySpec
+
+
+class SharedArrays:
+    def __init__(self, blocks: dict[str, shared_memory.SharedMemory], specs: dict[str, ArraySpec],
+                 leading: tuple[int, ...], owner: bool):
+        self.blocks = blocks
+        self.specs = specs
+        self.leading = leading
+        self.owner = owner
+        self.arrays = {name: np.ndarray(leading + s.shape, dtype=s.dtype, buffer=blocks[name].buf)
+                       for name, s in specs.items()}
+
+    @classmethod
+    def create(cls, specs: dict[str, ArraySpec], leading: tuple[int, ...] = ()) -> "SharedArrays":
+        blocks = {}
+        for name, s in specs.items():
+            nbytes = max(int(np.prod(leading, dtype=np.int64)) * s.nbytes, 1)
+            blocks[name] = shared_memory.SharedMemory(create=True, size=nbytes)
+        arrays = cls(blocks, specs, leading, owner=True)
+        for a in arrays.arrays.values():
+            a.fill(0)  # pre-fault every page now, not during the first unrolls
+        return arrays
+
+    def handle(self) -> tuple:
+        return ({n: b.name for n, b in self.blocks.items()}, self.specs, self.leading)
+
+    @classmethod
+    def attach(cls, handle: tuple) -> "SharedArrays":
+        names, specs, leading = handle
+        blocks = {}
+        for n, shm_name in names.items():
+            blocks[n] = shared_memory.SharedMemory(name=shm_name)
+        return cls(blocks, specs, leading, owner=False)
+
+    def view(self, index: int) -> dict[str, np.ndarray]:
+        """The arrays of slot ``index`` (no copy)."""
+        return {n: a[index] for n, a in self.arrays.items()}
+
+    def close(self) -> None:
+        self.arrays = {}
+        for b in self.blocks.values():
+            try:
+                b.close()
+            except BufferError:
+                pass  # a view is still alive somewhere in this process; the OS frees it at exit
+            if self.owner:
+                try:
+                    b.unlink()
+                except FileNotFoundError:
+                    pass
+        self.blocks = {}
