@@ -69,7 +69,7 @@ def _cmd_train(args) -> int:
     summary = train(args.system, config_file=args.config_file, resume=args.resume, force=args.force,
                     progress=not args.quiet, **settings)
     print(json.dumps(summary))
-    return 0
+    return 130 if summary.get("interrupted") else 0
 
 
 def _cmd_list(args) -> int:

@@ -158,6 +158,7 @@ class Coordinator:
         session_s = time.perf_counter() - t_start
         learner_total = totals["wait_s"] + totals["learn_s"] + totals["publish_s"]
         wait_frac = totals["wait_s"] / learner_total if learner_total > 0 else float("nan")
+        nodes = actor_stats.pop("nodes", None)
         actor_time = max(totals["env_s"] + totals["infer_s"] + actor_stats.get("block_s", 0.0)
                          + actor_stats.get("transport_s", 0.0), 1e-9)
         block_frac = actor_stats.get("block_s", 0.0) / actor_time
@@ -174,6 +175,8 @@ class Coordinator:
             "time_split_s": {k: round(v, 3) for k, v in {**totals, **{f"actor_{k}": v for k, v in actor_stats.items()}}.items()},
             "interrupted": interrupted,
         }
+        if nodes is not None:
+            summary["actor_nodes"] = nodes
         (self.run_dir / "summary.json").write_text(json.dumps(summary, indent=1))
         return summary
 

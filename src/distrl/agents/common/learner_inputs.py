@@ -7,7 +7,12 @@ import torch
 
 
 def to_tensors(batch: dict[str, np.ndarray]) -> dict[str, torch.Tensor]:
-    return {k: torch.from_numpy(np.ascontiguousarray(v)) for k, v in batch.items()}
+    """Zero-copy where possible (shared-memory slots); read-only arrays (Ray's object store) are copied."""
+    out = {}
+    for k, v in batch.items():
+        v = np.ascontiguousarray(v)
+        out[k] = torch.from_numpy(v if v.flags.writeable else v.copy())
+    return out
 
 
 def discounts_and_masks(b: dict[str, torch.Tensor], gamma: float) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:

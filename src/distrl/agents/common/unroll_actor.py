@@ -48,7 +48,7 @@ class UnrollActor:
 
     def set_weights(self, flat: np.ndarray, version: int) -> None:
         with torch.no_grad():
-            torch.nn.utils.vector_to_parameters(torch.as_tensor(flat), self.model.parameters())
+            torch.nn.utils.vector_to_parameters(torch.tensor(flat), self.model.parameters())
         self.version = version
 
     def unroll(self, out: dict[str, np.ndarray]) -> dict[str, Any]:

@@ -1,0 +1,153 @@
+"""The ``ray`` runtime: the same actor components as Ray actors, unrolls through the object store.
+
+``--runtime ray`` starts a local Ray instance; ``ray_address`` (or ``RAY_ADDRESS``) joins an existing
+cluster instead. Actors are spread over the cluster's nodes and restarted by Ray's fault tolerance
+(``max_restarts=-1``); a restarted actor notices it was reconstructed and takes a fresh seed.
+Each actor keeps ``slots_per_actor`` unroll requests in flight, so it starts its next unroll
+while the learner is still busy with the last one.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import warnings
+
+import numpy as np
+
+from distrl.core.types import Topology
+from distrl.runtime.batching import allocate, concatenate
+
+
+class _ActorHost:
+    """Wraps any distrl actor; the only Ray-aware code an actor ever runs in."""
+
+    def __init__(self, make_actor, index: int, seed: int, spec, torch_threads: int):
+        import ray
+        import torch
+
+        from distrl.runtime.process import set_process_name
+
+        set_process_name(f"distrl-actor-{index}")
+        torch.set_num_threads(torch_threads)
+        ctx = ray.get_runtime_context()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # a deprecation notice inside Ray's own property
+            reconstructed = ctx.was_current_actor_reconstructed
+        if reconstructed:
+            seed += 7919 * (1 + int.from_bytes(os.urandom(2), "little"))
+        self.node_id = ctx.get_node_id()
+        self.actor = make_actor(index, seed, None)
+        self.spec = spec
+        self.version = -1
+
+    def unroll(self, weights: np.ndarray, version: int):
+        if version != self.version:
+            self.actor.set_weights(weights, version)
+            self.version = version
+        out = allocate(self.spec)
+        info = self.actor.unroll(out)
+        info["node_id"] = self.node_id
+        return out, info
+
+    def pid(self) -> int:
+        return os.getpid()
+
+
+class RayBackend:
+    name = "ray"
+
+    def __init__(self, topology: Topology, seed: int, torch_threads: int = 1, address: str | None = None):
+        self.topology = topology
+        self.seed = seed
+        self.torch_threads = torch_threads
+        self.address = address or os.environ.get("RAY_ADDRESS")
+        self.started_ray = False
+        self.actors: list = []
+        self.inflight: dict = {}
+        self.ready: list = []
+        self.node_ids: set[str] = set()
+        self._restarts = 0
+        self._weights_ref = None
+        self._weights_version = None
+        self._weights_fn = None
+        self._version = 0
+
+    def start(self, learner) -> None:
+        import ray
+
+        if not ray.is_initialized():
+            kwargs = dict(include_dashboard=False, logging_level="ERROR", configure_logging=True)
+            if self.address:
+                ray.init(address=self.address, **kwargs)
+            else:
+                ray.init(num_cpus=max(os.cpu_count() or 1, self.topology.num_actors), **kwargs)
+                self.started_ray = True
+        self.ray = ray
+        host = ray.remote(num_cpus=1, max_restarts=-1, max_task_retries=0)(_ActorHost)
+        self._weights_fn, self._version = learner.get_weights, learner.version
+        for i in range(self.topology.num_actors):
+            actor = host.options(scheduling_strategy="SPREAD").remote(
+                self.topology.make_actor, i, self.seed + 1000 * i, self.topology.unroll_spec, self.torch_threads)
+            self.actors.append(actor)
+        for i in range(self.topology.num_actors):
+            for _ in range(self.topology.slots_per_actor):
+                self._submit(i)
+
+    def _submit(self, i: int) -> None:
+        if self._weights_version != self._version:  # put weights once per version, only when asked for
+            self._weights_ref = self.ray.put(self._weights_fn())
+            self._weights_version = self._version
+        ref = self.actors[i].unroll.remote(self._weights_ref, self._weights_version)
+        self.inflight[ref] = i
+
+    def publish(self, weights_fn, version: int) -> None:
+        self._weights_fn, self._version = weights_fn, version
+
+    def next_batch(self):
+        from ray.exceptions import RayActorError
+
+        want = self.topology.batch_unrolls
+        while len(self.ready) < want:
+            done, _ = self.ray.wait(list(self.inflight), num_returns=1, timeout=0.05)
+            if not done:
+                return None
+            i = self.inflight.pop(done[0])
+            try:
+                arrays, info = self.ray.get(done[0])
+            except RayActorError as e:
+                self._restarts += 1
+                print(f"distrl: ray actor {i} died ({type(e).__name__}); Ray restarts it", file=sys.stderr, flush=True)
+                self._submit(i)
+                continue
+            self.node_ids.add(info.pop("node_id", "?"))
+            self.ready.append((arrays, info))
+            self._submit(i)
+        items, self.ready = self.ready[:want], self.ready[want:]
+        return concatenate(self.topology.unroll_spec, [a for a, _ in items]), [info for _, info in items], None
+
+    def release(self, handle) -> None:
+        pass
+
+    def poll(self) -> int:
+        n, self._restarts = self._restarts, 0
+        return n
+
+    def actor_stats(self) -> dict:
+        return {"nodes": len(self.node_ids)}
+
+    def pids(self) -> list[int]:
+        return self.ray.get([a.pid.remote() for a in self.actors], timeout=30)
+
+    def close(self) -> None:
+        if not self.actors and not self.started_ray:
+            return
+        for a in self.actors:
+            try:
+                self.ray.kill(a, no_restart=True)
+            except Exception:
+                pass
+        self.actors, self.inflight = [], {}
+        if self.started_ray:
+            self.ray.shutdown()
+            self.started_ray = False

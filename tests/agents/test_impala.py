@@ -1,0 +1,78 @@
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+import distrl
+from tests.conftest import ROOT
+
+
+def test_impala_inline_smoke(tmp_path):
+    s = distrl.train("impala", env="CartPole-v1", runtime="inline", total_steps=20_000, num_actors=2, num_envs=8,
+                     batch_unrolls=2, run_dir=str(tmp_path / "r"))
+    assert s["env_steps"] >= 20_000 and s["learner_updates"] > 0
+    assert s["policy_lag_mean"] is not None and s["policy_lag_mean"] >= 0
+
+
+def test_impala_local_learns_cartpole(tmp_path):
+    """Honest bar in bounded time: 1M steps on the default local runtime (~5 s of training here)."""
+    s = distrl.train("impala", env="CartPole-v1", runtime="local", total_steps=1_000_000, run_dir=str(tmp_path / "r"), seed=0)
+    assert s["episode_return_mean"] >= 400, s
+    assert s["actor_restarts"] == 0 and s["bottleneck"] in ("learner-bound", "actor-bound", "transport-bound", "balanced")
+    ev = distrl.evaluate(tmp_path / "r", episodes=5)
+    assert ev["mean_return"] >= 300, ev
+
+
+def test_impala_atari_pong_local_smoke(tmp_path):
+    pytest.importorskip("ale_py", reason="atari extra not installed")
+    pytest.importorskip("cv2", reason="atari extra not installed")
+    s = distrl.train("impala", env="ALE/Pong-v5", runtime="local", total_steps=600, num_actors=2, num_envs=2,
+                     unroll_length=10, reward_clip=1.0, entropy_coef=0.01, run_dir=str(tmp_path / "pong"))
+    assert s["env_steps"] >= 600 and s["learner_updates"] >= 1
+
+
+def _children(pid: int) -> list[int]:
+    out = []
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            try:
+                if int((d / "stat").read_text().split()[3]) == pid:
+                    out.append(int(d.name))
+            except (FileNotFoundError, ProcessLookupError, IndexError):
+                pass
+    return out
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return (Path("/proc") / str(pid) / "stat").read_text().split()[2] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_signal_stops_everything_and_checkpoints(tmp_path, sig):
+    run = tmp_path / "r"
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    proc = subprocess.Popen([sys.executable, "-m", "distrl", "train", "impala", "--total-steps", "100000000", "--quiet",
+                             "--run-dir", str(run)], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while not (run / "metrics.csv").exists() or len((run / "metrics.csv").read_text().splitlines()) < 3:
+        assert time.monotonic() < deadline and proc.poll() is None, proc.stderr.read() if proc.poll() is not None else "no metrics in time"
+        time.sleep(0.1)
+    actors = [c for c in _children(proc.pid) if open(f"/proc/{c}/comm").read().startswith("distrl-actor")]
+    assert len(actors) >= 1
+    t0 = time.monotonic()
+    proc.send_signal(sig)
+    out, err = proc.communicate(timeout=30)
+    assert time.monotonic() - t0 < 10, "stopping took too long"
+    assert "Traceback" not in err, err
+    assert not [a for a in actors if _alive(a)], "actor processes left behind"
+    assert list((run / "checkpoints").glob("step-*"))
+    summary = json.loads((run / "summary.json").read_text())
+    assert summary["interrupted"] is True and summary["env_steps"] > 0
