@@ -61,6 +61,8 @@ def train(system: str, env: str | None = None, *, config_file: str | None = None
             raise ConfigError(f"run dir '{overrides['run_dir']}' holds a {saved.get('system')} run, not {system}")
         base = saved
     module, run_cfg, sys_cfg = resolve_configs(system, overrides, base)
+    if run_cfg.total_steps is None:
+        run_cfg = dataclasses.replace(run_cfg, total_steps=module.DEFAULT_TOTAL_STEPS)
     check_env_id(run_cfg.env)
     spec = env_spec(run_cfg.env)
     topology = module.build(sys_cfg, run_cfg.env, spec, run_cfg.total_steps)

@@ -12,7 +12,7 @@ RUNTIMES = ("inline", "local", "ray")
 @dataclass(frozen=True)
 class RunConfig:
     env: str = setting("CartPole-v1", "Gymnasium env id (also 'module:EnvId' for your own env, 'ALE/...' for Atari).", cli=True)
-    total_steps: int = setting(1_000_000, "Environment steps to train for (summed over all envs and actors).", low=1, cli=True)
+    total_steps: int | None = setting(None, "Environment steps to train for (summed over all envs and actors); default: the system's budget that solves CartPole.", low=1, cli=True)
     seed: int = setting(0, "Random seed for envs, exploration and weights.", low=0, cli=True)
     runtime: str | None = setting(None, "Where components run: inline (one process), local (processes + shared memory) or ray; default local where the system supports it, else inline.", choices=RUNTIMES, cli=True)
     run_dir: str | None = setting(None, "Run directory; default runs/<system>-<env>-<time>.", cli=True)

@@ -76,3 +76,32 @@ def test_signal_stops_everything_and_checkpoints(tmp_path, sig):
     assert list((run / "checkpoints").glob("step-*"))
     summary = json.loads((run / "summary.json").read_text())
     assert summary["interrupted"] is True and summary["env_steps"] > 0
+
+
+def test_env_exception_restarts_the_actor_and_training_goes_on(tmp_path, monkeypatch):
+    marker = tmp_path / "crash-once"
+    marker.write_text("x")
+    monkeypatch.setenv("DISTRL_CRASH_MARKER", str(marker))
+    s = distrl.train("impala", env="tests.envs.crashing:DistrlCrashOnce-v0", runtime="local", total_steps=30_000,
+                     num_actors=2, num_envs=4, unroll_length=8, run_dir=str(tmp_path / "r"))
+    assert not marker.exists()  # an actor did hit the failure
+    assert s["actor_restarts"] == 1 and s["env_steps"] >= 30_000
+
+
+def test_learner_exception_stops_the_run_and_keeps_the_checkpoint(tmp_path, monkeypatch):
+    from distrl.agents.impala.learner import ImpalaLearner
+
+    original = ImpalaLearner.step
+    calls = {"n": 0}
+
+    def failing_step(self, batch):
+        calls["n"] += 1
+        if calls["n"] == 40:
+            raise FloatingPointError("simulated learner failure")
+        return original(self, batch)
+
+    monkeypatch.setattr(ImpalaLearner, "step", failing_step)
+    with pytest.raises(FloatingPointError, match="simulated learner failure"):
+        distrl.train("impala", env="CartPole-v1", runtime="local", total_steps=10**8, num_actors=2, num_envs=8,
+                     checkpoint_interval_s=0.05, run_dir=str(tmp_path / "r"))
+    assert list((tmp_path / "r" / "checkpoints").glob("step-*"))

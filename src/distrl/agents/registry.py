@@ -1,4 +1,5 @@
-"""The systems distrl can train, by name. Each is a package exposing ``Config``, ``DOC``, ``build`` and ``make_model``."""
+"""The systems distrl can train, by name. Each is a package exposing ``Config``, ``DOC``,
+``DEFAULT_TOTAL_STEPS``, ``build`` and ``make_model``."""
 
 from __future__ import annotations
 

@@ -22,7 +22,7 @@ from multiprocessing.connection import wait
 from distrl.core.types import Topology
 from distrl.runtime.batching import concatenate
 from distrl.runtime.local_worker import actor_main
-from distrl.runtime.process import interrupts_blocked
+from distrl.runtime.process import interrupts_blocked, main_module_hidden
 from distrl.runtime.shared_memory import SharedArrays
 from distrl.runtime.weights import SharedWeights
 
@@ -73,7 +73,7 @@ class LocalBackend:
         args = (i, seed, self.topology.make_actor, self.slots.handle(), self.weights.handle(), child_end,
                 self.stop, self.stats, self.torch_threads)
         p = self.ctx.Process(target=actor_main, args=args, name=f"distrl-actor-{i}", daemon=True)
-        with interrupts_blocked():
+        with interrupts_blocked(), main_module_hidden():
             p.start()
         child_end.close()
         self.procs[i], self.conns[i] = p, parent_end

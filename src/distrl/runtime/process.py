@@ -54,3 +54,29 @@ class interrupts_blocked:
 
 def parent_alive(ppid: int) -> bool:
     return os.getppid() == ppid
+
+
+class main_module_hidden:
+    """Spawn children without re-running the user's ``__main__`` script.
+
+    ``multiprocessing``'s spawn start method re-imports the parent's main script in every child, so
+    a plain script that calls ``distrl.train(...)`` without an ``if __name__ == "__main__":`` guard
+    would start training again in each actor. Components never need the user's main module (they
+    are built from distrl's own modules and env ids), so it is hidden while children start.
+    """
+
+    def __enter__(self):
+        self._main = sys.modules.get("__main__")
+        self._saved = {}
+        if self._main is not None:
+            for attr in ("__file__", "__spec__"):
+                if hasattr(self._main, attr):
+                    self._saved[attr] = getattr(self._main, attr)
+            if "__file__" in self._saved:
+                del self._main.__file__
+            self._main.__spec__ = None
+
+    def __exit__(self, *exc):
+        if self._main is not None:
+            for attr, value in self._saved.items():
+                setattr(self._main, attr, value)

@@ -16,7 +16,8 @@ class A2CLearner:
     def __init__(self, cfg: A2CConfig, model: ActorCritic, total_steps: int):
         self.cfg = cfg
         self.model = model
-        self.optimizer = make_optimizer(cfg.optimizer, model.parameters(), cfg.lr)
+        self.params = list(model.parameters())
+        self.optimizer = make_optimizer(cfg.optimizer, self.params, cfg.lr)
         self.total_steps = total_steps
         self.samples = 0
         self.version = 0
@@ -44,14 +45,14 @@ class A2CLearner:
             group["lr"] = lr
         self.optimizer.zero_grad(set_to_none=True)
         loss.backward()
-        grad_norm = torch.nn.utils.clip_grad_norm_(self.model.parameters(), cfg.max_grad_norm)
+        grad_norm = torch.nn.utils.clip_grad_norm_(self.params, cfg.max_grad_norm, foreach=True)
         self.optimizer.step()
         self.version += 1
         return {"loss_policy": pg.item(), "loss_value": vf.item(), "entropy": -ent.item(),
                 "grad_norm": float(grad_norm), "lr": lr}
 
     def get_weights(self) -> np.ndarray:
-        return torch.nn.utils.parameters_to_vector(self.model.parameters()).detach().numpy().copy()
+        return torch.nn.utils.parameters_to_vector(self.params).detach().numpy().copy()
 
     def checkpoint_parts(self):
         return {"model": self.model}, {"optimizer": self.optimizer}

@@ -12,7 +12,7 @@ from distrl.config import setting
 class ImpalaConfig:
     num_actors: int = setting(os.cpu_count() or 2, "Actor processes (default: one per core).", low=1)
     num_envs: int = setting(64, "Envs each actor steps together (numpy-vectorised where the env allows).", low=1)
-    unroll_length: int = setting(16, "Unroll length T sent by actors.", low=1)
+    unroll_length: int = setting(8, "Unroll length T sent by actors.", low=1)
     batch_unrolls: int = setting(1, "Unrolls per learner batch B (each holds num_envs env streams).", low=1)
     gamma: float = setting(0.99, "Discount factor.", low=0.0, high=1.0)
     lr: float = setting(2e-3, "Learning rate.", low=0.0, low_open=True)

@@ -1,0 +1,118 @@
+"""Throughput against this machine's own ceiling, measured in one run.
+
+For each env and actor count it measures
+  (a) actors alone: N processes doing env step + policy forward into local buffers (no learner, no transport),
+  (b) learner alone: IMPALA learner steps on a pre-filled batch, in samples/s,
+  (c) end-to-end IMPALA on each runtime, steady-state env steps/s from metrics.csv (start-up excluded),
+and prints a markdown table with (c) as a ratio of the combined ceiling 1/(1/a + 1/b): on a machine
+whose cores are all busy, collection and learning share the CPU.
+
+    python benchmarks/throughput.py                        # CartPole + Pong, 1..cores actors, all runtimes
+    python benchmarks/throughput.py --envs CartPole-v1 --runtimes local --seconds 6
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import multiprocessing as mp
+import os
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+
+import distrl
+from distrl.agents.impala import Config, build
+from distrl.config import build as build_config
+from distrl.envs import env_spec
+from distrl.runtime.batching import allocate, concatenate
+
+PRESETS = {  # per-env settings; everything else is the default config
+    "CartPole-v1": {},
+    "ALE/Pong-v5": {"num_envs": 8, "unroll_length": 20, "reward_clip": 1.0, "entropy_coef": 0.01, "lr": 6e-4},
+}
+
+
+def _topology(env_id: str, settings: dict, num_actors: int, total_steps: int = 10**9):
+    cfg = build_config(Config, dict(settings, num_actors=num_actors))
+    return build(cfg, env_id, env_spec(env_id), total_steps), cfg
+
+
+def _actor_worker(args) -> float:
+    env_id, settings, index, seconds = args
+    torch.set_num_threads(1)
+    topo, _ = _topology(env_id, settings, 1)
+    actor = topo.make_actor(index, 1000 * index, None)
+    out = allocate(topo.unroll_spec)
+    actor.unroll(out)  # warm-up
+    steps, t0 = 0, time.perf_counter()
+    while time.perf_counter() - t0 < seconds:
+        steps += actor.unroll(out)["env_steps"]
+    return steps / (time.perf_counter() - t0)
+
+
+def actors_alone(env_id: str, settings: dict, n: int, seconds: float) -> float:
+    with mp.get_context("spawn").Pool(n) as pool:
+        return float(sum(pool.map(_actor_worker, [(env_id, settings, i, seconds) for i in range(n)])))
+
+
+def learner_alone(env_id: str, settings: dict, seconds: float) -> float:
+    torch.set_num_threads(1)
+    topo, cfg = _topology(env_id, settings, 1)
+    actor = topo.make_actor(0, 0, None)
+    unrolls = [allocate(topo.unroll_spec) for _ in range(cfg.batch_unrolls)]
+    for u in unrolls:
+        actor.unroll(u)
+    batch = concatenate(topo.unroll_spec, unrolls)
+    learner = topo.make_learner()
+    learner.step(batch)
+    per_step = cfg.unroll_length * cfg.num_envs * cfg.batch_unrolls
+    n, t0 = 0, time.perf_counter()
+    while time.perf_counter() - t0 < seconds:
+        learner.step(batch)
+        n += 1
+    return n * per_step / (time.perf_counter() - t0)
+
+
+def end_to_end(env_id: str, settings: dict, n: int, runtime: str, seconds: float) -> tuple[float, dict]:
+    with tempfile.TemporaryDirectory() as d:
+        s = distrl.train("impala", env=env_id, runtime=runtime, num_actors=n, total_steps=10**9, max_wall_s=seconds,
+                         log_interval_s=0.5, run_dir=str(Path(d) / "r"), **settings)
+        with open(Path(d) / "r" / "metrics.csv") as f:
+            rows = [(int(r["env_steps"]), float(r["wall_s"])) for r in csv.DictReader(f)]
+    rows = rows[len(rows) // 4:]  # steady state: drop the first quarter (process start, warm-up)
+    sps = (rows[-1][0] - rows[0][0]) / max(rows[-1][1] - rows[0][1], 1e-9) if len(rows) > 1 else s["sps"]
+    return sps, s
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--envs", nargs="+", default=list(PRESETS))
+    p.add_argument("--actors", nargs="+", type=int, default=list(range(1, (os.cpu_count() or 2) + 1)))
+    p.add_argument("--runtimes", nargs="+", default=["inline", "local", "ray"])
+    p.add_argument("--seconds", type=float, default=8.0)
+    args = p.parse_args()
+    lines = ["| env | runtime | actors | (a) actors alone sps | (b) learner alone samples/s | ceiling 1/(1/a+1/b) | (c) end-to-end sps | c / ceiling | learner wait | policy lag | bottleneck |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for env_id in args.envs:
+        settings = PRESETS.get(env_id, {})
+        b = learner_alone(env_id, settings, args.seconds / 2)
+        for n in args.actors:
+            a = actors_alone(env_id, settings, n, args.seconds / 2)
+            ceiling = 1.0 / (1.0 / a + 1.0 / b)
+            for runtime in args.runtimes:
+                if runtime == "inline" and n > 1:
+                    continue
+                c, s = end_to_end(env_id, settings, n, runtime, args.seconds)
+                line = (f"| {env_id} | {runtime} | {n} | {a:,.0f} | {b:,.0f} | {ceiling:,.0f} | {c:,.0f} | {c / ceiling:.2f} | "
+                        f"{s['learner_wait_frac']} | {s['policy_lag_mean']} | {s['bottleneck']} |")
+                lines.append(line)
+                print(line, flush=True)
+    print("\n" + "\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
