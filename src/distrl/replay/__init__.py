@@ -1,0 +1,11 @@
+"""Replay data structures (no processes, no transport): storage, samplers, sum tree, adders, rate limiter."""
+
+from distrl.replay.adders import NStepAdder
+from distrl.replay.buffer import Replay, SampledBatch
+from distrl.replay.rate_limiter import RateLimiter
+from distrl.replay.samplers import FifoSampler, PrioritizedSampler, UniformSampler
+from distrl.replay.storage import RingStorage
+from distrl.replay.sum_tree import SumTree
+
+__all__ = ["FifoSampler", "NStepAdder", "PrioritizedSampler", "RateLimiter", "Replay", "RingStorage", "SampledBatch",
+           "SumTree", "UniformSampler"]

@@ -1,0 +1,111 @@
+"""A replay: ring storage + a sampler (+ importance weights), with soft capacity and checkpoints.
+
+Uniform, prioritized and FIFO replays are the same class with a different sampler (TorchRL's
+storage/sampler/writer split); writers (adders) live on the actor side, in ``adders.py``.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+from safetensors.numpy import load_file, save_file
+
+from distrl.core.types import ArraySpec
+from distrl.ops import importance_weights
+from distrl.replay.samplers import FifoSampler, PrioritizedSampler, UniformSampler
+from distrl.replay.storage import RingStorage
+
+
+@dataclass
+class SampledBatch:
+    items: dict[str, np.ndarray]
+    slots: np.ndarray  # where the items live, for priority updates
+    probabilities: np.ndarray  # P(i) of each draw
+    weights: np.ndarray  # importance weights (N P(i))^-beta / max (ones for uniform/FIFO)
+
+
+class Replay:
+    """``capacity`` is the hard size of the ring; ``soft_capacity`` (Ape-X) is the size :meth:`trim`
+    brings it back to by evicting the oldest items, so actors can overfill it between trims."""
+
+    def __init__(self, spec: dict[str, ArraySpec], capacity: int, sampler, soft_capacity: int | None = None,
+                 seed: int = 0, prefault: bool = True):
+        self.storage = RingStorage(spec, capacity, prefault=prefault)
+        self.sampler = sampler
+        self.soft_capacity = soft_capacity or capacity
+        self.rng = np.random.default_rng(seed)
+        self.evicted = 0  # items removed by trim (beyond ring overwrites)
+        self.samples = 0
+
+    @classmethod
+    def prioritized(cls, spec, capacity, alpha=0.6, **kw) -> "Replay":
+        return cls(spec, capacity, PrioritizedSampler(capacity, alpha), **kw)
+
+    @classmethod
+    def uniform(cls, spec, capacity, **kw) -> "Replay":
+        return cls(spec, capacity, UniformSampler(capacity), **kw)
+
+    @classmethod
+    def fifo(cls, spec, capacity, **kw) -> "Replay":
+        return cls(spec, capacity, FifoSampler(capacity), **kw)
+
+    @property
+    def size(self) -> int:
+        """Items that can be sampled."""
+        return self.storage.size
+
+    def trim(self) -> int:
+        """Evict the oldest items beyond ``soft_capacity`` (Ape-X's periodic clean-up); returns how many."""
+        excess = self.storage.size - self.soft_capacity
+        if excess <= 0:
+            return 0
+        slots = self.storage.oldest_slots(excess)
+        self.sampler.remove(slots)
+        self.storage.size -= excess
+        self.evicted += excess
+        return excess
+
+    def add(self, items: dict[str, np.ndarray], priorities: np.ndarray | None = None) -> np.ndarray:
+        slots = self.storage.write(items)
+        self.sampler.insert(slots, priorities)
+        return slots
+
+    def sample(self, batch: int, beta: float = 0.4) -> SampledBatch:
+        slots, probs = self.sampler.sample(batch, self.rng, self.storage)
+        self.samples += batch
+        if isinstance(self.sampler, PrioritizedSampler):
+            weights = importance_weights(torch.from_numpy(probs), max(self.storage.size, 1), beta).numpy()
+        else:
+            weights = np.ones(batch)
+        return SampledBatch(self.storage.read(slots), slots, probs, weights.astype(np.float32))
+
+    def update_priorities(self, slots: np.ndarray, priorities: np.ndarray) -> None:
+        self.sampler.update(slots, priorities)
+
+    @property
+    def bytes_per_item(self) -> int:
+        return self.storage.bytes_per_item
+
+    # --- checkpoint -------------------------------------------------------------------------
+    def save(self, folder: str | Path, name: str = "replay") -> None:
+        """Contents, priorities, counters and the sampling RNG: a restored replay continues exactly."""
+        folder = Path(folder)
+        arrays, counters = self.storage.state()
+        payload = {f"storage.{k}": np.ascontiguousarray(v) for k, v in arrays.items()}
+        payload.update({f"sampler.{k}": np.ascontiguousarray(v) for k, v in self.sampler.state().items()})
+        save_file(payload, str(folder / f"{name}.safetensors"))
+        meta = {"storage": counters, "samples": self.samples, "evicted": self.evicted, "rng": self.rng.bit_generator.state}
+        (folder / f"{name}.json").write_text(json.dumps(meta))
+
+    def load(self, folder: str | Path, name: str = "replay") -> None:
+        folder = Path(folder)
+        data = load_file(str(folder / f"{name}.safetensors"))
+        meta = json.loads((folder / f"{name}.json").read_text())
+        self.storage.load({k: data[f"storage.{k}"] for k in self.storage.arrays}, meta["storage"])
+        self.sampler.load({k.split(".", 1)[1]: v for k, v in data.items() if k.startswith("sampler.")})
+        self.samples, self.evicted = meta["samples"], meta["evicted"]
+        self.rng.bit_generator.state = meta["rng"]

@@ -1,0 +1,65 @@
+"""Preallocated ring storage for replay items: one numpy array per field, written in batches.
+
+Arrays are allocated *and touched* up front (``prefault``): first-touch page faults made the first
+fill of a large pixel buffer ~20x slower than steady state on this machine. Writes of a batch that
+wraps around the end are split into two slices, never a Python loop per item.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from distrl.core.types import ArraySpec
+
+
+class RingStorage:
+    def __init__(self, spec: dict[str, ArraySpec], capacity: int, prefault: bool = True):
+        if capacity < 1:
+            raise ValueError(f"capacity must be >= 1, got {capacity}")
+        self.spec = spec
+        self.capacity = capacity
+        self.arrays = {name: np.empty((capacity,) + s.shape, dtype=s.dtype) for name, s in spec.items()}
+        if prefault:
+            for a in self.arrays.values():
+                a.fill(0)
+        self.next = 0  # slot the next item goes to
+        self.size = 0
+        self.inserted = 0  # items ever written (to tell eviction order)
+
+    def write(self, items: dict[str, np.ndarray]) -> np.ndarray:
+        """Append a batch (the oldest items are overwritten once full); returns the slots used."""
+        n = len(next(iter(items.values())))
+        if n > self.capacity:
+            raise ValueError(f"a batch of {n} items does not fit a capacity of {self.capacity}")
+        slots = (self.next + np.arange(n)) % self.capacity
+        first = min(n, self.capacity - self.next)
+        for name, array in self.arrays.items():
+            values = items[name]
+            array[self.next:self.next + first] = values[:first]
+            if first < n:
+                array[:n - first] = values[first:]
+        self.next = (self.next + n) % self.capacity
+        self.size = min(self.size + n, self.capacity)
+        self.inserted += n
+        return slots
+
+    def read(self, slots: np.ndarray) -> dict[str, np.ndarray]:
+        return {name: array[slots] for name, array in self.arrays.items()}
+
+    def oldest_slots(self, count: int) -> np.ndarray:
+        """The ``count`` oldest occupied slots, oldest first."""
+        count = min(count, self.size)
+        start = (self.next - self.size) % self.capacity
+        return (start + np.arange(count)) % self.capacity
+
+    @property
+    def bytes_per_item(self) -> int:
+        return sum(s.nbytes for s in self.spec.values())
+
+    def state(self) -> tuple[dict[str, np.ndarray], dict]:
+        return dict(self.arrays), {"next": self.next, "size": self.size, "inserted": self.inserted}
+
+    def load(self, arrays: dict[str, np.ndarray], counters: dict) -> None:
+        for name in self.arrays:
+            self.arrays[name][...] = arrays[name]
+        self.next, self.size, self.inserted = counters["next"], counters["size"], counters["inserted"]

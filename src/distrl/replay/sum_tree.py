@@ -1,0 +1,79 @@
+"""A sum tree over priorities with vectorised batch update and stratified sampling.
+
+Written by hand (numpy) because no well-kept library offers a batched sum tree without a C build:
+every operation walks the tree one *level* at a time for the whole batch, so a batch of 512 costs
+~log2(capacity) numpy calls instead of 512 * log2(capacity) Python steps (Schaul et al. 2016,
+arXiv:1511.05952, appendix B.2.1: proportional prioritisation with a sum tree).
+
+Layout: a complete binary tree in one float64 array; node k has children 2k and 2k+1, the root
+is node 1 and leaf i is node ``size + i`` with ``size`` the capacity rounded up to a power of two.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+class SumTree:
+    def __init__(self, capacity: int):
+        if capacity < 1:
+            raise ValueError(f"capacity must be >= 1, got {capacity}")
+        self.capacity = capacity
+        self.size = 1 << max(int(np.ceil(np.log2(capacity))), 0)
+        self.depth = int(np.log2(self.size))
+        self.tree = np.zeros(2 * self.size, dtype=np.float64)
+
+    @property
+    def total(self) -> float:
+        return float(self.tree[1])
+
+    def get(self, indices: np.ndarray) -> np.ndarray:
+        return self.tree[np.asarray(indices) + self.size]
+
+    def update(self, indices: np.ndarray, priorities: np.ndarray) -> None:
+        """Set the priorities of ``indices`` (duplicates: the last one wins) and refresh their ancestors."""
+        indices = np.asarray(indices, dtype=np.int64)
+        priorities = np.asarray(priorities, dtype=np.float64)
+        if indices.size == 0:
+            return
+        if np.any(priorities < 0) or not np.all(np.isfinite(priorities)):
+            raise ValueError("priorities must be finite and >= 0")
+        nodes = indices + self.size
+        tree = self.tree
+        tree[nodes] = priorities
+        for _ in range(self.depth):
+            # Siblings share a parent; writing the same sum twice is harmless and cheaper than np.unique.
+            nodes >>= 1
+            children = nodes << 1
+            tree[nodes] = tree[children] + tree[children + 1]
+
+    def sample(self, batch: int, rng: np.random.Generator) -> np.ndarray:
+        """Stratified proportional sampling: one draw in each of ``batch`` equal slices of the total mass."""
+        total = self.tree[1]
+        if total <= 0:
+            raise ValueError("cannot sample from a sum tree whose priorities are all zero")
+        u = (np.arange(batch) + rng.random(batch)) * (total / batch)
+        return self.find(u)
+
+    def find(self, mass: np.ndarray) -> np.ndarray:
+        """Leaf index whose prefix-sum interval holds each value of ``mass``."""
+        u = np.array(mass, dtype=np.float64)
+        nodes = np.ones(u.shape[0], dtype=np.int64)
+        tree = self.tree
+        for _ in range(self.depth):
+            nodes <<= 1
+            left = tree[nodes]
+            right = u >= left
+            u -= left * right
+            nodes += right
+        leaves = nodes - self.size
+        # float round-off can step onto a zero-priority leaf at the right edge: clamp onto real data
+        bad = tree[nodes] <= 0
+        if bad.any():
+            leaves[bad] = self._rightmost_positive(leaves[bad])
+        return leaves
+
+    def _rightmost_positive(self, leaves: np.ndarray) -> np.ndarray:
+        positive = np.flatnonzero(self.tree[self.size:self.size + self.capacity] > 0)
+        pos = np.searchsorted(positive, leaves, side="right") - 1
+        return positive[np.clip(pos, 0, positive.size - 1)]

@@ -1,0 +1,110 @@
+import threading
+import time
+
+import numpy as np
+import pytest
+
+from distrl.core.types import ArraySpec
+from distrl.replay import RateLimiter, Replay
+
+SPEC = {"x": ArraySpec((3,), "float32"), "i": ArraySpec((), "int64")}
+
+
+def items(start, n):
+    i = np.arange(start, start + n)
+    return {"x": np.repeat(i[:, None], 3, 1).astype(np.float32), "i": i}
+
+
+def test_ring_evicts_oldest_first_and_batches_wrap():
+    r = Replay.uniform(SPEC, capacity=10)
+    r.add(items(0, 7))
+    r.add(items(7, 6))  # wraps: items 0..2 are overwritten
+    assert r.size == 10
+    held = sorted(r.storage.arrays["i"].tolist())
+    assert held == list(range(3, 13))
+    np.testing.assert_array_equal(r.storage.arrays["x"][:, 0], r.storage.arrays["i"])
+
+
+def test_trim_to_soft_capacity_removes_oldest():
+    r = Replay.prioritized(SPEC, capacity=20, soft_capacity=8)
+    r.add(items(0, 12), priorities=np.ones(12))
+    assert r.trim() == 4
+    assert r.size == 8
+    drawn = np.concatenate([r.sample(32).items["i"] for _ in range(50)])
+    assert drawn.min() >= 4  # items 0..3 are gone
+
+
+def test_prioritized_frequencies_and_importance_weights():
+    r = Replay.prioritized(SPEC, capacity=4, alpha=0.5)
+    r.add(items(0, 4), priorities=np.array([1.0, 4.0, 9.0, 16.0]))
+    b = r.sample(4000, beta=0.4)
+    p = np.sqrt([1.0, 4.0, 9.0, 16.0]) + 0  # |p| + eps, then ** alpha
+    P = p / p.sum()
+    freq = np.bincount(b.items["i"], minlength=4) / 4000
+    np.testing.assert_allclose(freq, P, atol=0.03)
+    np.testing.assert_allclose(b.probabilities, P[b.items["i"]], rtol=1e-4)
+    w = (4 * b.probabilities) ** -0.4
+    np.testing.assert_allclose(b.weights, w / w.max(), rtol=1e-5)
+
+
+def test_priority_update_changes_sampling():
+    r = Replay.prioritized(SPEC, capacity=4)
+    r.add(items(0, 4), priorities=np.ones(4))
+    r.update_priorities(np.array([0, 1, 2]), np.zeros(3))
+    assert set(r.sample(64).items["i"].tolist()) == {3}
+
+
+def test_fifo_reads_each_item_once_in_order():
+    r = Replay.fifo(SPEC, capacity=10)
+    r.add(items(0, 5))
+    assert r.sample(3).items["i"].tolist() == [0, 1, 2]
+    r.add(items(5, 2))
+    assert r.sample(4).items["i"].tolist() == [3, 4, 5, 6]
+
+
+def test_checkpoint_round_trip_is_exact(tmp_path):
+    r = Replay.prioritized(SPEC, capacity=16, soft_capacity=12, seed=3)
+    r.add(items(0, 14), priorities=np.arange(1, 15, dtype=float))
+    r.trim()
+    r.sample(5)
+    r.save(tmp_path)
+    r2 = Replay.prioritized(SPEC, capacity=16, soft_capacity=12, seed=99)
+    r2.load(tmp_path)
+    assert r2.size == r.size and r2.evicted == r.evicted
+    for _ in range(3):
+        a, b = r.sample(8), r2.sample(8)
+        np.testing.assert_array_equal(a.items["i"], b.items["i"])
+        np.testing.assert_array_equal(a.weights, b.weights)
+    r.add(items(100, 3), np.ones(3))
+    r2.add(items(100, 3), np.ones(3))
+    np.testing.assert_array_equal(r.storage.arrays["i"], r2.storage.arrays["i"])
+
+
+def test_rate_limiter_blocks_and_releases():
+    rl = RateLimiter(samples_per_insert=2.0, min_size_to_sample=4, error_buffer=2.0)
+    assert not rl.can_sample()
+    with pytest.raises(TimeoutError):
+        rl.await_sample(1, timeout=0.05)
+    released = []
+
+    def learner():
+        rl.await_sample(4, timeout=5.0)
+        released.append(time.monotonic())
+
+    th = threading.Thread(target=learner)
+    th.start()
+    time.sleep(0.05)
+    assert not released  # still blocked: the buffer is too young
+    rl.await_insert(5, timeout=1.0)  # 5 inserts allow 2 * (5 - 4) + 2 = 4 samples
+    th.join(timeout=5.0)
+    assert released
+    rl.await_insert(1, timeout=1.0)  # allowance: samples 4 vs 2 * (6 - 4) = 4 -> actors may run 1 insert ahead
+    with pytest.raises(TimeoutError):
+        rl.await_insert(2, timeout=0.05)  # a flooding actor is held back
+
+
+def test_rate_limiter_never_deadlocks_both_sides():
+    rl = RateLimiter(1.0, 10, 0.0)
+    with pytest.raises(TimeoutError):
+        rl.await_sample(1, timeout=0.01)
+    rl.await_insert(10, timeout=0.01)
