@@ -48,6 +48,12 @@ def test_impala_trains_on_both_nodes(cluster, tmp_path):
     assert s["policy_lag_mean"] is not None and s["episodes"] > 0
 
 
+def test_apex_dqn_on_ray(cluster, tmp_path):
+    s = distrl.train("apex-dqn", env="CartPole-v1", runtime="ray", ray_address=cluster.address, total_steps=4000,
+                     num_actors=2, num_envs=4, unroll_length=8, min_replay=200, batch_size=32, run_dir=str(tmp_path / "r"))
+    assert s["env_steps"] >= 4000 and s["learner_updates"] > 0 and s["actor_nodes"] == 2
+
+
 def _ray_processes() -> list[str]:
     pids = subprocess.run(["pgrep", "-f", "raylet|gcs_server|ray::|default_worker.py"], capture_output=True,
                           text=True).stdout.split()

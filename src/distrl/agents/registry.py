@@ -12,6 +12,7 @@ from distrl.errors import ConfigError
 SYSTEMS = {
     "a2c": "distrl.agents.a2c",
     "impala": "distrl.agents.impala",
+    "apex-dqn": "distrl.agents.apex_dqn",
 }
 
 

@@ -14,7 +14,7 @@ class QNetwork(nn.Module):
 
     def __init__(self, obs_shape: tuple[int, ...], num_actions: int, hidden: tuple[int, ...] = (64, 64), dueling: bool = True):
         super().__init__()
-        self.torso = make_torso(obs_shape, hidden)
+        self.torso = make_torso(obs_shape, hidden, nn.ReLU)
         self.dueling = dueling
         self.advantage = nn.Linear(self.torso.out_dim, num_actions)
         self.value = nn.Linear(self.torso.out_dim, 1) if dueling else None
@@ -25,3 +25,6 @@ class QNetwork(nn.Module):
         if not self.dueling:
             return adv
         return self.value(feat) + adv - adv.mean(dim=-1, keepdim=True)
+
+    def greedy(self, obs: torch.Tensor) -> torch.Tensor:
+        return self.forward(obs).argmax(dim=-1)

@@ -38,11 +38,11 @@ class NatureCNN(nn.Module):
         return self.fc(self.conv(obs.float() / 255.0))
 
 
-def make_torso(obs_shape: tuple[int, ...], hidden: tuple[int, ...]) -> nn.Module:
+def make_torso(obs_shape: tuple[int, ...], hidden: tuple[int, ...], activation: type[nn.Module] = nn.Tanh) -> nn.Module:
     """Pixels (``[C, H, W]`` with H, W >= 36) get the Nature CNN; anything else is flattened into an MLP."""
     if len(obs_shape) == 3 and min(obs_shape[1:]) >= 36:
         return NatureCNN(obs_shape[0])
     in_dim = 1
     for d in obs_shape:
         in_dim *= d
-    return MLPTorso(in_dim, hidden)
+    return MLPTorso(in_dim, hidden, activation)

@@ -31,6 +31,21 @@ class RateLimiter:
     def can_sample(self, n: int = 1) -> bool:
         return self.inserts >= self.min_size and self._diff(extra_samples=n) <= self.error_buffer
 
+    def record_insert(self, n: int) -> None:
+        """Count ``n`` inserts that were admitted elsewhere (e.g. by a runtime's slot back-pressure)."""
+        with self._cond:
+            self.inserts += n
+            self._cond.notify_all()
+
+    def try_sample(self, n: int) -> bool:
+        """Non-blocking: take ``n`` samples' allowance if there is one."""
+        with self._cond:
+            if not self.can_sample(n):
+                return False
+            self.samples += n
+            self._cond.notify_all()
+            return True
+
     def await_insert(self, n: int = 1, timeout: float | None = None) -> None:
         self._await(lambda: self.can_insert(n), timeout, "insert")
         with self._cond:

@@ -40,7 +40,8 @@ def _unflatten_optimizer(tensors: dict[str, torch.Tensor], meta: dict) -> dict:
 
 
 def save_checkpoint(root: str | Path, env_steps: int, modules: dict[str, torch.nn.Module],
-                    optimizers: dict[str, torch.optim.Optimizer], counters: dict[str, Any], keep: int = 3) -> Path:
+                    optimizers: dict[str, torch.optim.Optimizer], counters: dict[str, Any], keep: int = 3,
+                    extra=None) -> Path:
     """Write one checkpoint and prune all but the ``keep`` newest. Returns its folder."""
     root = Path(root)
     root.mkdir(parents=True, exist_ok=True)
@@ -56,6 +57,8 @@ def save_checkpoint(root: str | Path, env_steps: int, modules: dict[str, torch.n
         save_file(tensors, str(tmp / f"{name}.optim.safetensors"))
         meta["optimizers"][name] = opt_meta
     (tmp / "state.json").write_text(json.dumps(meta, indent=1))
+    if extra is not None:  # components with more state (a replay) write their own safe files here
+        extra(tmp)
     if final.exists():
         shutil.rmtree(final)
     os.replace(tmp, final)

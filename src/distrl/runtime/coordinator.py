@@ -63,6 +63,8 @@ class Coordinator:
             saved = load_checkpoint(last, modules, optimizers)
             counters.update(saved)
             learner.load_counters(saved.get("learner", {}))
+            if hasattr(learner, "load_state"):
+                learner.load_state(last)
         episodes = EpisodeStats()
         episodes.load(counters.get("episodes", {}))
         env_steps, updates, restarts = counters["env_steps"], counters["updates"], counters["actor_restarts"]
@@ -87,7 +89,8 @@ class Coordinator:
             modules, optimizers = learner.checkpoint_parts()
             save_checkpoint(ckpt_dir, env_steps, modules, optimizers,
                             {"env_steps": env_steps, "wall_s": wall(), "updates": updates, "actor_restarts": restarts,
-                             "episodes": episodes.state(), "learner": learner.counters()}, keep=cfg.keep_checkpoints)
+                             "episodes": episodes.state(), "learner": learner.counters()}, keep=cfg.keep_checkpoints,
+                            extra=getattr(learner, "save_state", None))
 
         try:
             backend.start(learner)

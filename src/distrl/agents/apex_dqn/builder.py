@@ -1,0 +1,41 @@
+"""Ape-X DQN as a topology.
+
+    actor i: eps_i-greedy over a vector env --chunk of n-step transitions + initial priorities-->
+    learner: inserts into its prioritized replay (soft capacity), samples at a fixed sample/insert
+             ratio, double-Q n-step loss, priority updates, target sync --weights--> actors (every ~N steps)
+
+On ``local`` the chunks travel through the shared-memory slots and the replay lives in the
+learner's process; on ``ray`` they travel through the object store.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+
+from distrl.agents.apex_dqn.actor import ApexDQNActor, chunk_spec
+from distrl.agents.apex_dqn.config import ApexDQNConfig
+from distrl.agents.apex_dqn.learner import ApexDQNLearner
+from distrl.core.types import Topology
+from distrl.envs import EnvSpec
+from distrl.errors import ConfigError
+from distrl.models import QNetwork
+
+
+def make_model(env: EnvSpec, cfg: ApexDQNConfig) -> QNetwork:
+    return QNetwork(env.obs_shape, env.action_space.n, tuple(cfg.hidden), dueling=cfg.dueling)
+
+
+def _actor(env_id, env, cfg, index, seed, shared_model=None):
+    return ApexDQNActor(env_id, env, cfg, index, seed, make_model(env, cfg))
+
+
+def _learner(env, cfg, total_steps):
+    return ApexDQNLearner(cfg, make_model(env, cfg), chunk_spec(env, cfg.num_envs, cfg.unroll_length, cfg.n_step), total_steps)
+
+
+def build(cfg: ApexDQNConfig, env_id: str, env: EnvSpec, total_steps: int) -> Topology:
+    if not env.discrete:
+        raise ConfigError(f"apex-dqn needs a discrete action space; '{env_id}' has {env.action_space} (use apex-ddpg)")
+    return Topology(make_actor=partial(_actor, env_id, env, cfg), make_learner=partial(_learner, env, cfg, total_steps),
+                    unroll_spec=chunk_spec(env, cfg.num_envs, cfg.unroll_length, cfg.n_step),
+                    num_actors=cfg.num_actors, batch_unrolls=1)
