@@ -53,3 +53,15 @@ def test_rejects_bad_priorities():
         t.update(np.array([0]), np.array([-1.0]))
     with pytest.raises(ValueError):
         t.sample(4, np.random.default_rng(0))
+
+
+def test_update_range_equals_update():
+    rng = np.random.default_rng(3)
+    a, b = SumTree(50), SumTree(50)
+    for start, n in ((0, 7), (13, 20), (43, 7), (5, 1)):
+        p = rng.random(n)
+        a.update(np.arange(start, start + n), p)
+        b.update_range(start, p)
+        np.testing.assert_allclose(a.tree, b.tree)
+    with pytest.raises(ValueError):
+        b.update_range(45, np.ones(10))

@@ -52,7 +52,11 @@ class PrioritizedSampler:
     def insert(self, slots: np.ndarray, priorities: np.ndarray | None = None) -> None:
         if priorities is None:  # no initial priority from the actor: the maximum seen so far (PER)
             priorities = np.full(len(slots), self.max_priority)
-        self.tree.update(slots, self._scaled(priorities))
+        scaled = self._scaled(priorities)
+        wrap = int(np.argmax(np.diff(slots) != 1)) + 1 if len(slots) > 1 and np.any(np.diff(slots) != 1) else len(slots)
+        self.tree.update_range(int(slots[0]), scaled[:wrap])  # ring writes are contiguous up to one wrap
+        if wrap < len(slots):
+            self.tree.update_range(int(slots[wrap]), scaled[wrap:])
 
     def update(self, slots: np.ndarray, priorities: np.ndarray) -> None:
         self.tree.update(slots, self._scaled(priorities))

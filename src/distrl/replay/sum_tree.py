@@ -47,6 +47,24 @@ class SumTree:
             children = nodes << 1
             tree[nodes] = tree[children] + tree[children + 1]
 
+    def update_range(self, start: int, priorities: np.ndarray) -> None:
+        """Set leaves ``start .. start + len - 1`` (no wrap): each level is then one contiguous slice,
+        which makes batched inserts several times cheaper than :meth:`update`."""
+        priorities = np.asarray(priorities, dtype=np.float64)
+        n = priorities.shape[0]
+        if n == 0:
+            return
+        if start < 0 or start + n > self.capacity:
+            raise ValueError(f"range {start}..{start + n} is outside the capacity {self.capacity}")
+        if np.any(priorities < 0) or not np.all(np.isfinite(priorities)):
+            raise ValueError("priorities must be finite and >= 0")
+        lo, hi = start + self.size, start + n - 1 + self.size
+        tree = self.tree
+        tree[lo:hi + 1] = priorities
+        for _ in range(self.depth):
+            lo, hi = lo >> 1, hi >> 1
+            tree[lo:hi + 1] = tree[2 * lo:2 * hi + 2:2] + tree[2 * lo + 1:2 * hi + 2:2]
+
     def sample(self, batch: int, rng: np.random.Generator) -> np.ndarray:
         """Stratified proportional sampling: one draw in each of ``batch`` equal slices of the total mass."""
         total = self.tree[1]

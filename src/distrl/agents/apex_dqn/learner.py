@@ -84,7 +84,7 @@ class ApexDQNLearner:
                 torch._foreach_lerp_(list(self.target.parameters()), self.params, cfg.target_tau)
         elif self.updates % cfg.target_update_period == 0:
             self.target.load_state_dict(self.model.state_dict())
-        return float(loss)
+        return float(loss.detach())
 
     def get_weights(self) -> np.ndarray:
         return torch.nn.utils.parameters_to_vector(self.params).detach().numpy().copy()
