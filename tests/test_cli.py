@@ -76,3 +76,12 @@ def test_list_shows_every_system_and_setting(cli):
     assert r.returncode == 0
     for word in ("a2c", "impala", "total_steps", "num_envs", "unroll_length", "Learning rate"):
         assert word in r.stdout
+
+
+def test_eval_video_writes_a_gif(cli, tmp_path):
+    run = tmp_path / "run"
+    assert cli("train", "a2c", "--run-dir", str(run), *TINY, cwd=tmp_path).returncode == 0
+    r = cli("eval", str(run), "--episodes", "1", "--video", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    gif = run / "videos" / "eval-episode-0.gif"
+    assert gif.read_bytes()[:3] == b"GIF" and json.loads(r.stdout.strip().splitlines()[-1])["video"] == str(gif)

@@ -105,3 +105,25 @@ def test_learner_exception_stops_the_run_and_keeps_the_checkpoint(tmp_path, monk
         distrl.train("impala", env="CartPole-v1", runtime="local", total_steps=10**8, num_actors=2, num_envs=8,
                      checkpoint_interval_s=0.05, run_dir=str(tmp_path / "r"))
     assert list((tmp_path / "r" / "checkpoints").glob("step-*"))
+
+
+def test_impala_inline_is_deterministic(tmp_path):
+    import csv
+
+    tables = []
+    for name in ("a", "b"):
+        distrl.train("impala", env="CartPole-v1", runtime="inline", total_steps=16_000, num_actors=2, num_envs=8,
+                     seed=5, log_interval_s=1e9, run_dir=str(tmp_path / name))
+        with open(tmp_path / name / "metrics.csv") as f:
+            tables.append([{k: v for k, v in r.items() if not k.startswith("time_") and k not in ("wall_s", "sps", "learner_wait_frac")}
+                           for r in csv.DictReader(f)])
+    assert tables[0] == tables[1]
+
+
+def test_metrics_rows_carry_the_time_split(tmp_path):
+    distrl.train("impala", env="CartPole-v1", runtime="local", total_steps=30_000, num_actors=2, num_envs=16,
+                 log_interval_s=0.2, run_dir=str(tmp_path / "r"))
+    header = (tmp_path / "r" / "metrics.csv").read_text().splitlines()[0].split(",")
+    for col in ("time_env_s", "time_inference_s", "time_learn_s", "time_wait_s", "time_transport_s",
+                "learner_wait_frac", "policy_lag_mean", "actor_restarts", "sps"):
+        assert col in header

@@ -75,7 +75,7 @@ class Coordinator:
         progress = Progress(cfg.total_steps, f"{self.system} {cfg.env}", env_steps, enabled=self.progress_enabled)
         old_term = signal.signal(signal.SIGTERM, _raise_stop)
         totals = dict(wait_s=0.0, learn_s=0.0, publish_s=0.0, env_s=0.0, infer_s=0.0)
-        interval = dict(steps=0, wait_s=0.0, learn_s=0.0, lag=[], metrics={})
+        interval = _new_interval()
         lags_all: list[float] = []
         t_start = time.perf_counter()
         last_log = last_ckpt = t_start
@@ -120,13 +120,15 @@ class Coordinator:
                     totals[key] += dt
                     interval[key] += dt
                 totals["publish_s"] += t3 - t2
+                interval["publish_s"] += t3 - t2
                 for info in infos:
                     env_steps += info["env_steps"]
                     interval["steps"] += info["env_steps"]
                     interval["lag"].append(version - info["version"])
                     episodes.add(info["episode_returns"], info["episode_lengths"])
-                    totals["env_s"] += info.get("env_s", 0.0)
-                    totals["infer_s"] += info.get("infer_s", 0.0)
+                    for key in ("env_s", "infer_s"):
+                        totals[key] += info.get(key, 0.0)
+                        interval[key] += info.get(key, 0.0)
                 for k, v in metrics.items():
                     interval["metrics"].setdefault(k, []).append(v)
                 now = time.perf_counter()
@@ -135,7 +137,7 @@ class Coordinator:
                     lags_all.extend(interval["lag"])
                     writer.write(row)
                     progress.update(env_steps, row["sps"], episodes.mean_return)
-                    interval = dict(steps=0, wait_s=0.0, learn_s=0.0, lag=[], metrics={})
+                    interval = _new_interval()
                     last_log = now
                 if now - last_ckpt >= cfg.checkpoint_interval_s:
                     checkpoint()
@@ -190,9 +192,17 @@ class Coordinator:
                "learner_wait_frac": interval["wait_s"] / busy if busy > 0 else float("nan"),
                "policy_lag_mean": float(np.mean(interval["lag"])) if interval["lag"] else float("nan"),
                "actor_restarts": restarts}
+        # where the time went in this interval (actor seconds are summed over actors)
+        row.update({"time_env_s": interval["env_s"], "time_inference_s": interval["infer_s"],
+                    "time_learn_s": interval["learn_s"], "time_wait_s": interval["wait_s"],
+                    "time_transport_s": interval["publish_s"]})
         for k, v in interval["metrics"].items():
             row[k] = float(np.mean(v))
         return row
+
+
+def _new_interval() -> dict:
+    return dict(steps=0, wait_s=0.0, learn_s=0.0, publish_s=0.0, env_s=0.0, infer_s=0.0, lag=[], metrics={})
 
 
 def _raise_stop(signum, frame):

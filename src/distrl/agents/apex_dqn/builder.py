@@ -10,6 +10,7 @@ learner's process; on ``ray`` they travel through the object store.
 
 from __future__ import annotations
 
+import dataclasses
 from functools import partial
 
 from distrl.agents.apex_dqn.actor import ApexDQNActor, chunk_spec
@@ -17,6 +18,7 @@ from distrl.agents.apex_dqn.config import ApexDQNConfig
 from distrl.agents.apex_dqn.learner import ApexDQNLearner
 from distrl.core.types import Topology
 from distrl.envs import EnvSpec
+from distrl.envs.make import is_atari
 from distrl.errors import ConfigError
 from distrl.models import QNetwork
 
@@ -34,6 +36,8 @@ def _learner(env, cfg, total_steps):
 
 
 def build(cfg: ApexDQNConfig, env_id: str, env: EnvSpec, total_steps: int) -> Topology:
+    if is_atari(env_id) and cfg.reward_clip is None:
+        cfg = dataclasses.replace(cfg, reward_clip=1.0)  # standard Atari reward clipping
     if not env.discrete:
         raise ConfigError(f"apex-dqn needs a discrete action space; '{env_id}' has {env.action_space} (use apex-ddpg)")
     return Topology(make_actor=partial(_actor, env_id, env, cfg), make_learner=partial(_learner, env, cfg, total_steps),

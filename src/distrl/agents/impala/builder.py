@@ -8,6 +8,7 @@ The same declaration runs inline (actors take turns), on local processes and on 
 
 from __future__ import annotations
 
+import dataclasses
 from functools import partial
 
 from distrl.agents.a2c.builder import make_model as _make_ac
@@ -16,6 +17,7 @@ from distrl.agents.impala.config import ImpalaConfig
 from distrl.agents.impala.learner import ImpalaLearner
 from distrl.core.types import Topology
 from distrl.envs import EnvSpec
+from distrl.envs.make import is_atari
 
 
 def make_model(env: EnvSpec, cfg: ImpalaConfig):
@@ -31,6 +33,8 @@ def _learner(env: EnvSpec, cfg: ImpalaConfig, total_steps: int) -> ImpalaLearner
 
 
 def build(cfg: ImpalaConfig, env_id: str, env: EnvSpec, total_steps: int) -> Topology:
+    if is_atari(env_id) and cfg.reward_clip is None:
+        cfg = dataclasses.replace(cfg, reward_clip=1.0)  # the standard Atari reward clipping (IMPALA section 5.3)
     return Topology(make_actor=partial(_actor, env_id, env, cfg), make_learner=partial(_learner, env, cfg, total_steps),
                     unroll_spec=unroll_spec(env, cfg.num_envs, cfg.unroll_length), num_actors=cfg.num_actors,
                     batch_unrolls=cfg.batch_unrolls)

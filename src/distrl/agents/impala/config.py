@@ -25,5 +25,5 @@ class ImpalaConfig:
     clip_pg_rho: float = setting(1.0, "Truncation of importance weights in the policy gradient.", low=0.0, low_open=True)
     vtrace_lambda: float = setting(1.0, "lambda mixed into the trace coefficients c (1 = the paper's V-trace).", low=0.0, high=1.0)
     max_grad_norm: float = setting(0.5, "Global gradient-norm clip.", low=0.0, low_open=True)
-    reward_clip: float | None = setting(None, "Clip rewards to [-x, x] in the learner (1 for Atari); none keeps them.", low=0.0, low_open=True)
+    reward_clip: float | None = setting(None, "Clip rewards to [-x, x] in the learner; none keeps them (Atari ids default to 1).", low=0.0, low_open=True)
     hidden: tuple = setting((64, 64), "Hidden layer sizes of the MLP torsos (pixels use the Nature CNN).")
