@@ -13,6 +13,7 @@ SYSTEMS = {
     "a2c": "distrl.agents.a2c",
     "impala": "distrl.agents.impala",
     "apex-dqn": "distrl.agents.apex_dqn",
+    "apex-ddpg": "distrl.agents.apex_ddpg",
 }
 
 

@@ -1,8 +1,9 @@
 """PyTorch networks: MLP and Nature-CNN torsos, actor-critic and Q heads, an LSTM core."""
 
 from distrl.models.actor_critic import ActorCritic
+from distrl.models.ddpg import DDPGNets
 from distrl.models.lstm import LSTMCore
 from distrl.models.q_networks import QNetwork
 from distrl.models.torsos import MLPTorso, NatureCNN, make_torso
 
-__all__ = ["ActorCritic", "LSTMCore", "MLPTorso", "NatureCNN", "QNetwork", "make_torso"]
+__all__ = ["ActorCritic", "DDPGNets", "LSTMCore", "MLPTorso", "NatureCNN", "QNetwork", "make_torso"]

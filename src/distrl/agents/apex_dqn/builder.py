@@ -13,7 +13,8 @@ from __future__ import annotations
 import dataclasses
 from functools import partial
 
-from distrl.agents.apex_dqn.actor import ApexDQNActor, chunk_spec
+from distrl.agents.apex_dqn.actor import EpsilonGreedy
+from distrl.agents.common.transition_actor import TransitionActor, chunk_spec
 from distrl.agents.apex_dqn.config import ApexDQNConfig
 from distrl.agents.apex_dqn.learner import ApexDQNLearner
 from distrl.core.types import Topology
@@ -28,7 +29,7 @@ def make_model(env: EnvSpec, cfg: ApexDQNConfig) -> QNetwork:
 
 
 def _actor(env_id, env, cfg, index, seed, shared_model=None):
-    return ApexDQNActor(env_id, env, cfg, index, seed, make_model(env, cfg))
+    return TransitionActor(env_id, env, cfg, index, seed, make_model(env, cfg), EpsilonGreedy(cfg, index, env.action_space.n))
 
 
 def _learner(env, cfg, total_steps):

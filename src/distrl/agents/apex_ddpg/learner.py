@@ -1,0 +1,52 @@
+"""Ape-X DDPG learner: critic on n-step targets from target networks, deterministic policy gradient."""
+
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from distrl.agents.common.replay_learner import ReplayLearner, tensors
+from distrl.core.types import ArraySpec
+from distrl.ops import ddpg_critic_target
+from distrl.replay import SampledBatch
+
+
+class ApexDDPGLearner(ReplayLearner):
+    def __init__(self, cfg, model, spec: dict[str, ArraySpec], total_steps: int):
+        self.model = model
+        self.target = copy.deepcopy(model)
+        self.params = list(model.parameters())
+        self.actor_params, self.critic_params = model.actor_parameters(), model.critic_parameters()
+        self.actor_opt = torch.optim.Adam(self.actor_params, lr=cfg.actor_lr, foreach=True)
+        self.critic_opt = torch.optim.Adam(self.critic_params, lr=cfg.critic_lr, foreach=True)
+        super().__init__(cfg, spec, total_steps, [self.actor_opt, self.critic_opt])
+
+    def update(self, batch: SampledBatch) -> tuple[float, np.ndarray]:
+        cfg = self.cfg
+        t = tensors(batch)
+        with torch.no_grad():
+            y = ddpg_critic_target(t["reward"], t["discount"], self.target.q(t["next_obs"], self.target.mu(t["next_obs"])))
+        q = self.model.q(t["obs"], t["action"])
+        delta = y - q
+        critic_loss = (t["weights"] * F.huber_loss(q, y, reduction="none")).mean()
+        self.critic_opt.zero_grad(set_to_none=True)
+        critic_loss.backward()
+        torch.nn.utils.clip_grad_norm_(self.critic_params, cfg.max_grad_norm, foreach=True)
+        self.critic_opt.step()
+        actor_loss = -self.model.q(t["obs"], self.model.mu(t["obs"])).mean()  # dQ/da through mu only
+        self.actor_opt.zero_grad(set_to_none=True)
+        actor_loss.backward()
+        torch.nn.utils.clip_grad_norm_(self.actor_params, cfg.max_grad_norm, foreach=True)
+        self.actor_opt.step()
+        with torch.no_grad():
+            torch._foreach_lerp_(list(self.target.parameters()), self.params, cfg.target_tau)
+        return float(critic_loss.detach()), delta.detach().abs().numpy()
+
+    def get_weights(self) -> np.ndarray:
+        return torch.nn.utils.parameters_to_vector(self.params).detach().numpy().copy()
+
+    def checkpoint_parts(self):
+        return {"model": self.model, "target": self.target}, {"actor_optimizer": self.actor_opt, "critic_optimizer": self.critic_opt}
