@@ -11,6 +11,7 @@ from distrl.errors import ConfigError
 
 SYSTEMS = {
     "a2c": "distrl.agents.a2c",
+    "a3c": "distrl.agents.a3c",
     "impala": "distrl.agents.impala",
     "apex-dqn": "distrl.agents.apex_dqn",
     "apex-ddpg": "distrl.agents.apex_ddpg",

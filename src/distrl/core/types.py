@@ -61,8 +61,9 @@ class Topology:
 
     ``make_actor(index, seed, shared_model)`` and ``make_learner()`` must be picklable
     (module-level functions or ``functools.partial`` of them) so processes and Ray can build them.
-    ``shared_model`` is the learner's own model for synchronous systems (A2C) on ``inline`` and
-    ``None`` everywhere else.
+    ``shared_model`` is the learner's own model for synchronous systems (A2C) on ``inline``, what
+    ``learner.shared()`` returns (tensors in shared memory) for ``shared_model`` topologies (A3C),
+    and ``None`` everywhere else.
     """
 
     make_actor: Callable[..., Actor]
@@ -71,6 +72,7 @@ class Topology:
     num_actors: int
     batch_unrolls: int = 1  # unrolls per learner step
     synchronous: bool = False  # actor and learner take turns on one model (A2C)
+    shared_model: bool = False  # actors update the learner's model in shared memory themselves (A3C, Hogwild)
     runtimes: tuple[str, ...] = ("inline", "local", "ray")
     slots_per_actor: int = 2  # shared-memory unroll slots per actor (local runtime)
     notes: dict[str, Any] = field(default_factory=dict)

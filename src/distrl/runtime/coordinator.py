@@ -129,6 +129,9 @@ class Coordinator:
                     for key in ("env_s", "infer_s"):
                         totals[key] += info.get(key, 0.0)
                         interval[key] += info.get(key, 0.0)
+                    for key, value in info.items():  # anything else numeric an actor reports becomes a column
+                        if key not in _ACCOUNTED and isinstance(value, (int, float)) and not isinstance(value, bool):
+                            interval["metrics"].setdefault(f"actor_{key}", []).append(value)
                 for k, v in metrics.items():
                     interval["metrics"].setdefault(k, []).append(v)
                 now = time.perf_counter()
@@ -199,6 +202,9 @@ class Coordinator:
         for k, v in interval["metrics"].items():
             row[k] = float(np.mean(v))
         return row
+
+
+_ACCOUNTED = {"env_steps", "version", "episode_returns", "episode_lengths", "env_s", "infer_s", "pid", "seed", "actor_index"}
 
 
 def _new_interval() -> dict:

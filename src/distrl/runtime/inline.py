@@ -30,12 +30,12 @@ class InlineBackend:
         topo = self.topology
         self.learner = learner
         for i in range(topo.num_actors):
-            shared = learner.model if topo.synchronous else None
+            shared = learner.model if topo.synchronous else learner.shared() if topo.shared_model else None
             self.actors.append(topo.make_actor(i, self.seed + 1000 * i, shared))
             self.buffers.append([allocate(topo.unroll_spec) for _ in range(topo.batch_unrolls)])
 
     def publish(self, weights_fn, version: int) -> None:
-        if not self.topology.synchronous:
+        if not (self.topology.synchronous or self.topology.shared_model):
             self.weights, self.weights_version = weights_fn(), version
 
     def next_batch(self):
@@ -46,6 +46,8 @@ class InlineBackend:
             actor = self.actors[i]
             if self.topology.synchronous:
                 actor.version = self.learner.version
+            elif self.topology.shared_model:
+                pass  # the actor reads and writes the shared model itself
             elif actor.version != self.weights_version and self.weights is not None:
                 t0 = time.perf_counter()
                 actor.set_weights(self.weights, self.weights_version)

@@ -62,6 +62,9 @@ class LocalBackend:
         self.weights.publish(flat, learner.version)
         self.stop = ctx.Array("b", [0], lock=False)
         self.stats = ctx.Array("d", 2 * topo.num_actors, lock=False)
+        # Hogwild systems: the learner's model and optimizer statistics live in shared memory and
+        # every actor process gets handles to them (torch sends shared tensors as file descriptors)
+        self.shared = learner.shared() if topo.shared_model else None
         self.free.extend(range(n_slots))
         for i in range(topo.num_actors):
             self._spawn(i)
@@ -71,7 +74,7 @@ class LocalBackend:
         seed = self.seed + 1000 * i + 7919 * self.restarts[i]
         parent_end, child_end = self.ctx.Pipe(duplex=True)
         args = (i, seed, self.topology.make_actor, self.slots.handle(), self.weights.handle(), child_end,
-                self.stop, self.stats, self.torch_threads)
+                self.stop, self.stats, self.torch_threads, self.shared)
         p = self.ctx.Process(target=actor_main, args=args, name=f"distrl-actor-{i}", daemon=True)
         with interrupts_blocked(), main_module_hidden():
             p.start()
@@ -95,7 +98,8 @@ class LocalBackend:
                 self._handle_death(i)
 
     def publish(self, weights_fn, version: int) -> None:
-        self.weights.publish(weights_fn(), version)
+        if not self.topology.shared_model:  # Hogwild actors read the shared model directly
+            self.weights.publish(weights_fn(), version)
 
     def next_batch(self):
         want = self.topology.batch_unrolls

@@ -19,7 +19,7 @@ from distrl.runtime.weights import SharedWeights
 
 
 def actor_main(index: int, seed: int, make_actor, slots_handle, weights_handle, conn, stop, stats,
-               torch_threads: int) -> None:
+               torch_threads: int, shared=None) -> None:
     ignore_interrupts()
     die_with_parent()
     set_process_name(f"distrl-actor-{index}")
@@ -30,7 +30,7 @@ def actor_main(index: int, seed: int, make_actor, slots_handle, weights_handle, 
     weights = SharedWeights.attach(weights_handle)
     ppid = os.getppid()
     try:
-        actor = make_actor(index, seed, None)
+        actor = make_actor(index, seed, shared)
         local_version = -1
         while not stop[0]:
             t0 = time.perf_counter()
@@ -41,7 +41,7 @@ def actor_main(index: int, seed: int, make_actor, slots_handle, weights_handle, 
                 continue
             slot = conn.recv()
             t1 = time.perf_counter()
-            if weights.version != local_version:
+            if shared is None and weights.version != local_version:
                 flat, local_version = weights.pull()
                 actor.set_weights(flat, local_version)
             t2 = time.perf_counter()

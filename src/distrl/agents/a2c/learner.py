@@ -12,6 +12,27 @@ from distrl.models import ActorCritic
 from distrl.ops import baseline_loss, entropy_loss, gae, policy_gradient_loss
 
 
+def a2c_loss(model: ActorCritic, batch: dict[str, np.ndarray], cfg) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+    """A3C eq. 9 on a time-major unroll: policy gradient with GAE or n-step advantages, a value
+    baseline and an entropy bonus. Shared by A2C (one learner) and A3C (every worker)."""
+    b = to_tensors(batch)
+    logp, entropy, values, bootstrap = model.evaluate_unroll(b["obs"], b["actions"])
+    discounts, trace, valid = discounts_and_masks(b, cfg.gamma)
+    lam = cfg.gae_lambda if cfg.advantage == "gae" else 1.0
+    adv = gae(b["rewards"], discounts, values.detach(), bootstrap.detach(), lam=lam * trace)
+    returns = adv + values.detach()
+    if cfg.normalize_advantages:
+        n = valid.sum().clamp(min=1.0)
+        mean = (adv * valid).sum() / n
+        std = (((adv - mean) ** 2 * valid).sum() / n).sqrt()
+        adv = (adv - mean) / (std + 1e-8)
+    pg = policy_gradient_loss(logp, adv, valid)
+    vf = baseline_loss(values, returns, valid)
+    ent = entropy_loss(entropy, valid)
+    loss = pg + cfg.value_coef * vf + cfg.entropy_coef * ent
+    return loss, {"loss_policy": pg, "loss_value": vf, "entropy": -ent, "samples": valid.numel()}
+
+
 class A2CLearner:
     def __init__(self, cfg: A2CConfig, model: ActorCritic, total_steps: int):
         self.cfg = cfg
@@ -24,22 +45,8 @@ class A2CLearner:
 
     def step(self, batch: dict[str, np.ndarray]) -> dict[str, float]:
         cfg = self.cfg
-        b = to_tensors(batch)
-        logp, entropy, values, bootstrap = self.model.evaluate_unroll(b["obs"], b["actions"])
-        discounts, trace, valid = discounts_and_masks(b, cfg.gamma)
-        lam = cfg.gae_lambda if cfg.advantage == "gae" else 1.0
-        adv = gae(b["rewards"], discounts, values.detach(), bootstrap.detach(), lam=lam * trace)
-        returns = adv + values.detach()
-        if cfg.normalize_advantages:
-            n = valid.sum().clamp(min=1.0)
-            mean = (adv * valid).sum() / n
-            std = (((adv - mean) ** 2 * valid).sum() / n).sqrt()
-            adv = (adv - mean) / (std + 1e-8)
-        pg = policy_gradient_loss(logp, adv, valid)
-        vf = baseline_loss(values, returns, valid)
-        ent = entropy_loss(entropy, valid)
-        loss = pg + cfg.value_coef * vf + cfg.entropy_coef * ent
-        self.samples += int(valid.numel())
+        loss, terms = a2c_loss(self.model, batch, cfg)
+        self.samples += int(terms.pop("samples"))
         lr = scheduled_lr(cfg.lr, cfg.lr_schedule, self.samples / self.total_steps)
         for group in self.optimizer.param_groups:
             group["lr"] = lr
@@ -48,8 +55,7 @@ class A2CLearner:
         grad_norm = torch.nn.utils.clip_grad_norm_(self.params, cfg.max_grad_norm, foreach=True)
         self.optimizer.step()
         self.version += 1
-        return {"loss_policy": pg.item(), "loss_value": vf.item(), "entropy": -ent.item(),
-                "grad_norm": float(grad_norm), "lr": lr}
+        return {**{k: float(v) for k, v in terms.items()}, "grad_norm": float(grad_norm), "lr": lr}
 
     def get_weights(self) -> np.ndarray:
         return torch.nn.utils.parameters_to_vector(self.params).detach().numpy().copy()

@@ -1,0 +1,40 @@
+"""A3C as a topology: N worker processes share one model and one RMSProp in shared memory.
+
+    worker i: sync local copy <- shared params; t_max steps; n-step A2C gradient on the copy;
+              shared RMSProp step on the shared params (lock-free) ... repeat
+    coordinator: counts steps and episodes from workers' small reports; checkpoints the shared model
+
+Runs on ``inline`` (workers take turns) and ``local`` (true Hogwild); not on ``ray``, where
+processes on different machines cannot share memory (a parameter-server variant is still to come).
+"""
+
+from __future__ import annotations
+
+from functools import partial
+
+from distrl.agents.a2c.builder import make_model as _make_ac
+from distrl.agents.a3c.config import A3CConfig
+from distrl.agents.a3c.learner import A3CLearner
+from distrl.agents.a3c.worker import A3CWorker
+from distrl.agents.common.unroll_actor import unroll_spec
+from distrl.core.types import ArraySpec, Topology
+from distrl.envs import EnvSpec
+
+REPORT_SPEC = {"steps": ArraySpec((1,), "int64", batch_axis=0)}
+
+
+def make_model(env: EnvSpec, cfg: A3CConfig):
+    return _make_ac(env, cfg)
+
+
+def _worker(env_id, env, cfg, index, seed, shared):
+    return A3CWorker(env_id, cfg, unroll_spec(env, cfg.num_envs, cfg.t_max), index, seed, shared)
+
+
+def _learner(env, cfg):
+    return A3CLearner(cfg, make_model(env, cfg))
+
+
+def build(cfg: A3CConfig, env_id: str, env: EnvSpec, total_steps: int) -> Topology:
+    return Topology(make_actor=partial(_worker, env_id, env, cfg), make_learner=partial(_learner, env, cfg),
+                    unroll_spec=REPORT_SPEC, num_actors=cfg.num_actors, shared_model=True, runtimes=("local", "inline"))

@@ -1,0 +1,71 @@
+"""An A3C worker: an actor and a learner in one process, updating the shared model Hogwild-style.
+
+Algorithm S3: sync the local copy from the shared parameters, run t_max steps, compute the n-step
+actor-critic gradient on the local copy, apply it to the shared parameters with the shared RMSProp,
+repeat. The runtime sees an ordinary actor whose "unroll" is ``segments_per_report`` such updates and
+carries no arrays worth shipping, only counts.
+"""
+
+from __future__ import annotations
+
+import copy
+import time
+from typing import Any
+
+import numpy as np
+import torch
+
+from distrl.agents.a2c.learner import a2c_loss
+from distrl.agents.common.unroll_actor import UnrollActor
+from distrl.runtime.batching import allocate
+
+
+class A3CWorker:
+    def __init__(self, env_id: str, cfg, spec, index: int, seed: int, shared):
+        self.cfg = cfg
+        self.shared_model, self.optimizer, self.counter = shared
+        self.local = copy.deepcopy(self.shared_model)
+        self.shared_params = list(self.shared_model.parameters())
+        self.local_params = list(self.local.parameters())
+        self.actor = UnrollActor(env_id, cfg.num_envs, cfg.t_max, seed, self.local)
+        self.buffer = allocate(spec)
+        self.version = 0
+        self.index = index
+
+    def set_weights(self, flat: np.ndarray, version: int) -> None:
+        pass  # workers read the shared model directly
+
+    def unroll(self, out: dict[str, np.ndarray]) -> dict[str, Any]:
+        cfg = self.cfg
+        returns, lengths = [], []
+        env_s = infer_s = learn_s = 0.0
+        lags = []
+        for _ in range(cfg.segments_per_report):
+            with torch.no_grad():  # re-sync from the shared model before each segment
+                for lp, sp in zip(self.local_params, self.shared_params):
+                    lp.copy_(sp)
+            version = int(self.counter.item())
+            info = self.actor.unroll(self.buffer)
+            env_s, infer_s = env_s + info["env_s"], infer_s + info["infer_s"]
+            returns.append(info["episode_returns"])
+            lengths.append(info["episode_lengths"])
+            t0 = time.perf_counter()
+            loss, _ = a2c_loss(self.local, self.buffer, cfg)
+            self.local.zero_grad(set_to_none=True)
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(self.local_params, cfg.max_grad_norm, foreach=True)
+            for lp, sp in zip(self.local_params, self.shared_params):
+                sp.grad = lp.grad  # the shared optimizer reads this worker's gradient
+            self.optimizer.step()
+            self.counter += 1  # lock-free, like the updates themselves
+            lags.append(int(self.counter.item()) - 1 - version)  # other workers' updates in between
+            learn_s += time.perf_counter() - t0
+        out["steps"][0] = cfg.segments_per_report * cfg.t_max * cfg.num_envs
+        self.version = int(self.counter.item())
+        return {"env_steps": cfg.segments_per_report * cfg.t_max * cfg.num_envs, "version": self.version,
+                "actor_index": self.index,
+                "episode_returns": np.concatenate(returns), "episode_lengths": np.concatenate(lengths),
+                "env_s": env_s, "infer_s": infer_s, "learn_s": learn_s, "staleness": float(np.mean(lags))}
+
+    def close(self) -> None:
+        self.actor.close()
