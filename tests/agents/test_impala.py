@@ -20,8 +20,8 @@ def test_impala_inline_smoke(tmp_path):
 
 
 def test_impala_local_learns_cartpole(tmp_path):
-    """Honest bar in bounded time: 1M steps on the default local runtime (~5 s of training here)."""
-    s = distrl.train("impala", env="CartPole-v1", runtime="local", total_steps=1_000_000, run_dir=str(tmp_path / "r"), seed=0)
+    """Honest bar in bounded time: the default budget (1.5M steps, ~8 s of training here) on local."""
+    s = distrl.train("impala", env="CartPole-v1", runtime="local", run_dir=str(tmp_path / "r"), seed=0)
     assert s["episode_return_mean"] >= 400, s
     assert s["actor_restarts"] == 0 and s["bottleneck"] in ("learner-bound", "actor-bound", "transport-bound", "balanced")
     ev = distrl.evaluate(tmp_path / "r", episodes=5)

@@ -66,13 +66,7 @@ class ActorCritic(nn.Module):
     def evaluate(self, obs: torch.Tensor, actions: torch.Tensor):
         """(logp of ``actions``, entropy, value) for a flat batch ``[N, ...]``, with gradients."""
         out, value = self._heads(obs)
-        if self.discrete:
-            logp_all = torch.log_softmax(out, dim=-1)
-            logp = logp_all.gather(1, actions.long().unsqueeze(1)).squeeze(1)
-            entropy = -(logp_all.exp() * logp_all).sum(-1)
-        else:
-            logp = self._gauss_logp(out, actions)
-            entropy = (0.5 + 0.5 * math.log(2 * math.pi) + self.log_std).sum().expand(out.shape[0])
+        logp, entropy = self._logp_entropy(out, actions)
         return logp, entropy, value
 
     def evaluate_unroll(self, obs: torch.Tensor, actions: torch.Tensor):
@@ -85,15 +79,16 @@ class ActorCritic(nn.Module):
         out, value = self._heads(obs.reshape((T1 * B,) + obs.shape[2:]))
         value = value.view(T1, B)
         out = out.view(T1, B, -1)[:-1].reshape((T1 - 1) * B, -1)
-        flat_actions = actions.reshape(((T1 - 1) * B,) + actions.shape[2:])
+        logp, entropy = self._logp_entropy(out, actions.reshape(((T1 - 1) * B,) + actions.shape[2:]))
+        return logp.view(T1 - 1, B), entropy.view(T1 - 1, B), value[:-1], value[-1]
+
+    def _logp_entropy(self, out: torch.Tensor, actions: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         if self.discrete:
             logp_all = torch.log_softmax(out, dim=-1)
-            logp = logp_all.gather(1, flat_actions.long().unsqueeze(1)).squeeze(1)
-            entropy = -(logp_all.exp() * logp_all).sum(-1)
-        else:
-            logp = self._gauss_logp(out, flat_actions)
-            entropy = (0.5 + 0.5 * math.log(2 * math.pi) + self.log_std).sum().expand(out.shape[0])
-        return logp.view(T1 - 1, B), entropy.view(T1 - 1, B), value[:-1], value[-1]
+            logp = logp_all.gather(1, actions.long().unsqueeze(1)).squeeze(1)
+            return logp, -(logp_all.exp() * logp_all).sum(-1)
+        entropy = (0.5 + 0.5 * math.log(2 * math.pi) + self.log_std).sum().expand(out.shape[0])
+        return self._gauss_logp(out, actions), entropy
 
     def _gauss_logp(self, mean: torch.Tensor, action: torch.Tensor) -> torch.Tensor:
         z = (action - mean) / self.log_std.exp()

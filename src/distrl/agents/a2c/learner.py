@@ -5,9 +5,8 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from distrl.agents.a2c.config import A2CConfig
 from distrl.agents.common.learner_inputs import discounts_and_masks, to_tensors
-from distrl.agents.common.optim import make_optimizer, scheduled_lr
+from distrl.agents.common.gradient_learner import GradientLearner
 from distrl.models import ActorCritic
 from distrl.ops import baseline_loss, entropy_loss, gae, policy_gradient_loss
 
@@ -33,38 +32,8 @@ def a2c_loss(model: ActorCritic, batch: dict[str, np.ndarray], cfg) -> tuple[tor
     return loss, {"loss_policy": pg, "loss_value": vf, "entropy": -ent, "samples": valid.numel()}
 
 
-class A2CLearner:
-    def __init__(self, cfg: A2CConfig, model: ActorCritic, total_steps: int):
-        self.cfg = cfg
-        self.model = model
-        self.params = list(model.parameters())
-        self.optimizer = make_optimizer(cfg.optimizer, self.params, cfg.lr)
-        self.total_steps = total_steps
-        self.samples = 0
-        self.version = 0
-
+class A2CLearner(GradientLearner):
     def step(self, batch: dict[str, np.ndarray]) -> dict[str, float]:
-        cfg = self.cfg
-        loss, terms = a2c_loss(self.model, batch, cfg)
-        self.samples += int(terms.pop("samples"))
-        lr = scheduled_lr(cfg.lr, cfg.lr_schedule, self.samples / self.total_steps)
-        for group in self.optimizer.param_groups:
-            group["lr"] = lr
-        self.optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        grad_norm = torch.nn.utils.clip_grad_norm_(self.params, cfg.max_grad_norm, foreach=True)
-        self.optimizer.step()
-        self.version += 1
-        return {**{k: float(v) for k, v in terms.items()}, "grad_norm": float(grad_norm), "lr": lr}
-
-    def get_weights(self) -> np.ndarray:
-        return torch.nn.utils.parameters_to_vector(self.params).detach().numpy().copy()
-
-    def checkpoint_parts(self):
-        return {"model": self.model}, {"optimizer": self.optimizer}
-
-    def counters(self) -> dict:
-        return {"samples": self.samples, "version": self.version}
-
-    def load_counters(self, c: dict) -> None:
-        self.samples, self.version = c.get("samples", 0), c.get("version", 0)
+        loss, terms = a2c_loss(self.model, batch, self.cfg)
+        samples = int(terms.pop("samples"))
+        return {**{k: float(v.detach()) for k, v in terms.items()}, **self.apply(loss, samples)}

@@ -6,22 +6,11 @@ import numpy as np
 import torch
 
 from distrl.agents.common.learner_inputs import discounts_and_masks, to_tensors
-from distrl.agents.common.optim import make_optimizer, scheduled_lr
-from distrl.agents.impala.config import ImpalaConfig
-from distrl.models import ActorCritic
+from distrl.agents.common.gradient_learner import GradientLearner
 from distrl.ops import baseline_loss, entropy_loss, policy_gradient_loss, vtrace
 
 
-class ImpalaLearner:
-    def __init__(self, cfg: ImpalaConfig, model: ActorCritic, total_steps: int):
-        self.cfg = cfg
-        self.model = model
-        self.params = list(model.parameters())
-        self.optimizer = make_optimizer(cfg.optimizer, self.params, cfg.lr)
-        self.total_steps = total_steps
-        self.samples = 0
-        self.version = 0
-
+class ImpalaLearner(GradientLearner):
     def step(self, batch: dict[str, np.ndarray]) -> dict[str, float]:
         cfg = self.cfg
         b = to_tensors(batch)
@@ -40,28 +29,7 @@ class ImpalaLearner:
         vf = baseline_loss(values, vt.vs, valid)
         ent = entropy_loss(entropy, valid)
         loss = pg + cfg.baseline_coef * vf + cfg.entropy_coef * ent
-        self.samples += int(valid.numel())
-        lr = scheduled_lr(cfg.lr, cfg.lr_schedule, self.samples / self.total_steps)
-        for group in self.optimizer.param_groups:
-            group["lr"] = lr
-        self.optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        grad_norm = torch.nn.utils.clip_grad_norm_(self.params, cfg.max_grad_norm, foreach=True)
-        self.optimizer.step()
-        self.version += 1
+        applied = self.apply(loss, int(valid.numel()))
         with torch.no_grad():
             rho_mean = torch.exp(target_logp - b["behaviour_logp"]).clamp(max=10.0)[valid.bool()].mean().item()
-        return {"loss_policy": pg.item(), "loss_value": vf.item(), "entropy": -ent.item(),
-                "grad_norm": float(grad_norm), "lr": lr, "rho_mean": rho_mean}
-
-    def get_weights(self) -> np.ndarray:
-        return torch.nn.utils.parameters_to_vector(self.params).detach().numpy().copy()
-
-    def checkpoint_parts(self):
-        return {"model": self.model}, {"optimizer": self.optimizer}
-
-    def counters(self) -> dict:
-        return {"samples": self.samples, "version": self.version}
-
-    def load_counters(self, c: dict) -> None:
-        self.samples, self.version = c.get("samples", 0), c.get("version", 0)
+        return {"loss_policy": pg.item(), "loss_value": vf.item(), "entropy": -ent.item(), "rho_mean": rho_mean, **applied}
