@@ -44,13 +44,6 @@ def test_a3c_smoke(tmp_path, runtime):
     assert "actor_staleness" in header and "updates_total" in header
 
 
-def test_a3c_on_ray_is_refused_clearly(tmp_path):
-    from distrl.errors import ConfigError
-
-    with pytest.raises(ConfigError, match="not supported by a3c"):
-        distrl.train("a3c", env="CartPole-v1", runtime="ray", total_steps=100, run_dir=str(tmp_path / "r"))
-
-
 def test_a3c_learns_cartpole(tmp_path):
     """Honest bar in bounded time (~6 s): 150k steps lift the training mean from ~20 past 150."""
     s = distrl.train("a3c", env="CartPole-v1", runtime="local", total_steps=150_000, run_dir=str(tmp_path / "r"), seed=0)

@@ -54,6 +54,18 @@ def test_apex_dqn_on_ray(cluster, tmp_path):
     assert s["env_steps"] >= 4000 and s["learner_updates"] > 0 and s["actor_nodes"] == 2
 
 
+def test_a3c_pushes_gradients_to_a_parameter_server_on_ray(cluster, tmp_path):
+    s = distrl.train("a3c", env="CartPole-v1", runtime="ray", ray_address=cluster.address, total_steps=8000,
+                     num_actors=2, num_envs=4, segments_per_report=5, run_dir=str(tmp_path / "r"))
+    assert s["env_steps"] >= 8000 and s["actor_nodes"] == 2
+    assert s["policy_lag_mean"] is not None and s["policy_lag_mean"] >= 0  # gradient staleness, in updates
+    # the checkpoint holds the parameter server's weights, not the coordinator's initial ones
+    import json
+
+    ckpt = sorted((tmp_path / "r" / "checkpoints").glob("step-*"))[-1]
+    assert json.loads((ckpt / "state.json").read_text())["counters"]["learner"]["updates"] >= 8000 // (5 * 4)
+
+
 def _ray_processes() -> list[str]:
     pids = subprocess.run(["pgrep", "-f", "raylet|gcs_server|ray::|default_worker.py"], capture_output=True,
                           text=True).stdout.split()

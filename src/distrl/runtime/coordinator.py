@@ -86,6 +86,8 @@ class Coordinator:
             return wall_offset + time.perf_counter() - t_start
 
         def checkpoint() -> None:
+            if hasattr(backend, "sync_learner"):  # parameters held elsewhere (a Ray parameter server)
+                backend.sync_learner(learner)
             modules, optimizers = learner.checkpoint_parts()
             save_checkpoint(ckpt_dir, env_steps, modules, optimizers,
                             {"env_steps": env_steps, "wall_s": wall(), "updates": updates, "actor_restarts": restarts,
@@ -124,7 +126,9 @@ class Coordinator:
                 for info in infos:
                     env_steps += info["env_steps"]
                     interval["steps"] += info["env_steps"]
-                    interval["lag"].append(version - info["version"])
+                    # policy lag: versions between the weights that made the data and the ones it trains;
+                    # gradient-sharing workers measure it themselves (updates by others since their pull)
+                    interval["lag"].append(info["staleness"] if "staleness" in info else version - info["version"])
                     episodes.add(info["episode_returns"], info["episode_lengths"])
                     for key in ("env_s", "infer_s"):
                         totals[key] += info.get(key, 0.0)
@@ -153,6 +157,11 @@ class Coordinator:
             signal.signal(signal.SIGTERM, old_term)
             progress.close()
             actor_stats = backend.actor_stats() if hasattr(backend, "actor_stats") else {}
+            if error is None and hasattr(backend, "sync_learner"):
+                try:
+                    backend.sync_learner(learner)
+                except Exception:
+                    pass
             backend.close()
         if error is not None:
             writer.close()

@@ -22,7 +22,7 @@ from distrl.runtime.batching import allocate, concatenate
 class _ActorHost:
     """Wraps any distrl actor; the only Ray-aware code an actor ever runs in."""
 
-    def __init__(self, make_actor, index: int, seed: int, spec, torch_threads: int):
+    def __init__(self, make_actor, index: int, seed: int, spec, torch_threads: int, shared=None):
         import ray
         import torch
 
@@ -37,12 +37,12 @@ class _ActorHost:
         if reconstructed:
             seed += 7919 * (1 + int.from_bytes(os.urandom(2), "little"))
         self.node_id = ctx.get_node_id()
-        self.actor = make_actor(index, seed, None)
+        self.actor = make_actor(index, seed, shared)
         self.spec = spec
         self.version = -1
 
-    def unroll(self, weights: np.ndarray, version: int):
-        if version != self.version:
+    def unroll(self, weights: np.ndarray | None, version: int):
+        if weights is not None and version != self.version:
             self.actor.set_weights(weights, version)
             self.version = version
         out = allocate(self.spec)
@@ -86,15 +86,27 @@ class RayBackend:
         self.ray = ray
         host = ray.remote(num_cpus=1, max_restarts=-1, max_task_retries=0)(_ActorHost)
         self._weights_fn, self._version = learner.get_weights, learner.version
+        shared = None
+        if self.topology.shared_model:
+            # gradient-sharing systems: a parameter-server actor holds the model; workers push
+            # gradients and pull weights (RemoteParams), starting from the learner's weights
+            from distrl.runtime.params import ParamServer, RemoteParams
+
+            self.param_server = ray.remote(num_cpus=0, max_restarts=-1)(ParamServer).remote(self.topology.make_learner)
+            ray.get(self.param_server.set_weights.remote(learner.get_weights(), learner.version))
+            shared = RemoteParams(self.param_server)
         for i in range(self.topology.num_actors):
             actor = host.options(scheduling_strategy="SPREAD").remote(
-                self.topology.make_actor, i, self.seed + 1000 * i, self.topology.unroll_spec, self.torch_threads)
+                self.topology.make_actor, i, self.seed + 1000 * i, self.topology.unroll_spec, self.torch_threads, shared)
             self.actors.append(actor)
         for i in range(self.topology.num_actors):
             for _ in range(self.topology.slots_per_actor):
                 self._submit(i)
 
     def _submit(self, i: int) -> None:
+        if self.topology.shared_model:  # workers pull from the parameter server themselves
+            self.inflight[self.actors[i].unroll.remote(None, 0)] = i
+            return
         if self._weights_version != self._version:  # put weights once per version, only when asked for
             self._weights_ref = self.ray.put(self._weights_fn())
             self._weights_version = self._version
@@ -129,6 +141,13 @@ class RayBackend:
     def release(self, handle) -> None:
         pass
 
+    def sync_learner(self, learner) -> None:
+        """Copy the parameter server's weights into the coordinator's learner (checkpoints, the end)."""
+        if getattr(self, "param_server", None) is None:
+            return
+        flat, version = self.ray.get(self.param_server.weights.remote())
+        learner.load_weights(flat, version)
+
     def poll(self) -> int:
         n, self._restarts = self._restarts, 0
         return n
@@ -142,11 +161,13 @@ class RayBackend:
     def close(self) -> None:
         if not self.actors and not self.started_ray:
             return
-        for a in self.actors:
+        for a in self.actors + [getattr(self, "param_server", None)]:
             try:
-                self.ray.kill(a, no_restart=True)
+                if a is not None:
+                    self.ray.kill(a, no_restart=True)
             except Exception:
                 pass
+        self.param_server = None
         self.actors, self.inflight = [], {}
         if self.started_ray:
             self.ray.shutdown()

@@ -4,8 +4,8 @@
               shared RMSProp step on the shared params (lock-free) ... repeat
     coordinator: counts steps and episodes from workers' small reports; checkpoints the shared model
 
-Runs on ``inline`` (workers take turns) and ``local`` (true Hogwild); not on ``ray``, where
-processes on different machines cannot share memory (a parameter-server variant is still to come).
+Runs on ``inline`` (workers take turns), ``local`` (true Hogwild on shared memory) and ``ray``
+(machines share no memory: workers push gradients to a parameter-server actor and pull weights).
 """
 
 from __future__ import annotations
@@ -27,8 +27,8 @@ def make_model(env: EnvSpec, cfg: A3CConfig):
     return _make_ac(env, cfg)
 
 
-def _worker(env_id, env, cfg, index, seed, shared):
-    return A3CWorker(env_id, cfg, unroll_spec(env, cfg.num_envs, cfg.t_max), index, seed, shared)
+def _worker(env_id, env, cfg, index, seed, params):
+    return A3CWorker(env_id, cfg, unroll_spec(env, cfg.num_envs, cfg.t_max), index, seed, params, make_model(env, cfg))
 
 
 def _learner(env, cfg):
@@ -37,4 +37,4 @@ def _learner(env, cfg):
 
 def build(cfg: A3CConfig, env_id: str, env: EnvSpec, total_steps: int) -> Topology:
     return Topology(make_actor=partial(_worker, env_id, env, cfg), make_learner=partial(_learner, env, cfg),
-                    unroll_spec=REPORT_SPEC, num_actors=cfg.num_actors, shared_model=True, runtimes=("local", "inline"))
+                    unroll_spec=REPORT_SPEC, num_actors=cfg.num_actors, shared_model=True, runtimes=("local", "inline", "ray"))

@@ -10,6 +10,7 @@ import numpy as np
 import torch
 
 from distrl.agents.a3c.optim import SharedRMSprop
+from distrl.runtime.params import SharedParams
 
 
 class A3CLearner:
@@ -24,10 +25,16 @@ class A3CLearner:
         return int(self.counter.item())
 
     def shared(self):
-        return self.model, self.optimizer, self.counter
+        return SharedParams(self.model, self.optimizer, self.counter)
 
     def step(self, batch: dict[str, np.ndarray]) -> dict[str, float]:
         return {"updates_total": float(self.version)}
+
+    def load_weights(self, flat: np.ndarray, version: int) -> None:
+        """Take weights from elsewhere (Ray's parameter server) so checkpoints hold them."""
+        with torch.no_grad():
+            torch.nn.utils.vector_to_parameters(torch.from_numpy(flat.copy()), self.model.parameters())
+        self.counter.fill_(version)
 
     def get_weights(self) -> np.ndarray:
         return torch.nn.utils.parameters_to_vector(self.model.parameters()).detach().numpy().copy()

@@ -8,7 +8,6 @@ carries no arrays worth shipping, only counts.
 
 from __future__ import annotations
 
-import copy
 import time
 from typing import Any
 
@@ -21,11 +20,10 @@ from distrl.runtime.batching import allocate
 
 
 class A3CWorker:
-    def __init__(self, env_id: str, cfg, spec, index: int, seed: int, shared):
+    def __init__(self, env_id: str, cfg, spec, index: int, seed: int, params, model):
         self.cfg = cfg
-        self.shared_model, self.optimizer, self.counter = shared
-        self.local = copy.deepcopy(self.shared_model)
-        self.shared_params = list(self.shared_model.parameters())
+        self.params = params  # SharedParams (local, Hogwild) or RemoteParams (ray, parameter server)
+        self.local = model
         self.local_params = list(self.local.parameters())
         self.actor = UnrollActor(env_id, cfg.num_envs, cfg.t_max, seed, self.local)
         self.buffer = allocate(spec)
@@ -41,10 +39,7 @@ class A3CWorker:
         env_s = infer_s = learn_s = 0.0
         lags = []
         for _ in range(cfg.segments_per_report):
-            with torch.no_grad():  # re-sync from the shared model before each segment
-                for lp, sp in zip(self.local_params, self.shared_params):
-                    lp.copy_(sp)
-            version = int(self.counter.item())
+            version = self.params.pull(self.local)  # re-sync before each segment
             info = self.actor.unroll(self.buffer)
             env_s, infer_s = env_s + info["env_s"], infer_s + info["infer_s"]
             returns.append(info["episode_returns"])
@@ -54,14 +49,11 @@ class A3CWorker:
             self.local.zero_grad(set_to_none=True)
             loss.backward()
             torch.nn.utils.clip_grad_norm_(self.local_params, cfg.max_grad_norm, foreach=True)
-            for lp, sp in zip(self.local_params, self.shared_params):
-                sp.grad = lp.grad  # the shared optimizer reads this worker's gradient
-            self.optimizer.step()
-            self.counter += 1  # lock-free, like the updates themselves
-            lags.append(int(self.counter.item()) - 1 - version)  # other workers' updates in between
+            new_version = self.params.push(self.local, version)
+            lags.append(new_version - 1 - version)  # other workers' updates in between: gradient staleness
             learn_s += time.perf_counter() - t0
         out["steps"][0] = cfg.segments_per_report * cfg.t_max * cfg.num_envs
-        self.version = int(self.counter.item())
+        self.version = new_version
         return {"env_steps": cfg.segments_per_report * cfg.t_max * cfg.num_envs, "version": self.version,
                 "actor_index": self.index,
                 "episode_returns": np.concatenate(returns), "episode_lengths": np.concatenate(lengths),
