@@ -29,9 +29,9 @@ def test_hogwild_workers_update_the_one_shared_model_and_shared_statistics():
     assert updates >= 0.95 * len(infos) * cfg.segments_per_report
     changed = [not torch.equal(b, p.detach()) for b, p in zip(before, learner.model.parameters())]
     assert all(changed)  # the workers' gradients landed on this process's (shared) model
-    steps = [s["step"].item() for s in learner.optimizer.state.values()]
+    steps = [s["step"].item() for s in learner.shards.optimizers[0].state.values()]
     assert min(steps) >= 0.95 * updates  # one shared RMSProp: its step count is the sum over both workers
-    square = [s["square_avg"].abs().sum().item() for s in learner.optimizer.state.values()]
+    square = [s["square_avg"].abs().sum().item() for s in learner.shards.optimizers[0].state.values()]
     assert all(v > 0 for v in square)
 
 

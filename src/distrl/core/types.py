@@ -62,7 +62,8 @@ class Topology:
     ``make_actor(index, seed, shared_model)`` and ``make_learner()`` must be picklable
     (module-level functions or ``functools.partial`` of them) so processes and Ray can build them.
     ``shared_model`` is the learner's own model for synchronous systems (A2C) on ``inline``, what
-    ``learner.shared()`` returns (tensors in shared memory) for ``shared_model`` topologies (A3C),
+    ``learner.shards`` (a SharedShards parameter server in shared memory) on local and a RemoteShards
+    handle on ray for ``shared_model`` topologies (A3C, GORILA),
     and ``None`` everywhere else.
     """
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import time
 
 from distrl.core.types import Topology
+from distrl.runtime.sharded_params import shared_params
 from distrl.runtime.batching import allocate, concatenate
 
 
@@ -29,8 +30,8 @@ class InlineBackend:
     def start(self, learner) -> None:
         topo = self.topology
         self.learner = learner
+        shared = learner.model if topo.synchronous else shared_params(learner) if topo.shared_model else None
         for i in range(topo.num_actors):
-            shared = learner.model if topo.synchronous else learner.shared() if topo.shared_model else None
             self.actors.append(topo.make_actor(i, self.seed + 1000 * i, shared))
             self.buffers.append([allocate(topo.unroll_spec) for _ in range(topo.batch_unrolls)])
 

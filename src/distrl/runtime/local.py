@@ -20,6 +20,7 @@ from collections import deque
 from multiprocessing.connection import wait
 
 from distrl.core.types import Topology
+from distrl.runtime.sharded_params import shared_params
 from distrl.runtime.batching import concatenate
 from distrl.runtime.local_worker import actor_main
 from distrl.runtime.process import interrupts_blocked, main_module_hidden
@@ -64,7 +65,7 @@ class LocalBackend:
         self.stats = ctx.Array("d", 2 * topo.num_actors, lock=False)
         # Hogwild systems: the learner's model and optimizer statistics live in shared memory and
         # every actor process gets handles to them (torch sends shared tensors as file descriptors)
-        self.shared = learner.shared() if topo.shared_model else None
+        self.shared = shared_params(learner) if topo.shared_model else None
         self.free.extend(range(n_slots))
         for i in range(topo.num_actors):
             self._spawn(i)

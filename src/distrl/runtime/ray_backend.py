@@ -87,14 +87,14 @@ class RayBackend:
         host = ray.remote(num_cpus=1, max_restarts=-1, max_task_retries=0)(_ActorHost)
         self._weights_fn, self._version = learner.get_weights, learner.version
         shared = None
+        self.shard_servers = []
         if self.topology.shared_model:
-            # gradient-sharing systems: a parameter-server actor holds the model; workers push
-            # gradients and pull weights (RemoteParams), starting from the learner's weights
-            from distrl.runtime.params import ParamServer, RemoteParams
+            # gradient-sharing systems: parameter-server shard actors hold the model; workers push
+            # gradients and pull weights through RemoteShards, starting from the learner's weights
+            from distrl.runtime.sharded_params import remote_shards
 
-            self.param_server = ray.remote(num_cpus=0, max_restarts=-1)(ParamServer).remote(self.topology.make_learner)
-            ray.get(self.param_server.set_weights.remote(learner.get_weights(), learner.version))
-            shared = RemoteParams(self.param_server)
+            shared, self.shard_servers = remote_shards(ray, self.topology.make_learner, learner)
+            self.remote_params = shared
         for i in range(self.topology.num_actors):
             actor = host.options(scheduling_strategy="SPREAD").remote(
                 self.topology.make_actor, i, self.seed + 1000 * i, self.topology.unroll_spec, self.torch_threads, shared)
@@ -142,11 +142,13 @@ class RayBackend:
         pass
 
     def sync_learner(self, learner) -> None:
-        """Copy the parameter server's weights into the coordinator's learner (checkpoints, the end)."""
-        if getattr(self, "param_server", None) is None:
+        """Copy the parameter servers' weights into the coordinator's learner (checkpoints, the end)."""
+        if not getattr(self, "shard_servers", None):
             return
-        flat, version = self.ray.get(self.param_server.weights.remote())
-        learner.load_weights(flat, version)
+        from distrl.runtime.sharded_params import pull_into
+
+        applied, dropped = pull_into(self.remote_params, learner.model)
+        learner.set_progress(applied, dropped)
 
     def poll(self) -> int:
         n, self._restarts = self._restarts, 0
@@ -161,13 +163,12 @@ class RayBackend:
     def close(self) -> None:
         if not self.actors and not self.started_ray:
             return
-        for a in self.actors + [getattr(self, "param_server", None)]:
+        for a in self.actors + list(getattr(self, "shard_servers", [])):
             try:
-                if a is not None:
-                    self.ray.kill(a, no_restart=True)
+                self.ray.kill(a, no_restart=True)
             except Exception:
                 pass
-        self.param_server = None
+        self.shard_servers = []
         self.actors, self.inflight = [], {}
         if self.started_ray:
             self.ray.shutdown()

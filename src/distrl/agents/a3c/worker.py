@@ -22,7 +22,7 @@ from distrl.runtime.batching import allocate
 class A3CWorker:
     def __init__(self, env_id: str, cfg, spec, index: int, seed: int, params, model):
         self.cfg = cfg
-        self.params = params  # SharedParams (local, Hogwild) or RemoteParams (ray, parameter server)
+        self.params = params  # SharedShards (local, Hogwild) or RemoteShards (ray, parameter servers)
         self.local = model
         self.local_params = list(self.local.parameters())
         self.actor = UnrollActor(env_id, cfg.num_envs, cfg.t_max, seed, self.local)
@@ -39,7 +39,7 @@ class A3CWorker:
         env_s = infer_s = learn_s = 0.0
         lags = []
         for _ in range(cfg.segments_per_report):
-            version = self.params.pull(self.local)  # re-sync before each segment
+            versions = self.params.pull(self.local)  # re-sync before each segment
             info = self.actor.unroll(self.buffer)
             env_s, infer_s = env_s + info["env_s"], infer_s + info["infer_s"]
             returns.append(info["episode_returns"])
@@ -49,11 +49,11 @@ class A3CWorker:
             self.local.zero_grad(set_to_none=True)
             loss.backward()
             torch.nn.utils.clip_grad_norm_(self.local_params, cfg.max_grad_norm, foreach=True)
-            new_version = self.params.push(self.local, version)
-            lags.append(new_version - 1 - version)  # other workers' updates in between: gradient staleness
+            applied, dropped, staleness = self.params.push(self.local, versions)
+            lags.append(staleness)  # other workers' updates between this pull and push
             learn_s += time.perf_counter() - t0
         out["steps"][0] = cfg.segments_per_report * cfg.t_max * cfg.num_envs
-        self.version = new_version
+        self.version = int(np.sum(versions)) + applied
         return {"env_steps": cfg.segments_per_report * cfg.t_max * cfg.num_envs, "version": self.version,
                 "actor_index": self.index,
                 "episode_returns": np.concatenate(returns), "episode_lengths": np.concatenate(lengths),

@@ -1,0 +1,151 @@
+"""A sharded parameter server that applies gradients asynchronously and drops stale ones (GORILA).
+
+Nair et al. 2015 (arXiv:1507.04296), section 4: the parameters are split into shards, each shard
+applies the gradients sent to it on its own, and a gradient computed from parameters more than
+``max_staleness`` versions old is discarded. Each shard has its own version (one per applied
+gradient) and its own optimizer statistics; together the shards hold exactly the model's tensors.
+
+- :class:`SharedShards` (``local``): every shard in shared memory; workers apply gradients in place.
+- :class:`ShardServer` / :class:`RemoteShards` (``ray``): one Ray actor per shard.
+
+Workers call ``pull(model) -> versions`` and ``push(model, versions) -> (applied, dropped, staleness)``.
+The optimizer comes from the system as a factory (``make_optimizer(params)``), so this module knows no
+algorithm.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+
+def shard_indices(num_tensors: int, num_shards: int) -> list[list[int]]:
+    """Parameter tensors dealt round-robin into ``num_shards`` groups (none empty)."""
+    num_shards = max(1, min(num_shards, num_tensors))
+    return [list(range(s, num_tensors, num_shards)) for s in range(num_shards)]
+
+
+class SharedShards:
+    """With one shard and no staleness limit this is A3C's Hogwild: lock-free in-place updates."""
+
+    def __init__(self, model: torch.nn.Module, make_optimizer, num_shards: int, max_staleness: int | None):
+        self.model = model.share_memory()
+        params = list(model.parameters())
+        self.shards = shard_indices(len(params), num_shards)
+        self.optimizers = [make_optimizer([params[i] for i in shard]).share_memory() for shard in self.shards]
+        self.versions = torch.zeros(len(self.shards), dtype=torch.int64).share_memory_()
+        self.dropped = torch.zeros(len(self.shards), dtype=torch.int64).share_memory_()
+        self.max_staleness = max_staleness
+
+    def pull(self, local: torch.nn.Module) -> np.ndarray:
+        with torch.no_grad():
+            for lp, sp in zip(local.parameters(), self.model.parameters()):
+                lp.copy_(sp)
+        return self.versions.numpy().copy()
+
+    def push(self, local: torch.nn.Module, versions: np.ndarray) -> tuple[int, int, float]:
+        shared, mine = list(self.model.parameters()), list(local.parameters())
+        applied = dropped = 0
+        staleness = []
+        for s, shard in enumerate(self.shards):
+            lag = int(self.versions[s]) - int(versions[s])
+            staleness.append(lag)
+            if self.max_staleness is not None and lag > self.max_staleness:
+                self.dropped[s] += 1
+                dropped += 1
+                continue
+            for i in shard:
+                shared[i].grad = mine[i].grad
+            self.optimizers[s].step()
+            self.versions[s] += 1
+            applied += 1
+        return applied, dropped, float(np.mean(staleness))
+
+
+class ShardServer:
+    """One shard's state on Ray: its tensors, its optimizer, its version and drop count."""
+
+    def __init__(self, make_learner, shard: list[int], make_optimizer, max_staleness: int | None):
+        torch.set_num_threads(1)
+        params = list(make_learner().model.parameters())
+        self.params = [params[i] for i in shard]
+        self.optimizer = make_optimizer(self.params)
+        self.version = 0
+        self.dropped = 0
+        self.max_staleness = max_staleness
+
+    def apply(self, grads: list[np.ndarray], version: int) -> tuple[bool, int]:
+        lag = self.version - version
+        if self.max_staleness is not None and lag > self.max_staleness:
+            self.dropped += 1
+            return False, lag
+        for p, g in zip(self.params, grads):
+            p.grad = torch.from_numpy(g)
+        self.optimizer.step()
+        self.version += 1
+        return True, lag
+
+    def weights(self) -> tuple[list[np.ndarray], int, int]:
+        return [p.detach().numpy().copy() for p in self.params], self.version, self.dropped
+
+    def set_weights(self, values: list[np.ndarray]) -> None:
+        with torch.no_grad():
+            for p, v in zip(self.params, values):
+                p.copy_(torch.from_numpy(v))
+
+
+class RemoteShards:
+    def __init__(self, servers: list, shards: list[list[int]]):
+        self.servers, self.shards = servers, shards
+
+    def pull(self, local: torch.nn.Module) -> np.ndarray:
+        import ray
+
+        params = list(local.parameters())
+        versions = []
+        with torch.no_grad():
+            for (values, version, _), shard in zip(ray.get([s.weights.remote() for s in self.servers]), self.shards):
+                for i, v in zip(shard, values):
+                    params[i].copy_(torch.from_numpy(v))
+                versions.append(version)
+        return np.array(versions)
+
+    def push(self, local: torch.nn.Module, versions: np.ndarray) -> tuple[int, int, float]:
+        import ray
+
+        params = list(local.parameters())
+        refs = [server.apply.remote([params[i].grad.numpy() for i in shard], int(v))
+                for server, shard, v in zip(self.servers, self.shards, versions)]
+        results = ray.get(refs)
+        applied = sum(ok for ok, _ in results)
+        return applied, len(results) - applied, float(np.mean([lag for _, lag in results]))
+
+
+def remote_shards(ray, make_learner, learner) -> tuple[RemoteShards, list]:
+    """Start one :class:`ShardServer` actor per shard, seeded with ``learner``'s current weights."""
+    make_optimizer, num_shards, max_staleness = learner.param_spec()
+    params = list(learner.model.parameters())
+    shards = shard_indices(len(params), num_shards)
+    server_cls = ray.remote(num_cpus=0, max_restarts=-1)(ShardServer)
+    servers = [server_cls.remote(make_learner, shard, make_optimizer, max_staleness) for shard in shards]
+    ray.get([s.set_weights.remote([params[i].detach().numpy() for i in shard]) for s, shard in zip(servers, shards)])
+    return RemoteShards(servers, shards), servers
+
+
+def pull_into(remote: RemoteShards, model: torch.nn.Module) -> tuple[int, int]:
+    """Copy the shards' weights into ``model``; returns (total applied updates, total dropped)."""
+    import ray
+
+    params = list(model.parameters())
+    applied = dropped = 0
+    with torch.no_grad():
+        for (values, version, d), shard in zip(ray.get([s.weights.remote() for s in remote.servers]), remote.shards):
+            for i, v in zip(shard, values):
+                params[i].copy_(torch.from_numpy(v))
+            applied, dropped = applied + version, dropped + d
+    return applied, dropped
+
+
+def shared_params(learner) -> SharedShards:
+    """The learner's shards in shared memory (it builds them with its model), for worker processes."""
+    return learner.shards
