@@ -66,6 +66,17 @@ def test_a3c_pushes_gradients_to_a_parameter_server_on_ray(cluster, tmp_path):
     assert json.loads((ckpt / "state.json").read_text())["counters"]["learner"]["updates"] >= 8000 // (5 * 4)
 
 
+def test_gorila_shards_are_ray_actors(cluster, tmp_path):
+    s = distrl.train("gorila", env="CartPole-v1", runtime="ray", ray_address=cluster.address, total_steps=6000,
+                     num_actors=2, num_envs=4, unroll_length=8, min_replay=100, batch_size=32, num_shards=2,
+                     run_dir=str(tmp_path / "r"))
+    assert s["env_steps"] >= 6000 and s["actor_nodes"] == 2
+    import json
+
+    ckpt = sorted((tmp_path / "r" / "checkpoints").glob("step-*"))[-1]
+    assert json.loads((ckpt / "state.json").read_text())["counters"]["learner"]["updates"] > 0
+
+
 def _ray_processes() -> list[str]:
     pids = subprocess.run(["pgrep", "-f", "raylet|gcs_server|ray::|default_worker.py"], capture_output=True,
                           text=True).stdout.split()

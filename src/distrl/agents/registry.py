@@ -15,6 +15,7 @@ SYSTEMS = {
     "impala": "distrl.agents.impala",
     "apex-dqn": "distrl.agents.apex_dqn",
     "apex-ddpg": "distrl.agents.apex_ddpg",
+    "gorila": "distrl.agents.gorila",
 }
 
 

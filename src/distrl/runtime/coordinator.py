@@ -74,7 +74,7 @@ class Coordinator:
         writer = MetricsWriter(self.run_dir)
         progress = Progress(cfg.total_steps, f"{self.system} {cfg.env}", env_steps, enabled=self.progress_enabled)
         old_term = signal.signal(signal.SIGTERM, _raise_stop)
-        totals = dict(wait_s=0.0, learn_s=0.0, publish_s=0.0, env_s=0.0, infer_s=0.0)
+        totals = dict(wait_s=0.0, learn_s=0.0, publish_s=0.0, env_s=0.0, infer_s=0.0, worker_learn_s=0.0)
         interval = _new_interval()
         lags_all: list[float] = []
         t_start = time.perf_counter()
@@ -130,6 +130,7 @@ class Coordinator:
                     # gradient-sharing workers measure it themselves (updates by others since their pull)
                     interval["lag"].append(info["staleness"] if "staleness" in info else version - info["version"])
                     episodes.add(info["episode_returns"], info["episode_lengths"])
+                    totals["worker_learn_s"] += info.get("learn_s", 0.0)
                     for key in ("env_s", "infer_s"):
                         totals[key] += info.get(key, 0.0)
                         interval[key] += info.get(key, 0.0)
@@ -180,7 +181,14 @@ class Coordinator:
                          + actor_stats.get("transport_s", 0.0), 1e-9)
         block_frac = actor_stats.get("block_s", 0.0) / actor_time
         transport_frac = (actor_stats.get("transport_s", 0.0) + totals["publish_s"]) / (actor_time + learner_total)
-        verdict, numbers = bottleneck(wait_frac, block_frac, transport_frac)
+        if self.topology.shared_model:  # workers learn themselves: split their time instead
+            work = max(totals["env_s"] + totals["infer_s"] + totals["worker_learn_s"], 1e-9)
+            grad_frac = totals["worker_learn_s"] / work
+            verdict = "learner-bound" if grad_frac >= 0.5 else "actor-bound"
+            numbers = (f"workers spend {1 - grad_frac:.0%} of their busy time stepping envs and choosing actions "
+                       f"and {grad_frac:.0%} computing and applying gradients")
+        else:
+            verdict, numbers = bottleneck(wait_frac, block_frac, transport_frac)
         summary = {
             "system": self.system, "env": cfg.env, "runtime": cfg.runtime,
             "env_steps": env_steps, "wall_s": round(wall(), 3),

@@ -80,7 +80,7 @@ class ShardServer:
             self.dropped += 1
             return False, lag
         for p, g in zip(self.params, grads):
-            p.grad = torch.from_numpy(g)
+            p.grad = torch.from_numpy(np.array(g))  # arrays from the object store are read-only
         self.optimizer.step()
         self.version += 1
         return True, lag
@@ -106,7 +106,7 @@ class RemoteShards:
         with torch.no_grad():
             for (values, version, _), shard in zip(ray.get([s.weights.remote() for s in self.servers]), self.shards):
                 for i, v in zip(shard, values):
-                    params[i].copy_(torch.from_numpy(v))
+                    params[i].copy_(torch.from_numpy(np.array(v)))
                 versions.append(version)
         return np.array(versions)
 

@@ -14,7 +14,7 @@ from functools import partial
 
 from distrl.agents.a2c.builder import make_model as _make_ac
 from distrl.agents.a3c.config import A3CConfig
-from distrl.agents.a3c.learner import A3CLearner
+from distrl.agents.common.param_server_learner import ParamServerLearner
 from distrl.agents.a3c.worker import A3CWorker
 from distrl.agents.common.unroll_actor import unroll_spec
 from distrl.core.types import ArraySpec, Topology
@@ -32,7 +32,8 @@ def _worker(env_id, env, cfg, index, seed, params):
 
 
 def _learner(env, cfg):
-    return A3CLearner(cfg, make_model(env, cfg))
+    # one shard, no staleness limit: every gradient lands (Hogwild on local)
+    return ParamServerLearner(make_model(env, cfg), cfg.lr, cfg.rmsprop_alpha, cfg.rmsprop_eps)
 
 
 def build(cfg: A3CConfig, env_id: str, env: EnvSpec, total_steps: int) -> Topology:

@@ -1,8 +1,9 @@
-"""The A3C "learner" is only the keeper of the shared model: workers do all the learning.
+"""The learner of gradient-sharing systems (A3C, GORILA) only keeps the parameters: workers learn.
 
-It owns the model and the shared RMSProp, in shared memory (one shard, no staleness limit:
-Hogwild), for the workers, checkpoints and evaluation; on Ray the runtime copies the parameter
-servers' weights back into it before each checkpoint.
+It owns the model and the optimizer statistics as a sharded parameter server in shared memory (A3C:
+one shard, no staleness limit, i.e. Hogwild; GORILA: S shards dropping gradients more than K
+versions old), for the workers, checkpoints and evaluation. On Ray the runtime starts one actor per
+shard instead and copies their weights back into this model before each checkpoint.
 """
 
 from __future__ import annotations
@@ -12,23 +13,20 @@ from functools import partial
 import numpy as np
 import torch
 
-from distrl.agents.a3c.optim import SharedRMSprop
+from distrl.agents.common.shared_rmsprop import SharedRMSprop
 from distrl.runtime.sharded_params import SharedShards
 
 
-class A3CLearner:
-    num_shards = 1
-    max_staleness = None  # A3C applies every gradient, however late
-
-    def __init__(self, cfg, model):
-        self.cfg = cfg
+class ParamServerLearner:
+    def __init__(self, model, lr: float, alpha: float, eps: float, num_shards: int = 1, max_staleness: int | None = None):
         self.model = model
-        self.shards = SharedShards(model, self.param_spec()[0], self.num_shards, self.max_staleness)
+        self.make_optimizer = partial(SharedRMSprop, lr=lr, alpha=alpha, eps=eps)
+        self.num_shards, self.max_staleness = num_shards, max_staleness
+        self.shards = SharedShards(model, self.make_optimizer, num_shards, max_staleness)
         self._remote_progress: tuple[int, int] | None = None
 
     def param_spec(self):
-        make_opt = partial(SharedRMSprop, lr=self.cfg.lr, alpha=self.cfg.rmsprop_alpha, eps=self.cfg.rmsprop_eps)
-        return make_opt, self.num_shards, self.max_staleness
+        return self.make_optimizer, self.num_shards, self.max_staleness
 
     @property
     def version(self) -> int:

@@ -1,0 +1,31 @@
+"""GORILA settings (Nair et al. 2015, arXiv:1507.04296), bundled mode."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from distrl.config import setting
+
+
+@dataclass(frozen=True)
+class GorilaConfig:
+    num_actors: int = setting(os.cpu_count() or 2, "Bundles (actor + local replay + learner), one process each.", low=1)
+    num_envs: int = setting(8, "Envs each bundle's actor steps together.", low=1)
+    unroll_length: int = setting(8, "Vector steps an actor takes between its learner's gradient rounds.", low=1)
+    updates_per_unroll: int = setting(4, "Gradients a bundle's learner computes after each unroll.", low=1)
+    replay: str = setting("local", "Replay placement: local (one per bundle, the paper's bundled mode).", choices=("local",))
+    replay_capacity: int = setting(50_000, "Transitions each local replay holds (oldest evicted first).", low=1)
+    min_replay: int = setting(1_000, "Transitions in a local replay before its learner starts.", low=1)
+    batch_size: int = setting(64, "Transitions per gradient.", low=1)
+    gamma: float = setting(0.99, "Discount factor.", low=0.0, high=1.0)
+    epsilon: float = setting(0.4, "Base of the per-env exploration ladder eps^(1 + alpha i / (N - 1)).", low=0.0, high=1.0)
+    epsilon_alpha: float = setting(7.0, "Spread alpha of the exploration ladder.", low=0.0)
+    lr: float = setting(5e-4, "Learning rate of the parameter server's shared RMSProp.", low=0.0, low_open=True)
+    rmsprop_alpha: float = setting(0.99, "RMSProp decay.", low=0.0, high=1.0)
+    rmsprop_eps: float = setting(1e-5, "RMSProp epsilon.", low=0.0, low_open=True)
+    num_shards: int = setting(2, "Parameter-server shards S (each applies its part of a gradient on its own).", low=1)
+    max_staleness: int = setting(20, "Drop a gradient computed from parameters more than K shard versions old.", low=0)
+    target_update_period: int = setting(200, "Global updates between a learner's target-network refreshes (C).", low=1)
+    max_grad_norm: float = setting(10.0, "Gradient-norm clip of each gradient.", low=0.0, low_open=True)
+    hidden: tuple = setting((128, 128), "Hidden layer sizes of the Q network.")
