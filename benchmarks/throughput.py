@@ -88,12 +88,26 @@ def end_to_end(env_id: str, settings: dict, n: int, runtime: str, seconds: float
     return sps, s
 
 
+def gradient_system(system: str, n: int, runtime: str, seconds: float) -> dict:
+    """A3C / GORILA: env steps/s and parameter-server updates/s, steady state, from metrics.csv."""
+    with tempfile.TemporaryDirectory() as d:
+        s = distrl.train(system, env="CartPole-v1", runtime=runtime, num_actors=n, total_steps=10**9,
+                         max_wall_s=seconds, log_interval_s=0.5, run_dir=str(Path(d) / "r"))
+        with open(Path(d) / "r" / "metrics.csv") as f:
+            rows = [(int(r["env_steps"]), float(r["wall_s"]), float(r["updates_total"] or 0)) for r in csv.DictReader(f)]
+    rows = rows[len(rows) // 4:]
+    dt = max(rows[-1][1] - rows[0][1], 1e-9)
+    return {"sps": (rows[-1][0] - rows[0][0]) / dt, "updates_per_s": (rows[-1][2] - rows[0][2]) / dt, "summary": s}
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--envs", nargs="+", default=list(PRESETS))
+    p.add_argument("--envs", nargs="*", default=list(PRESETS), help="envs for the IMPALA table (none: skip it)")
     p.add_argument("--actors", nargs="+", type=int, default=list(range(1, (os.cpu_count() or 2) + 1)))
     p.add_argument("--runtimes", nargs="+", default=["inline", "local", "ray"])
     p.add_argument("--seconds", type=float, default=8.0)
+    p.add_argument("--gradient-systems", nargs="*", default=["a3c", "gorila"],
+                   help="gradient-sharing systems to measure on CartPole (updates/s and env steps/s)")
     args = p.parse_args()
     lines = ["| env | runtime | actors | (a) actors alone sps | (b) learner alone samples/s | ceiling 1/(1/a+1/b) | (c) end-to-end sps | c / ceiling | learner wait | policy lag | bottleneck |",
              "|---|---|---|---|---|---|---|---|---|---|---|"]
@@ -111,7 +125,18 @@ def main() -> None:
                         f"{s['learner_wait_frac']} | {s['policy_lag_mean']} | {s['bottleneck']} |")
                 lines.append(line)
                 print(line, flush=True)
+    grad_lines = ["| system | runtime | workers | env steps/s | parameter-server updates/s | staleness (updates) | bottleneck |",
+                  "|---|---|---|---|---|---|---|"]
+    for system in args.gradient_systems:
+        for n in args.actors:
+            for runtime in [r for r in args.runtimes if r != "inline"]:
+                r = gradient_system(system, n, runtime, args.seconds)
+                line = (f"| {system} | {runtime} | {n} | {r['sps']:,.0f} | {r['updates_per_s']:,.0f} | "
+                        f"{r['summary']['policy_lag_mean']} | {r['summary']['bottleneck']} |")
+                grad_lines.append(line)
+                print(line, flush=True)
     print("\n" + "\n".join(lines))
+    print("\n" + "\n".join(grad_lines))
 
 
 if __name__ == "__main__":

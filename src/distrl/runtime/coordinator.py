@@ -141,6 +141,8 @@ class Coordinator:
                     interval["metrics"].setdefault(k, []).append(v)
                 now = time.perf_counter()
                 if now - last_log >= cfg.log_interval_s:
+                    if hasattr(backend, "sync_learner"):  # remote parameter servers: refresh the counts
+                        backend.sync_learner(learner)
                     row = self._row(env_steps, wall(), now - last_log, interval, episodes, updates, restarts)
                     lags_all.extend(interval["lag"])
                     writer.write(row)
