@@ -141,7 +141,7 @@ def pull_into(remote: RemoteShards, model: torch.nn.Module) -> tuple[int, int]:
     with torch.no_grad():
         for (values, version, d), shard in zip(ray.get([s.weights.remote() for s in remote.servers]), remote.shards):
             for i, v in zip(shard, values):
-                params[i].copy_(torch.from_numpy(v))
+                params[i].copy_(torch.from_numpy(np.array(v)))
             applied, dropped = applied + version, dropped + d
     return applied, dropped
 
