@@ -3,9 +3,10 @@
 from distrl.replay.adders import NStepAdder
 from distrl.replay.buffer import Replay, SampledBatch
 from distrl.replay.rate_limiter import RateLimiter
+from distrl.replay.sequence_adder import SequenceAdder
 from distrl.replay.samplers import FifoSampler, PrioritizedSampler, UniformSampler
 from distrl.replay.storage import RingStorage
 from distrl.replay.sum_tree import SumTree
 
 __all__ = ["FifoSampler", "NStepAdder", "PrioritizedSampler", "RateLimiter", "Replay", "RingStorage", "SampledBatch",
-           "SumTree", "UniformSampler"]
+           "SequenceAdder", "SumTree", "UniformSampler"]
