@@ -26,9 +26,9 @@ def test_gorila_drops_gradients_when_staleness_limit_is_zero(tmp_path):
 
 
 def test_gorila_learns_cartpole(tmp_path):
-    """Bar in bounded time (~10 s): after 150k steps the mean training return of the last 100 episodes
-    is clearly above random play (~22). Seen here over ten runs: 54-202, median ~140; bundles race
-    for the shards, so progress per step varies from run to run. (The greedy policy of a DQN this
-    early still swings from one checkpoint to the next, so the bar is on training episodes.)"""
-    s = distrl.train("gorila", env="CartPole-v1", runtime="local", total_steps=150_000, run_dir=str(tmp_path / "r"), seed=0)
-    assert s["episode_return_mean"] >= 40, s
+    """Bar in bounded time (~15 s): after 150k steps the mean training return of the last 100 episodes
+    is well above random play (~22). Run on ``inline``, which is deterministic: on ``local`` the two
+    bundles race for the shards and ten runs here gave 54-202 (and one 20 inside the full suite), a
+    spread a timed test cannot absorb; the local runtime is covered by the smoke and staleness tests."""
+    s = distrl.train("gorila", env="CartPole-v1", runtime="inline", total_steps=150_000, run_dir=str(tmp_path / "r"), seed=0)
+    assert s["episode_return_mean"] >= 60, s  # 120.9 here

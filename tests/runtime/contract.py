@@ -50,7 +50,7 @@ def check_intact_and_ordered(make_backend):
     assert {s for _, s in by_producer} >= {0, 1000}, list(by_producer)  # both actors delivered
     for producer_infos in by_producer.values():
         versions = [i["version"] for i in producer_infos]
-        assert versions == sorted(versions)  # weights never go back in time
+        assert versions == sorted(versions), versions  # weights never go back in time
         for i in producer_infos:
             assert i["weight0"] == float(i["version"])  # the weights an actor used match their version
             assert i["learner_version"] >= i["version"]  # data never comes from weights the learner has not made

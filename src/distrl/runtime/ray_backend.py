@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import sys
 import warnings
+from collections import deque
 
 import numpy as np
 
@@ -64,7 +65,7 @@ class RayBackend:
         self.address = address or os.environ.get("RAY_ADDRESS")
         self.started_ray = False
         self.actors: list = []
-        self.inflight: dict = {}
+        self.inflight: dict[int, deque] = {}  # per actor, oldest request first
         self.ready: list = []
         self.node_ids: set[str] = set()
         self._restarts = 0
@@ -104,14 +105,14 @@ class RayBackend:
                 self._submit(i)
 
     def _submit(self, i: int) -> None:
+        queue = self.inflight.setdefault(i, deque())
         if self.topology.shared_model:  # workers pull from the parameter server themselves
-            self.inflight[self.actors[i].unroll.remote(None, 0)] = i
+            queue.append(self.actors[i].unroll.remote(None, 0))
             return
         if self._weights_version != self._version:  # put weights once per version, only when asked for
             self._weights_ref = self.ray.put(self._weights_fn())
             self._weights_version = self._version
-        ref = self.actors[i].unroll.remote(self._weights_ref, self._weights_version)
-        self.inflight[ref] = i
+        queue.append(self.actors[i].unroll.remote(self._weights_ref, self._weights_version))
 
     def publish(self, weights_fn, version: int) -> None:
         self._weights_fn, self._version = weights_fn, version
@@ -121,10 +122,14 @@ class RayBackend:
 
         want = self.topology.batch_unrolls
         while len(self.ready) < want:
-            done, _ = self.ray.wait(list(self.inflight), num_returns=1, timeout=0.05)
+            # Wait only on each actor's oldest request: an actor runs its requests in order, but a
+            # later result can reach this node first, and per-actor order is part of the contract.
+            heads = {q[0]: i for i, q in self.inflight.items() if q}
+            done, _ = self.ray.wait(list(heads), num_returns=1, timeout=0.05)
             if not done:
                 return None
-            i = self.inflight.pop(done[0])
+            i = heads[done[0]]
+            self.inflight[i].popleft()
             try:
                 arrays, info = self.ray.get(done[0])
             except RayActorError as e:
