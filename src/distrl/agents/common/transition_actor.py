@@ -45,7 +45,8 @@ class TransitionActor:
         self.env = make_vec_env(env_id, cfg.num_envs, seed)
         self.model = model
         self.version = -1
-        self.steps_since_sync = cfg.actor_sync_steps
+        self.sync_steps = getattr(cfg, "actor_sync_steps", 1)
+        self.steps_since_sync = self.sync_steps
         self.rng = np.random.default_rng(seed)
         torch.manual_seed(seed)
         self.exploration = exploration
@@ -56,7 +57,7 @@ class TransitionActor:
         self.tracker = EpisodeTracker(cfg.num_envs)
 
     def set_weights(self, flat: np.ndarray, version: int) -> None:
-        if self.steps_since_sync < self.cfg.actor_sync_steps and self.version >= 0:
+        if self.steps_since_sync < self.sync_steps and self.version >= 0:
             return  # pull every ~actor_sync_steps steps, not on every chunk
         with torch.no_grad():
             torch.nn.utils.vector_to_parameters(torch.tensor(flat), self.model.parameters())

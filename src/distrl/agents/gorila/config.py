@@ -19,6 +19,8 @@ class GorilaConfig:
     min_replay: int = setting(1_000, "Transitions in a local replay before its learner starts.", low=1)
     batch_size: int = setting(64, "Transitions per gradient.", low=1)
     gamma: float = setting(0.99, "Discount factor.", low=0.0, high=1.0)
+    n_step: int = setting(1, "n of the bootstrapped target (GORILA: 1-step DQN).", low=1)
+    reward_clip: float | None = setting(None, "Clip rewards to [-x, x] in the actor; none keeps them.", low=0.0, low_open=True)
     epsilon: float = setting(0.4, "Base of the per-env exploration ladder eps^(1 + alpha i / (N - 1)).", low=0.0, high=1.0)
     epsilon_alpha: float = setting(7.0, "Spread alpha of the exploration ladder.", low=0.0)
     lr: float = setting(5e-4, "Learning rate of the parameter server's shared RMSProp.", low=0.0, low_open=True)

@@ -1,9 +1,9 @@
 """A GORILA bundle: an actor, its local replay and a learner, in one process (paper, section 4).
 
-The actor acts epsilon-greedily with the learner's latest copy of the parameters and writes
-transitions into the bundle's replay; the learner samples from it, computes a DQN gradient against
-its target network, and sends it to the sharded parameter server, which applies it or drops it as
-too stale. The target network is refreshed from the server every C global updates.
+The actor (the Ape-X transition actor with epsilon-greedy exploration, sharing the learner's
+network) writes transitions into the bundle's replay; the learner samples from it, computes a DQN
+gradient against its target network, and sends it to the sharded parameter server, which applies
+it or drops it as too stale. The target network is refreshed from the server every C global updates.
 """
 
 from __future__ import annotations
@@ -16,10 +16,19 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from distrl.agents.apex_dqn.actor import EpsilonGreedy
+from distrl.agents.common.replay_learner import ITEM_FIELDS
+from distrl.agents.common.transition_actor import TransitionActor, chunk_spec
 from distrl.core.types import ArraySpec
-from distrl.envs import EnvSpec, EpisodeTracker, make_vec_env
-from distrl.ops import epsilon_ladder, td_error
-from distrl.replay import NStepAdder, Replay
+from distrl.envs import EnvSpec
+from distrl.ops import td_error
+from distrl.replay import Replay
+from distrl.runtime.batching import allocate
+
+
+class _NoPriorities(EpsilonGreedy):
+    def td_errors(self, model, out, count: int) -> np.ndarray:
+        return np.zeros(count, np.float32)  # a uniform local replay needs none
 
 
 class GorilaBundle:
@@ -28,20 +37,11 @@ class GorilaBundle:
         self.params = params  # SharedShards (local) or RemoteShards (ray)
         self.model = model
         self.target = copy.deepcopy(model)
-        self.env = make_vec_env(env_id, cfg.num_envs, seed)
-        self.rng = np.random.default_rng(seed)
-        torch.manual_seed(seed)
-        ladder = epsilon_ladder(cfg.num_actors * cfg.num_envs, cfg.epsilon, cfg.epsilon_alpha)
-        self.epsilons = ladder[index * cfg.num_envs:(index + 1) * cfg.num_envs]
-        self.num_actions = env.action_space.n
-        self.adder = NStepAdder(cfg.num_envs, 1, cfg.gamma, env.obs_shape, env.obs_dtype)
-        spec = {"obs": ArraySpec(env.obs_shape, env.obs_dtype.name), "action": ArraySpec((), "int64"),
-                "reward": ArraySpec((), "float32"), "discount": ArraySpec((), "float32"),
-                "next_obs": ArraySpec(env.obs_shape, env.obs_dtype.name)}
-        self.replay = Replay.uniform(spec, cfg.replay_capacity, seed=seed)
-        self.obs, _ = self.env.reset(seed=seed)
-        self.prev_done = np.zeros(cfg.num_envs, dtype=bool)
-        self.tracker = EpisodeTracker(cfg.num_envs)
+        self.actor = TransitionActor(env_id, env, cfg, index, seed, model, _NoPriorities(cfg, index, env.action_space.n))
+        spec = chunk_spec(env, cfg.num_envs, cfg.unroll_length, cfg.n_step)
+        self.chunk = allocate(spec)
+        self.replay = Replay.uniform({k: ArraySpec(spec[k].shape[1:], spec[k].dtype) for k in ITEM_FIELDS},
+                                     cfg.replay_capacity, seed=seed)
         self.versions = self.params.pull(self.model)
         self.target.load_state_dict(self.model.state_dict())
         self.last_target_sync = int(np.sum(self.versions))
@@ -52,28 +52,10 @@ class GorilaBundle:
 
     def unroll(self, out: dict[str, np.ndarray]) -> dict[str, Any]:
         cfg = self.cfg
-        returns, lengths = [], []
-        env_s = infer_s = learn_s = 0.0
-        with torch.inference_mode():
-            for _ in range(cfg.unroll_length):
-                t0 = time.perf_counter()
-                greedy = self.model(torch.from_numpy(self.obs)).argmax(-1).numpy()
-                explore = self.rng.random(cfg.num_envs) < self.epsilons
-                action = np.where(explore, self.rng.integers(0, self.num_actions, cfg.num_envs), greedy)
-                t1 = time.perf_counter()
-                next_obs, reward, terminated, truncated, _ = self.env.step(action)
-                t2 = time.perf_counter()
-                valid = ~self.prev_done
-                done = (terminated | truncated) & valid
-                r, n = self.tracker.step(reward, done, valid)
-                if r.size:
-                    returns.append(r)
-                    lengths.append(n)
-                tr = self.adder.step(self.obs, action, reward, next_obs, terminated, truncated, valid)
-                if len(tr["reward"]):
-                    self.replay.add(tr)
-                self.prev_done, self.obs = done, next_obs
-                infer_s, env_s = infer_s + t1 - t0, env_s + t2 - t1
+        info = self.actor.unroll(self.chunk)  # acts with self.model, the learner's latest pull
+        valid = self.chunk["valid"]
+        if valid.any():
+            self.replay.add({k: self.chunk[k][valid] for k in ITEM_FIELDS})
         applied = dropped = 0
         staleness = []
         t0 = time.perf_counter()
@@ -82,14 +64,11 @@ class GorilaBundle:
                 a, d, s = self._gradient()
                 applied, dropped = applied + a, dropped + d
                 staleness.append(s)
-        learn_s = time.perf_counter() - t0
-        out["steps"][0] = cfg.unroll_length * cfg.num_envs
-        return {"env_steps": cfg.unroll_length * cfg.num_envs, "version": int(np.sum(self.versions)),
-                "actor_index": self.index, "staleness": float(np.mean(staleness)) if staleness else 0.0,
-                "shards_applied": applied, "shards_dropped": dropped, "learn_s": learn_s,
-                "episode_returns": np.concatenate(returns) if returns else np.zeros(0),
-                "episode_lengths": np.concatenate(lengths) if lengths else np.zeros(0, dtype=np.int64),
-                "env_s": env_s, "infer_s": infer_s}
+        out["steps"][0] = info["env_steps"]
+        info.pop("transitions", None)
+        return {**info, "version": int(np.sum(self.versions)), "actor_index": self.index,
+                "staleness": float(np.mean(staleness)) if staleness else 0.0, "shards_applied": applied,
+                "shards_dropped": dropped, "learn_s": time.perf_counter() - t0}
 
     def _gradient(self) -> tuple[int, int, float]:
         """One DQN gradient (Mnih et al. 2015 target, as GORILA) sent to the parameter server."""
@@ -109,4 +88,4 @@ class GorilaBundle:
         return self.params.push(self.model, self.versions)
 
     def close(self) -> None:
-        self.env.close()
+        self.actor.close()
