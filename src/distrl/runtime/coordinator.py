@@ -158,6 +158,8 @@ class Coordinator:
             error = e
         finally:
             signal.signal(signal.SIGTERM, old_term)
+            progress.update(env_steps, (env_steps - counters["env_steps"]) / max(time.perf_counter() - t_start, 1e-9),
+                            episodes.mean_return)
             progress.close()
             actor_stats = backend.actor_stats() if hasattr(backend, "actor_stats") else {}
             if error is None and hasattr(backend, "sync_learner"):

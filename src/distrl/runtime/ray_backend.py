@@ -69,6 +69,7 @@ class RayBackend:
         self.ready: list = []
         self.node_ids: set[str] = set()
         self._restarts = 0
+        self._failed: set[int] = set()
         self._weights_ref = None
         self._weights_version = None
         self._weights_fn = None
@@ -133,10 +134,13 @@ class RayBackend:
             try:
                 arrays, info = self.ray.get(done[0])
             except RayActorError as e:
-                self._restarts += 1
-                print(f"distrl: ray actor {i} died ({type(e).__name__}); Ray restarts it", file=sys.stderr, flush=True)
+                if i not in self._failed:  # its other in-flight requests fail too: count the death once
+                    self._failed.add(i)
+                    self._restarts += 1
+                    print(f"distrl: ray actor {i} died ({type(e).__name__}); Ray restarts it", file=sys.stderr, flush=True)
                 self._submit(i)
                 continue
+            self._failed.discard(i)
             self.node_ids.add(info.pop("node_id", "?"))
             self.ready.append((arrays, info))
             self._submit(i)
