@@ -6,7 +6,7 @@ same actor and learner run in one process, in many processes over shared memory,
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable, Protocol
 
 import numpy as np
@@ -76,4 +76,3 @@ class Topology:
     shared_model: bool = False  # actors update the learner's model in shared memory themselves (A3C, Hogwild)
     runtimes: tuple[str, ...] = ("inline", "local", "ray")
     slots_per_actor: int = 2  # shared-memory unroll slots per actor (local runtime)
-    notes: dict[str, Any] = field(default_factory=dict)

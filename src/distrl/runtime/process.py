@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import ctypes
-import os
 import signal
 import sys
 
@@ -51,9 +50,6 @@ class interrupts_blocked:
     def __exit__(self, *exc):
         signal.pthread_sigmask(signal.SIG_SETMASK, self._old)
 
-
-def parent_alive(ppid: int) -> bool:
-    return os.getppid() == ppid
 
 
 class main_module_hidden:

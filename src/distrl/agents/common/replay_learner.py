@@ -13,18 +13,16 @@ import numpy as np
 import torch
 
 from distrl.agents.common.optim import scheduled_lr
+from distrl.agents.common.transition_actor import chunk_items, item_spec
 from distrl.core.types import ArraySpec
 from distrl.replay import RateLimiter, Replay, SampledBatch
-
-ITEM_FIELDS = ("obs", "action", "reward", "discount", "next_obs")
 
 
 class ReplayLearner:
     def __init__(self, cfg, spec: dict[str, ArraySpec], total_steps: int, optimizers: list[torch.optim.Optimizer]):
         self.cfg = cfg
-        item_spec = {k: ArraySpec(spec[k].shape[1:], spec[k].dtype) for k in ITEM_FIELDS}
         # hard capacity above the soft one, so actors can overfill it between trims (Ape-X section 3)
-        self.replay = Replay.prioritized(item_spec, int(cfg.replay_size * 1.25) + 1, alpha=cfg.priority_alpha,
+        self.replay = Replay.prioritized(item_spec(spec), int(cfg.replay_size * 1.25) + 1, alpha=cfg.priority_alpha,
                                          soft_capacity=cfg.replay_size)
         self.limiter = RateLimiter(cfg.samples_per_insert, cfg.min_replay, error_buffer=cfg.batch_size)
         self.optimizers = optimizers
@@ -42,7 +40,7 @@ class ReplayLearner:
         valid = chunk["valid"]
         n = int(valid.sum())
         if n:
-            self.replay.add({k: chunk[k][valid] for k in ITEM_FIELDS}, priorities=chunk["priority"][valid])
+            self.replay.add(chunk_items(chunk), priorities=chunk["priority"][valid])
             self.limiter.record_insert(n)
             self._inserted_since += n
         progress = self.limiter.inserts / self.total_steps

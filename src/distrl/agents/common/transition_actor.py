@@ -39,6 +39,20 @@ def chunk_spec(env: EnvSpec, num_envs: int, length: int, n: int) -> dict[str, Ar
     }
 
 
+ITEM_FIELDS = ("obs", "action", "reward", "discount", "next_obs")
+
+
+def item_spec(spec: dict[str, ArraySpec]) -> dict[str, ArraySpec]:
+    """The spec of one replay item (one transition) from the spec of a chunk of them."""
+    return {k: ArraySpec(spec[k].shape[1:], spec[k].dtype) for k in ITEM_FIELDS}
+
+
+def chunk_items(chunk: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """The real transitions of a chunk (its ``valid`` rows), ready for ``Replay.add``."""
+    valid = chunk["valid"]
+    return {k: chunk[k][valid] for k in ITEM_FIELDS}
+
+
 class TransitionActor:
     def __init__(self, env_id: str, env: EnvSpec, cfg, index: int, seed: int, model, exploration: Exploration):
         self.cfg = cfg

@@ -17,9 +17,7 @@ import torch
 import torch.nn.functional as F
 
 from distrl.agents.apex_dqn.actor import EpsilonGreedy
-from distrl.agents.common.replay_learner import ITEM_FIELDS
-from distrl.agents.common.transition_actor import TransitionActor, chunk_spec
-from distrl.core.types import ArraySpec
+from distrl.agents.common.transition_actor import TransitionActor, chunk_items, chunk_spec, item_spec
 from distrl.envs import EnvSpec
 from distrl.ops import td_error
 from distrl.replay import Replay
@@ -40,8 +38,7 @@ class GorilaBundle:
         self.actor = TransitionActor(env_id, env, cfg, index, seed, model, _NoPriorities(cfg, index, env.action_space.n))
         spec = chunk_spec(env, cfg.num_envs, cfg.unroll_length, cfg.n_step)
         self.chunk = allocate(spec)
-        self.replay = Replay.uniform({k: ArraySpec(spec[k].shape[1:], spec[k].dtype) for k in ITEM_FIELDS},
-                                     cfg.replay_capacity, seed=seed)
+        self.replay = Replay.uniform(item_spec(spec), cfg.replay_capacity, seed=seed)
         self.versions = self.params.pull(self.model)
         self.target.load_state_dict(self.model.state_dict())
         self.last_target_sync = int(np.sum(self.versions))
@@ -53,9 +50,8 @@ class GorilaBundle:
     def unroll(self, out: dict[str, np.ndarray]) -> dict[str, Any]:
         cfg = self.cfg
         info = self.actor.unroll(self.chunk)  # acts with self.model, the learner's latest pull
-        valid = self.chunk["valid"]
-        if valid.any():
-            self.replay.add({k: self.chunk[k][valid] for k in ITEM_FIELDS})
+        if self.chunk["valid"].any():
+            self.replay.add(chunk_items(self.chunk))
         applied = dropped = 0
         staleness = []
         t0 = time.perf_counter()
