@@ -22,7 +22,10 @@ def test_apex_ddpg_rejects_discrete_actions(tmp_path):
 
 
 def test_apex_ddpg_learns_pendulum(tmp_path):
-    """Honest bar in bounded time (~10 s): 30k steps lift greedy play from about -1200 (random) above -800."""
-    distrl.train("apex-ddpg", env="Pendulum-v1", runtime="local", total_steps=30_000, run_dir=str(tmp_path / "r"), seed=0)
+    """Honest bar in bounded time (~14 s): 30k steps lift greedy play from about -1200 (random) above -400.
+
+    On the deterministic ``inline`` runtime (-133 here): on ``local`` the same budget gave -146 to -820
+    over five runs (the actors' timing changes what the learner sees), too wide for a fixed bar."""
+    distrl.train("apex-ddpg", env="Pendulum-v1", runtime="inline", total_steps=30_000, run_dir=str(tmp_path / "r"), seed=0)
     ev = distrl.evaluate(tmp_path / "r", episodes=10)
-    assert ev["mean_return"] >= -800, ev
+    assert ev["mean_return"] >= -400, ev

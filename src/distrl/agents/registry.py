@@ -16,6 +16,7 @@ SYSTEMS = {
     "apex-dqn": "distrl.agents.apex_dqn",
     "apex-ddpg": "distrl.agents.apex_ddpg",
     "gorila": "distrl.agents.gorila",
+    "seed": "distrl.agents.seed",
 }
 
 

@@ -56,6 +56,25 @@ class Learner(Protocol):
 
 
 @dataclass(frozen=True)
+class InferenceSpec:
+    """A central inference server (SEED RL): actors only step envs, the server runs ``make_policy()``.
+
+    ``obs`` is one env's observation spec; each actor steps ``num_envs`` envs and sends them as one
+    request. A forward pass takes up to ``max_batch`` requests, waiting at most ``max_wait_s`` after
+    the first. ``bind`` is where a streaming transport listens (``host:port``; port 0 picks one).
+    """
+
+    make_policy: Callable[[], Any]
+    obs: ArraySpec
+    num_envs: int
+    unroll_length: int
+    max_batch: int
+    max_wait_s: float
+    env_id: str = ""
+    bind: str = "127.0.0.1:0"
+
+
+@dataclass(frozen=True)
 class Topology:
     """What a system declares; a runtime places it.
 
@@ -76,3 +95,4 @@ class Topology:
     shared_model: bool = False  # actors update the learner's model in shared memory themselves (A3C, Hogwild)
     runtimes: tuple[str, ...] = ("inline", "local", "ray")
     slots_per_actor: int = 2  # shared-memory unroll slots per actor (local runtime)
+    inference: InferenceSpec | None = None  # actors only step envs; a central server acts (SEED RL)

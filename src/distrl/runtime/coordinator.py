@@ -24,6 +24,8 @@ from distrl.runtime.progress import Progress
 
 
 def make_backend(runtime: str, topology: Topology, run_cfg):
+    if topology.inference is not None:  # actors only step envs; a central server acts (SEED RL)
+        return _make_inference_backend(runtime, topology, run_cfg)
     if runtime == "inline":
         from distrl.runtime.inline import InlineBackend
 
@@ -36,6 +38,22 @@ def make_backend(runtime: str, topology: Topology, run_cfg):
         from distrl.runtime.ray_backend import RayBackend
 
         return RayBackend(topology, run_cfg.seed, run_cfg.torch_threads, run_cfg.ray_address)
+    raise ValueError(f"unknown runtime {runtime!r}")
+
+
+def _make_inference_backend(runtime: str, topology: Topology, run_cfg):
+    if runtime == "inline":
+        from distrl.runtime.inference_inline import InlineInferenceBackend
+
+        return InlineInferenceBackend(topology, run_cfg.seed)
+    if runtime == "local":
+        from distrl.runtime.inference_local import LocalInferenceBackend
+
+        return LocalInferenceBackend(topology, run_cfg.seed, run_cfg.torch_threads)
+    if runtime == "ray":
+        from distrl.runtime.inference_ray import RayInferenceBackend
+
+        return RayInferenceBackend(topology, run_cfg.seed, run_cfg.torch_threads, run_cfg.ray_address)
     raise ValueError(f"unknown runtime {runtime!r}")
 
 
@@ -144,6 +162,8 @@ class Coordinator:
                     if hasattr(backend, "sync_learner"):  # remote parameter servers: refresh the counts
                         backend.sync_learner(learner)
                     row = self._row(env_steps, wall(), now - last_log, interval, episodes, updates, restarts)
+                    if hasattr(backend, "metrics"):  # e.g. inference batch size and latency (SEED)
+                        row.update(backend.metrics())
                     lags_all.extend(interval["lag"])
                     writer.write(row)
                     progress.update(env_steps, row["sps"], episodes.mean_return)
@@ -162,6 +182,7 @@ class Coordinator:
                             episodes.mean_return)
             progress.close()
             actor_stats = backend.actor_stats() if hasattr(backend, "actor_stats") else {}
+            run_metrics = backend.metrics(whole_run=True) if hasattr(backend, "metrics") else {}
             if error is None and hasattr(backend, "sync_learner"):
                 try:
                     backend.sync_learner(learner)
@@ -181,6 +202,7 @@ class Coordinator:
         learner_total = totals["wait_s"] + totals["learn_s"] + totals["publish_s"]
         wait_frac = totals["wait_s"] / learner_total if learner_total > 0 else float("nan")
         nodes = actor_stats.pop("nodes", None)
+        dropped = actor_stats.pop("unrolls_dropped", None)
         actor_time = max(totals["env_s"] + totals["infer_s"] + actor_stats.get("block_s", 0.0)
                          + actor_stats.get("transport_s", 0.0), 1e-9)
         block_frac = actor_stats.get("block_s", 0.0) / actor_time
@@ -204,6 +226,9 @@ class Coordinator:
             "time_split_s": {k: round(v, 3) for k, v in {**totals, **{f"actor_{k}": v for k, v in actor_stats.items()}}.items()},
             "interrupted": interrupted,
         }
+        summary.update({k: _num(v) for k, v in run_metrics.items()})
+        if dropped is not None:
+            summary["unrolls_dropped"] = dropped
         if nodes is not None:
             summary["actor_nodes"] = nodes
         (self.run_dir / "summary.json").write_text(json.dumps(summary, indent=1))

@@ -1,0 +1,17 @@
+"""SEED RL settings (Espeholt et al. 2019, arXiv:1910.06591): IMPALA's, plus the inference server's."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from distrl.agents.impala.config import ImpalaConfig
+from distrl.config import setting
+
+
+@dataclass(frozen=True)
+class SeedConfig(ImpalaConfig):
+    inference_batch: int = setting(0, "Most actor requests per forward pass (0: all actors).", low=0)
+    inference_wait_ms: float = setting(1.0, "Longest wait for a fuller batch after the first request arrives.", low=0.0)
+    inference_device: str = setting("cpu", "Device of the inference server's policy copy (cpu, cuda, cuda:N).")
+    bind: str = setting("127.0.0.1:0", "host:port the streaming transport listens on (ray runtime, `distrl join`); "
+                        "port 0 picks a free one.")

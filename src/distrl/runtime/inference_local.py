@@ -1,0 +1,241 @@
+"""SEED on the ``local`` runtime: env-actor processes talk to the inference thread through shared memory.
+
+    actor i (process)                            learner process
+      writes obs/reward/flags into slot i  ---->  inference thread: batches ready slots, one forward,
+      1 byte on its pipe                          writes actions into slot i, 1 byte back
+      reads actions from slot i            <----  completed unrolls -> queue -> learner (this thread)
+
+The observation is never pickled: both sides map the same request and action arrays, and the
+pipes carry one byte each way per step, which is all the signalling a step needs. An actor that
+dies shows up as end-of-file on its pipe: the server drops its partial unroll at once, and the
+coordinator starts a new actor in the same slot with a fresh seed.
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import queue
+import sys
+import time
+import traceback
+from multiprocessing.connection import wait
+
+import numpy as np
+
+from distrl.core.types import ArraySpec, Topology
+from distrl.runtime.batching import concatenate
+from distrl.runtime.inference_client import run_env_actor
+from distrl.runtime.inference_loop import InferenceLoop
+from distrl.runtime.inference_server import InferenceServer, RequestSpec
+from distrl.runtime.process import die_with_parent, ignore_interrupts, interrupts_blocked, main_module_hidden, set_process_name
+from distrl.runtime.shared_memory import SharedArrays
+
+MAX_RESTARTS_PER_ACTOR = 20
+_GO = b"\x01"
+
+
+class SharedMemoryTransport:
+    """Server end: request and action arrays in shared memory, one pipe per slot for signalling."""
+
+    def __init__(self, request: RequestSpec, action: ArraySpec, num_slots: int):
+        specs = dict(request.arrays())
+        specs["actions"] = ArraySpec((request.num_envs,) + action.shape, action.dtype)
+        self.shared = SharedArrays.create(specs, (num_slots,))
+        self.requests = self.shared.arrays
+        self.actions = self.shared.arrays["actions"]
+        self.conns: dict[int, object] = {}
+        self._attach: queue.SimpleQueue = queue.SimpleQueue()
+        self.dead: queue.SimpleQueue = queue.SimpleQueue()  # slots whose actor left, for the coordinator
+        self.on_disconnect = lambda slot: None
+
+    def attach(self, slot: int, conn) -> None:
+        """Thread-safe: the coordinator hands over a new actor's pipe; the loop adopts it on its next poll."""
+        self._attach.put((slot, conn))
+
+    def poll(self, timeout: float) -> list[int]:
+        while not self._attach.empty():
+            slot, conn = self._attach.get()
+            self.conns[slot] = conn
+        if not self.conns:
+            time.sleep(min(timeout, 0.01))
+            return []
+        slot_of = {id(c): s for s, c in self.conns.items()}
+        ready = []
+        for conn in wait(list(self.conns.values()), timeout):
+            slot = slot_of[id(conn)]
+            try:
+                conn.recv_bytes()
+                ready.append(slot)
+            except (EOFError, OSError):
+                self._lost(slot)
+        return ready
+
+    def respond(self, slots: np.ndarray) -> None:
+        for slot in slots.tolist():
+            conn = self.conns.get(slot)
+            if conn is None:
+                continue
+            try:
+                conn.send_bytes(_GO)
+            except (BrokenPipeError, OSError):
+                self._lost(slot)
+
+    def _lost(self, slot: int) -> None:
+        conn = self.conns.pop(slot, None)
+        if conn is not None:
+            conn.close()
+        self.on_disconnect(slot)
+        self.dead.put(slot)
+
+    def close(self) -> None:
+        for conn in self.conns.values():
+            conn.close()
+        self.conns = {}
+        self.shared.close()
+
+
+class SharedMemoryLink:
+    """Client end, in the actor process: write the request into our slot, signal, wait for the answer."""
+
+    def __init__(self, handle, slot: int, conn):
+        self.shared = SharedArrays.attach(handle)
+        self.slot = slot
+        self.conn = conn
+        self.arrays = self.shared.view(slot)
+
+    def request(self, arrays: dict[str, np.ndarray], timings: np.ndarray):
+        a = self.arrays
+        for k, v in arrays.items():
+            a[k][...] = v
+        a["timings"][...] = timings
+        try:
+            self.conn.send_bytes(_GO)
+            self.conn.recv_bytes()
+        except (EOFError, OSError):
+            return None  # the server is gone: stop
+        return a["actions"]
+
+
+def env_actor_main(index: int, seed: int, make_actor, handle, conn) -> None:
+    ignore_interrupts()
+    die_with_parent()
+    set_process_name(f"distrl-actor-{index}")
+    try:
+        actor = make_actor(index, seed, None)
+        run_env_actor(actor, SharedMemoryLink(handle, index, conn))
+    except (EOFError, BrokenPipeError, KeyboardInterrupt):
+        return
+    except Exception:
+        traceback.print_exc()
+        sys.exit(1)
+
+
+class LocalInferenceBackend:
+    """The coordinator's backend for topologies with an inference server (SEED) on ``local``."""
+
+    name = "local"
+
+    def __init__(self, topology: Topology, seed: int, torch_threads: int = 1):
+        self.topology = topology
+        self.spec = topology.inference
+        self.seed = seed
+        self.ctx = mp.get_context("spawn")
+        n = topology.num_actors
+        self.procs: list = [None] * n
+        self.restarts = [0] * n
+        self._pending_restarts = 0
+        self.loop = self.transport = None
+
+    def start(self, learner) -> None:
+        spec, n = self.spec, self.topology.num_actors
+        policy = spec.make_policy()
+        policy.set_weights(learner.get_weights(), learner.version)
+        server = InferenceServer(policy, spec.obs, n, spec.num_envs, spec.unroll_length)
+        self.transport = SharedMemoryTransport(RequestSpec(spec.obs, spec.num_envs), policy.outputs["actions"], n)
+        self.loop = InferenceLoop(server, self.transport, spec.max_batch, spec.max_wait_s,
+                                  queue_size=max(2 * self.topology.batch_unrolls, n))
+        for i in range(n):
+            self._spawn(i)
+        self.loop.start()
+
+    def _spawn(self, i: int) -> None:
+        seed = self.seed + 1000 * i + 7919 * self.restarts[i]
+        parent_end, child_end = self.ctx.Pipe(duplex=True)
+        args = (i, seed, self.topology.make_actor, self.transport.shared.handle(), child_end)
+        p = self.ctx.Process(target=env_actor_main, args=args, name=f"distrl-actor-{i}", daemon=True)
+        with interrupts_blocked(), main_module_hidden():
+            p.start()
+        child_end.close()
+        self.procs[i] = p
+        self.transport.attach(i, parent_end)
+
+    def publish(self, weights_fn, version: int) -> None:
+        self.loop.set_weights(weights_fn(), version)
+
+    def next_batch(self):
+        if self.loop.error is not None:
+            raise self.loop.error
+        want = self.topology.batch_unrolls
+        items = []
+        try:
+            while len(items) < want:
+                items.append(self.loop.unrolls.get(timeout=0.05))
+        except queue.Empty:
+            for item in reversed(items):  # keep what came; try again on the next call
+                self.loop.unrolls.queue.appendleft(item)
+            return None
+        batch = concatenate(self.topology.unroll_spec, [u for u, _ in items])
+        return batch, [info for _, info in items], None
+
+    def release(self, handle) -> None:
+        pass
+
+    def poll(self) -> int:
+        while not self.transport.dead.empty():
+            i = self.transport.dead.get()
+            p = self.procs[i]
+            p.join(timeout=1.0)
+            if p.is_alive():
+                p.kill()
+                p.join(timeout=1.0)
+            self.restarts[i] += 1
+            if self.restarts[i] > MAX_RESTARTS_PER_ACTOR:
+                from distrl.runtime.local import ActorCrashLoop
+
+                raise ActorCrashLoop(f"actor {i} died {self.restarts[i]} times (last exit code {p.exitcode}); giving up")
+            print(f"distrl: actor {i} disconnected (exit code {p.exitcode}); restarting it with a fresh seed "
+                  f"(restart {self.restarts[i]})", file=sys.stderr, flush=True)
+            self._spawn(i)
+            self._pending_restarts += 1
+        n, self._pending_restarts = self._pending_restarts, 0
+        return n
+
+    def metrics(self, whole_run: bool = False) -> dict[str, float]:
+        return self.loop.server.stats(whole_run) if self.loop is not None else {}
+
+    def actor_stats(self) -> dict:
+        if self.loop is None:
+            return {}
+        return {"block_s": self.loop.server.totals.wait_s, "transport_s": 0.0,
+                "unrolls_dropped": self.loop.server.unrolls_dropped}
+
+    def pids(self) -> list[int]:
+        return [p.pid for p in self.procs if p is not None and p.is_alive()]
+
+    def close(self) -> None:
+        if self.loop is None:
+            return
+        self.loop.stop()
+        self.loop.join(timeout=2.0)
+        for conn in list(self.transport.conns.values()):
+            conn.close()  # actors blocked on their pipe see end-of-file and leave
+        deadline = time.monotonic() + 3.0
+        for p in self.procs:
+            if p is not None:
+                p.join(timeout=max(deadline - time.monotonic(), 0.01))
+        for p in self.procs:
+            if p is not None and p.is_alive():
+                p.kill()
+                p.join(timeout=1.0)
+        self.transport.close()
+        self.loop = None
