@@ -26,4 +26,11 @@ def evaluate(run_dir, episodes: int = 10, **kwargs):
     return _evaluate(run_dir, episodes, **kwargs)
 
 
-__all__ = ["__version__", "evaluate", "load_policy", "train"]
+def join(address: str, timeout_s: float = 30.0) -> None:
+    """Run an env actor for the SEED server at ``HOST:PORT`` until the server stops."""
+    from distrl.api import join as _join
+
+    _join(address, timeout_s)
+
+
+__all__ = ["__version__", "evaluate", "join", "load_policy", "train"]

@@ -143,3 +143,34 @@ def _write_gif(path: Path, frames: list[np.ndarray]) -> Path:
     images = [Image.fromarray(f) for f in frames[::2]]
     images[0].save(path, save_all=True, append_images=images[1:], duration=40, loop=0)
     return path
+
+
+def join(address: str, timeout_s: float = 30.0) -> None:
+    """Run one env actor for the SEED inference server at ``address`` (``HOST:PORT``) until it stops.
+
+    The server's handshake says which env, how many copies and which seed, so this needs nothing
+    but the address and ``pip install distrl``. Bad addresses and full servers are one-line errors.
+    """
+    import grpc
+
+    from distrl.agents.common.env_actor import EnvActor
+    from distrl.runtime.inference_client import run_env_actor
+    from distrl.runtime.inference_grpc import GrpcLink
+
+    if address.count(":") < 1 or not address.rsplit(":", 1)[1].isdigit():
+        raise ConfigError(f"join address '{address}' is not HOST:PORT (e.g. 10.0.0.5:50051)")
+    try:
+        link = GrpcLink(address, timeout_s=timeout_s)
+    except grpc.FutureTimeoutError:
+        raise ConfigError(f"no SEED server answered at {address} within {timeout_s:g}s "
+                          "(is it running with --set bind=HOST:PORT and --set remote_actors=N?)") from None
+    except grpc.RpcError as e:
+        raise ConfigError(f"the SEED server at {address} refused the actor: {e.details()}") from None
+    cfg = link.config
+    actor = EnvActor(cfg["env_id"], cfg["num_envs"], cfg["seed"])
+    print(f"distrl: joined {address} as actor slot {cfg['slot']} ({cfg['num_envs']} x {cfg['env_id']})", flush=True)
+    try:
+        run_env_actor(actor, link)
+    finally:
+        link.close()
+        actor.close()

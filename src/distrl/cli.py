@@ -50,6 +50,10 @@ def _build_parser() -> argparse.ArgumentParser:
 
     sub.add_parser("list", help="every system and its settings with defaults")
 
+    join = sub.add_parser("join", help="run an env actor for a SEED server at HOST:PORT (it says what to run)")
+    join.add_argument("address", metavar="HOST:PORT")
+    join.add_argument("--timeout", type=float, default=30.0, help="seconds to wait for the server")
+
     pl = sub.add_parser("plot", help="learning curves of one or more runs as a PNG")
     pl.add_argument("run_dirs", nargs="+")
     pl.add_argument("-o", "--output", default="curves.png")
@@ -104,10 +108,17 @@ def _cmd_plot(args) -> int:
     return 0
 
 
+def _cmd_join(args) -> int:
+    from distrl.api import join
+
+    join(args.address, timeout_s=args.timeout)
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     try:
         args = _build_parser().parse_args(argv)
-        handler = {"train": _cmd_train, "eval": _cmd_eval, "list": _cmd_list, "plot": _cmd_plot}[args.command]
+        handler = {"train": _cmd_train, "eval": _cmd_eval, "list": _cmd_list, "plot": _cmd_plot, "join": _cmd_join}[args.command]
         return handler(args)
     except ConfigError as e:
         print(f"distrl: error: {e}", file=sys.stderr)

@@ -77,6 +77,36 @@ def test_gorila_shards_are_ray_actors(cluster, tmp_path):
     assert json.loads((ckpt / "state.json").read_text())["counters"]["learner"]["updates"] > 0
 
 
+def test_seed_actors_stream_to_the_inference_server_and_one_joins_by_address(cluster, tmp_path, monkeypatch):
+    """Two Ray actors and one actor that joins by address (here a thread; any machine could run it)."""
+    import socket
+    import threading
+
+    from distrl.agents.common import env_actor
+
+    with socket.socket() as sock:  # a free port for the server, so the joining actor knows where to dial
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    joined_steps = []
+    original_step = env_actor.EnvActor.step
+
+    def counting_step(self, actions):
+        if threading.current_thread().name == "joiner":
+            joined_steps.append(1)
+        return original_step(self, actions)
+
+    monkeypatch.setattr(env_actor.EnvActor, "step", counting_step)
+    joiner = threading.Thread(target=distrl.join, args=(f"127.0.0.1:{port}",), name="joiner", daemon=True)
+    joiner.start()
+    s = distrl.train("seed", env="CartPole-v1", runtime="ray", ray_address=cluster.address, total_steps=30_000,
+                     num_actors=2, num_envs=8, unroll_length=8, remote_actors=1, bind=f"127.0.0.1:{port}",
+                     run_dir=str(tmp_path / "r"))
+    joiner.join(timeout=30)
+    assert not joiner.is_alive()  # the joined actor left when the server stopped
+    assert s["env_steps"] >= 30_000 and s["learner_updates"] > 0 and s["latency_p50_ms"] > 0
+    assert len(joined_steps) > 50
+
+
 def _ray_processes() -> list[str]:
     pids = subprocess.run(["pgrep", "-f", "raylet|gcs_server|ray::|default_worker.py"], capture_output=True,
                           text=True).stdout.split()

@@ -72,6 +72,7 @@ class InferenceSpec:
     max_wait_s: float
     env_id: str = ""
     bind: str = "127.0.0.1:0"
+    remote_slots: int = 0  # extra slots for actors joining by address (streaming transports only)
 
 
 @dataclass(frozen=True)

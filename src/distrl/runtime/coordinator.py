@@ -19,7 +19,7 @@ import numpy as np
 
 from distrl.core.types import Topology
 from distrl.runtime.checkpoint import latest_checkpoint, load_checkpoint, save_checkpoint
-from distrl.runtime.metrics import EpisodeStats, MetricsWriter, bottleneck
+from distrl.runtime.metrics import EpisodeStats, MetricsWriter, bottleneck, inference_bottleneck
 from distrl.runtime.progress import Progress
 
 
@@ -213,6 +213,8 @@ class Coordinator:
             verdict = "learner-bound" if grad_frac >= 0.5 else "actor-bound"
             numbers = (f"workers spend {1 - grad_frac:.0%} of their busy time stepping envs and choosing actions "
                        f"and {grad_frac:.0%} computing and applying gradients")
+        elif self.topology.inference is not None and "actor_idle_frac" in run_metrics:
+            verdict, numbers = inference_bottleneck(wait_frac, run_metrics["actor_idle_frac"])
         else:
             verdict, numbers = bottleneck(wait_frac, block_frac, transport_frac)
         summary = {

@@ -23,11 +23,10 @@ from multiprocessing.connection import wait
 import numpy as np
 
 from distrl.core.types import ArraySpec, Topology
-from distrl.runtime.batching import concatenate
 from distrl.runtime.inference_client import run_env_actor
-from distrl.runtime.inference_loop import InferenceLoop
-from distrl.runtime.inference_server import InferenceServer, RequestSpec
-from distrl.runtime.process import die_with_parent, ignore_interrupts, interrupts_blocked, main_module_hidden, set_process_name
+from distrl.runtime.inference_loop import ServedBackend
+from distrl.runtime.inference_server import RequestSpec
+from distrl.runtime.process import ActorCrashLoop, die_with_parent, ignore_interrupts, interrupts_blocked, main_module_hidden, set_process_name
 from distrl.runtime.shared_memory import SharedArrays
 
 MAX_RESTARTS_PER_ACTOR = 20
@@ -130,31 +129,22 @@ def env_actor_main(index: int, seed: int, make_actor, handle, conn) -> None:
         sys.exit(1)
 
 
-class LocalInferenceBackend:
+class LocalInferenceBackend(ServedBackend):
     """The coordinator's backend for topologies with an inference server (SEED) on ``local``."""
 
     name = "local"
 
     def __init__(self, topology: Topology, seed: int, torch_threads: int = 1):
-        self.topology = topology
-        self.spec = topology.inference
-        self.seed = seed
+        super().__init__(topology, seed)
         self.ctx = mp.get_context("spawn")
         n = topology.num_actors
         self.procs: list = [None] * n
         self.restarts = [0] * n
         self._pending_restarts = 0
-        self.loop = self.transport = None
 
     def start(self, learner) -> None:
-        spec, n = self.spec, self.topology.num_actors
-        policy = spec.make_policy()
-        policy.set_weights(learner.get_weights(), learner.version)
-        server = InferenceServer(policy, spec.obs, n, spec.num_envs, spec.unroll_length)
-        self.transport = SharedMemoryTransport(RequestSpec(spec.obs, spec.num_envs), policy.outputs["actions"], n)
-        self.loop = InferenceLoop(server, self.transport, spec.max_batch, spec.max_wait_s,
-                                  queue_size=max(2 * self.topology.batch_unrolls, n))
-        for i in range(n):
+        self._make_loop(learner, SharedMemoryTransport)
+        for i in range(self.topology.num_actors):
             self._spawn(i)
         self.loop.start()
 
@@ -169,27 +159,6 @@ class LocalInferenceBackend:
         self.procs[i] = p
         self.transport.attach(i, parent_end)
 
-    def publish(self, weights_fn, version: int) -> None:
-        self.loop.set_weights(weights_fn(), version)
-
-    def next_batch(self):
-        if self.loop.error is not None:
-            raise self.loop.error
-        want = self.topology.batch_unrolls
-        items = []
-        try:
-            while len(items) < want:
-                items.append(self.loop.unrolls.get(timeout=0.05))
-        except queue.Empty:
-            for item in reversed(items):  # keep what came; try again on the next call
-                self.loop.unrolls.queue.appendleft(item)
-            return None
-        batch = concatenate(self.topology.unroll_spec, [u for u, _ in items])
-        return batch, [info for _, info in items], None
-
-    def release(self, handle) -> None:
-        pass
-
     def poll(self) -> int:
         while not self.transport.dead.empty():
             i = self.transport.dead.get()
@@ -200,8 +169,6 @@ class LocalInferenceBackend:
                 p.join(timeout=1.0)
             self.restarts[i] += 1
             if self.restarts[i] > MAX_RESTARTS_PER_ACTOR:
-                from distrl.runtime.local import ActorCrashLoop
-
                 raise ActorCrashLoop(f"actor {i} died {self.restarts[i]} times (last exit code {p.exitcode}); giving up")
             print(f"distrl: actor {i} disconnected (exit code {p.exitcode}); restarting it with a fresh seed "
                   f"(restart {self.restarts[i]})", file=sys.stderr, flush=True)
@@ -210,23 +177,13 @@ class LocalInferenceBackend:
         n, self._pending_restarts = self._pending_restarts, 0
         return n
 
-    def metrics(self, whole_run: bool = False) -> dict[str, float]:
-        return self.loop.server.stats(whole_run) if self.loop is not None else {}
-
-    def actor_stats(self) -> dict:
-        if self.loop is None:
-            return {}
-        return {"block_s": self.loop.server.totals.wait_s, "transport_s": 0.0,
-                "unrolls_dropped": self.loop.server.unrolls_dropped}
-
     def pids(self) -> list[int]:
         return [p.pid for p in self.procs if p is not None and p.is_alive()]
 
     def close(self) -> None:
         if self.loop is None:
             return
-        self.loop.stop()
-        self.loop.join(timeout=2.0)
+        self._stop_loop()
         for conn in list(self.transport.conns.values()):
             conn.close()  # actors blocked on their pipe see end-of-file and leave
         deadline = time.monotonic() + 3.0

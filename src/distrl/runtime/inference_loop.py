@@ -98,3 +98,60 @@ class InferenceLoop(threading.Thread):
                     break
                 except queue.Full:
                     continue
+
+
+class ServedBackend:
+    """What every runtime's SEED backend shares: the server and its loop on one side of a transport,
+    unrolls out to the coordinator, weights in from it. Subclasses start actors and the transport."""
+
+    def __init__(self, topology, seed: int):
+        self.topology = topology
+        self.spec = topology.inference
+        self.seed = seed
+        self.loop = None
+
+    def _make_loop(self, learner, make_transport, extra_slots: int = 0) -> None:
+        from distrl.runtime.inference_server import RequestSpec
+
+        spec, n = self.spec, self.topology.num_actors + extra_slots
+        policy = spec.make_policy()
+        policy.set_weights(learner.get_weights(), learner.version)
+        server = InferenceServer(policy, spec.obs, n, spec.num_envs, spec.unroll_length)
+        self.transport = make_transport(RequestSpec(spec.obs, spec.num_envs), policy.outputs["actions"], n)
+        self.loop = InferenceLoop(server, self.transport, spec.max_batch, spec.max_wait_s,
+                                  queue_size=max(2 * self.topology.batch_unrolls, n))
+
+    def publish(self, weights_fn, version: int) -> None:
+        self.loop.set_weights(weights_fn(), version)
+
+    def next_batch(self):
+        from distrl.runtime.batching import concatenate
+
+        if self.loop.error is not None:
+            raise self.loop.error
+        want, items = self.topology.batch_unrolls, []
+        try:
+            while len(items) < want:
+                items.append(self.loop.unrolls.get(timeout=0.05))
+        except queue.Empty:
+            for item in reversed(items):  # keep what came; the rest on the next call
+                self.loop.unrolls.queue.appendleft(item)
+            return None
+        batch = concatenate(self.topology.unroll_spec, [u for u, _ in items])
+        return batch, [info for _, info in items], None
+
+    def release(self, handle) -> None:
+        pass
+
+    def metrics(self, whole_run: bool = False) -> dict[str, float]:
+        return self.loop.server.stats(whole_run) if self.loop is not None else {}
+
+    def actor_stats(self) -> dict:
+        if self.loop is None:
+            return {}
+        return {"block_s": self.loop.server.totals.wait_s, "transport_s": 0.0,
+                "unrolls_dropped": self.loop.server.unrolls_dropped}
+
+    def _stop_loop(self) -> None:
+        self.loop.stop()
+        self.loop.join(timeout=2.0)

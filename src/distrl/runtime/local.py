@@ -23,15 +23,11 @@ from distrl.core.types import Topology
 from distrl.runtime.sharded_params import shared_params
 from distrl.runtime.batching import concatenate
 from distrl.runtime.local_worker import actor_main
-from distrl.runtime.process import interrupts_blocked, main_module_hidden
+from distrl.runtime.process import ActorCrashLoop, interrupts_blocked, main_module_hidden
 from distrl.runtime.shared_memory import SharedArrays
 from distrl.runtime.weights import SharedWeights
 
 MAX_RESTARTS_PER_ACTOR = 20
-
-
-class ActorCrashLoop(RuntimeError):
-    pass
 
 
 class LocalBackend:

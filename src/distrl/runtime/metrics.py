@@ -106,3 +106,19 @@ def bottleneck(learner_wait_frac: float, actor_block_frac: float, transport_frac
     else:
         verdict = "balanced"
     return verdict, numbers
+
+
+def inference_bottleneck(learner_wait_frac: float, actor_idle_frac: float) -> tuple[str, str]:
+    """SEED's verdict: actors wait for actions rather than for queue space, so "idle" means waiting on the
+    inference server (its batching, forward passes and the transport)."""
+    numbers = (f"learner waits {learner_wait_frac:.0%} of its time for data, actors wait {actor_idle_frac:.0%} "
+               f"of theirs for actions")
+    if learner_wait_frac >= 0.2 and actor_idle_frac >= 0.5:
+        verdict = "inference-bound"
+    elif learner_wait_frac >= 0.2:
+        verdict = "actor-bound"
+    elif actor_idle_frac >= 0.5:
+        verdict = "learner-bound"
+    else:
+        verdict = "balanced"
+    return verdict, numbers

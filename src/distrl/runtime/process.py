@@ -9,6 +9,10 @@ import sys
 PR_SET_PDEATHSIG = 1
 
 
+class ActorCrashLoop(RuntimeError):
+    """An actor keeps dying right after every restart: give up instead of restarting forever."""
+
+
 def set_process_name(name: str) -> None:
     """Show ``name`` in ``ps`` (argv and, on Linux, the 15-character comm field)."""
     try:

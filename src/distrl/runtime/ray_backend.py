@@ -20,6 +20,29 @@ from distrl.core.types import Topology
 from distrl.runtime.batching import allocate, concatenate
 
 
+def connect_ray(address: str | None, num_actors: int) -> bool:
+    """Join the cluster at ``address``, or start a local Ray instance; True when we started it."""
+    import ray
+
+    if ray.is_initialized():
+        return False
+    kwargs = dict(include_dashboard=False, logging_level="ERROR", configure_logging=True)
+    if address:
+        ray.init(address=address, **kwargs)
+        return False
+    ray.init(num_cpus=max(os.cpu_count() or 1, num_actors), **kwargs)
+    return True
+
+
+def was_reconstructed() -> bool:
+    """Inside a Ray actor: is this a restart after the actor's process died?"""
+    import ray
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # a deprecation notice inside Ray's own property
+        return ray.get_runtime_context().was_current_actor_reconstructed
+
+
 class _ActorHost:
     """Wraps any distrl actor; the only Ray-aware code an actor ever runs in."""
 
@@ -32,10 +55,7 @@ class _ActorHost:
         set_process_name(f"distrl-actor-{index}")
         torch.set_num_threads(torch_threads)
         ctx = ray.get_runtime_context()
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # a deprecation notice inside Ray's own property
-            reconstructed = ctx.was_current_actor_reconstructed
-        if reconstructed:
+        if was_reconstructed():
             seed += 7919 * (1 + int.from_bytes(os.urandom(2), "little"))
         self.node_id = ctx.get_node_id()
         self.actor = make_actor(index, seed, shared)
@@ -78,13 +98,7 @@ class RayBackend:
     def start(self, learner) -> None:
         import ray
 
-        if not ray.is_initialized():
-            kwargs = dict(include_dashboard=False, logging_level="ERROR", configure_logging=True)
-            if self.address:
-                ray.init(address=self.address, **kwargs)
-            else:
-                ray.init(num_cpus=max(os.cpu_count() or 1, self.topology.num_actors), **kwargs)
-                self.started_ray = True
+        self.started_ray = connect_ray(self.address, self.topology.num_actors)
         self.ray = ray
         host = ray.remote(num_cpus=1, max_restarts=-1, max_task_retries=0)(_ActorHost)
         self._weights_fn, self._version = learner.get_weights, learner.version

@@ -18,6 +18,7 @@ from distrl.agents.seed.config import SeedConfig
 from distrl.agents.seed.policy import ActorCriticPolicy
 from distrl.core.types import ArraySpec, InferenceSpec, Topology
 from distrl.envs import EnvSpec
+from distrl.errors import ConfigError
 from distrl.envs.make import is_atari
 from distrl.runtime.inference_server import seed_unroll_spec
 
@@ -35,13 +36,16 @@ def _policy(env: EnvSpec, cfg: SeedConfig) -> ActorCriticPolicy:
 
 
 def build(cfg: SeedConfig, env_id: str, env: EnvSpec, total_steps: int) -> Topology:
+    host, _, port = cfg.bind.rpartition(":")
+    if not host or not port.isdigit() or int(port) > 65535:
+        raise ConfigError(f"bind '{cfg.bind}' is not HOST:PORT (e.g. 127.0.0.1:0, 0.0.0.0:50051; port 0 picks a free one)")
     if is_atari(env_id) and cfg.reward_clip is None:
         cfg = dataclasses.replace(cfg, reward_clip=1.0)
     obs = ArraySpec(env.obs_shape, env.obs_dtype.name)
     outputs = {"actions": ArraySpec(env.action_shape, env.action_dtype.name), "behaviour_logp": ArraySpec((), "float32")}
     inference = InferenceSpec(make_policy=partial(_policy, env, cfg), obs=obs, num_envs=cfg.num_envs,
-                              unroll_length=cfg.unroll_length, max_batch=cfg.inference_batch or cfg.num_actors,
-                              max_wait_s=cfg.inference_wait_ms / 1e3, env_id=env_id, bind=cfg.bind)
+                              unroll_length=cfg.unroll_length, max_batch=cfg.inference_batch or cfg.num_actors + cfg.remote_actors,
+                              max_wait_s=cfg.inference_wait_ms / 1e3, env_id=env_id, bind=cfg.bind, remote_slots=cfg.remote_actors)
     return Topology(make_actor=partial(_env_actor, env_id, cfg), make_learner=partial(_learner, env, cfg, total_steps),
                     unroll_spec=seed_unroll_spec(obs, outputs, None, cfg.num_envs, cfg.unroll_length),
                     num_actors=cfg.num_actors, batch_unrolls=cfg.batch_unrolls, inference=inference)
