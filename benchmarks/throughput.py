@@ -76,9 +76,9 @@ def learner_alone(env_id: str, settings: dict, seconds: float) -> float:
     return n * per_step / (time.perf_counter() - t0)
 
 
-def end_to_end(env_id: str, settings: dict, n: int, runtime: str, seconds: float) -> tuple[float, dict]:
+def end_to_end(env_id: str, settings: dict, n: int, runtime: str, seconds: float, system: str = "impala") -> tuple[float, dict]:
     with tempfile.TemporaryDirectory() as d:
-        s = distrl.train("impala", env=env_id, runtime=runtime, num_actors=n, total_steps=10**9, max_wall_s=seconds,
+        s = distrl.train(system, env=env_id, runtime=runtime, num_actors=n, total_steps=10**9, max_wall_s=seconds,
                          log_interval_s=0.5, run_dir=str(Path(d) / "r"), **settings)
         with open(Path(d) / "r" / "metrics.csv") as f:
             rows = [(int(r["env_steps"]), float(r["wall_s"])) for r in csv.DictReader(f)]

@@ -1,4 +1,3 @@
-import numpy as np
 import pytest
 
 import distrl
@@ -37,8 +36,8 @@ def test_seed_metrics_rows_carry_inference_statistics(tmp_path):
 
 
 def test_seed_learns_cartpole(tmp_path):
-    """Honest bar in bounded time (~5 s): 600k steps on the deterministic inline runtime (same server code)
-    take greedy play from ~20 to >= 400 over 20 episodes."""
-    distrl.train("seed", env="CartPole-v1", runtime="inline", total_steps=600_000, run_dir=str(tmp_path / "r"), seed=0)
+    """Honest bar in bounded time (~6 s): 1M steps on the deterministic inline runtime (same server code)
+    take greedy play from ~20 to >= 400 over 20 episodes (438 here; the full default budget gives 500)."""
+    distrl.train("seed", env="CartPole-v1", runtime="inline", total_steps=1_000_000, run_dir=str(tmp_path / "r"), seed=0)
     ev = distrl.evaluate(tmp_path / "r", episodes=20)
-    assert ev["mean_return"] >= 400, ev  # 500.0 here
+    assert ev["mean_return"] >= 400, ev
