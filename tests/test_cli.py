@@ -18,6 +18,9 @@ TINY = ["--total-steps", "5000", "--quiet", "--set", "num_envs=8"]
     (["train", "a2c", "--runtime", "local"], "runtime 'local' is not supported by a2c"),
     (["eval", "/nonexistent/run"], "is not a run dir"),
     (["frobnicate"], "invalid choice"),
+    (["train", "seed", "--env", "CartPole-v1", "--set", "bind=nowhere"], "bind 'nowhere' is not HOST:PORT"),
+    (["join", "nowhere"], "join address 'nowhere' is not HOST:PORT"),
+    (["join", "127.0.0.1:9", "--timeout", "0.5"], "no SEED server answered at 127.0.0.1:9"),
 ])
 def test_bad_input_is_one_line_exit_2(cli, tmp_path, args, fragment):
     r = cli(*args, cwd=tmp_path)
