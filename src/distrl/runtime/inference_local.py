@@ -26,7 +26,8 @@ from distrl.core.types import ArraySpec, Topology
 from distrl.runtime.inference_client import run_env_actor
 from distrl.runtime.inference_loop import ServedBackend
 from distrl.runtime.inference_server import RequestSpec
-from distrl.runtime.process import ActorCrashLoop, die_with_parent, ignore_interrupts, interrupts_blocked, main_module_hidden, set_process_name
+from distrl.runtime.process import (ActorCrashLoop, die_with_parent, ignore_interrupts, interrupts_blocked,
+                                    main_module_hidden, set_process_name, stop_processes)
 from distrl.runtime.shared_memory import SharedArrays
 
 MAX_RESTARTS_PER_ACTOR = 20
@@ -186,13 +187,6 @@ class LocalInferenceBackend(ServedBackend):
         self._stop_loop()
         for conn in list(self.transport.conns.values()):
             conn.close()  # actors blocked on their pipe see end-of-file and leave
-        deadline = time.monotonic() + 3.0
-        for p in self.procs:
-            if p is not None:
-                p.join(timeout=max(deadline - time.monotonic(), 0.01))
-        for p in self.procs:
-            if p is not None and p.is_alive():
-                p.kill()
-                p.join(timeout=1.0)
+        stop_processes(self.procs)
         self.transport.close()
         self.loop = None

@@ -23,7 +23,7 @@ from distrl.core.types import Topology
 from distrl.runtime.sharded_params import shared_params
 from distrl.runtime.batching import concatenate
 from distrl.runtime.local_worker import actor_main
-from distrl.runtime.process import ActorCrashLoop, interrupts_blocked, main_module_hidden
+from distrl.runtime.process import ActorCrashLoop, interrupts_blocked, main_module_hidden, stop_processes
 from distrl.runtime.shared_memory import SharedArrays
 from distrl.runtime.weights import SharedWeights
 
@@ -176,17 +176,7 @@ class LocalBackend:
         if self.slots is None:
             return
         self.stop[0] = 1
-        deadline = time.monotonic() + 3.0
-        for p in self.procs:
-            if p is not None:
-                p.join(timeout=max(deadline - time.monotonic(), 0.01))
-        for p in self.procs:
-            if p is not None and p.is_alive():
-                p.terminate()
-                p.join(timeout=1.0)
-            if p is not None and p.is_alive():
-                p.kill()
-                p.join(timeout=1.0)
+        stop_processes(self.procs)
         for c in self.conns:
             if c is not None:
                 c.close()

@@ -80,3 +80,20 @@ class main_module_hidden:
         if self._main is not None:
             for attr, value in self._saved.items():
                 setattr(self._main, attr, value)
+
+
+def stop_processes(procs, grace_s: float = 3.0) -> None:
+    """Wait up to ``grace_s`` in all for processes to leave on their own, then terminate, then kill."""
+    import time
+
+    deadline = time.monotonic() + grace_s
+    live = [p for p in procs if p is not None]
+    for p in live:
+        p.join(timeout=max(deadline - time.monotonic(), 0.01))
+    for p in live:
+        if p.is_alive():
+            p.terminate()
+            p.join(timeout=1.0)
+        if p.is_alive():
+            p.kill()
+            p.join(timeout=1.0)
