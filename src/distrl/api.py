@@ -155,9 +155,9 @@ def join(address: str, timeout_s: float = 30.0) -> None:
 
     from distrl.agents.common.env_actor import EnvActor
     from distrl.runtime.inference_client import run_env_actor
-    from distrl.runtime.inference_grpc import GrpcLink
+    from distrl.runtime.inference_grpc import GrpcLink, split_address
 
-    if address.count(":") < 1 or not address.rsplit(":", 1)[1].isdigit():
+    if split_address(address) is None:
         raise ConfigError(f"join address '{address}' is not HOST:PORT (e.g. 10.0.0.5:50051)")
     try:
         link = GrpcLink(address, timeout_s=timeout_s)

@@ -8,6 +8,7 @@ written and the backend stops every process it started.
 
 from __future__ import annotations
 
+import importlib
 import json
 import math
 import signal
@@ -23,38 +24,26 @@ from distrl.runtime.metrics import EpisodeStats, MetricsWriter, bottleneck, infe
 from distrl.runtime.progress import Progress
 
 
+_BACKENDS = {  # (runtime, central inference server?) -> where the backend class lives
+    ("inline", False): ("distrl.runtime.inline", "InlineBackend"),
+    ("local", False): ("distrl.runtime.local", "LocalBackend"),
+    ("ray", False): ("distrl.runtime.ray_backend", "RayBackend"),
+    ("inline", True): ("distrl.runtime.inference_inline", "InlineInferenceBackend"),
+    ("local", True): ("distrl.runtime.inference_local", "LocalInferenceBackend"),
+    ("ray", True): ("distrl.runtime.inference_ray", "RayInferenceBackend"),
+}
+
+
 def make_backend(runtime: str, topology: Topology, run_cfg):
-    if topology.inference is not None:  # actors only step envs; a central server acts (SEED RL)
-        return _make_inference_backend(runtime, topology, run_cfg)
-    if runtime == "inline":
-        from distrl.runtime.inline import InlineBackend
-
-        return InlineBackend(topology, run_cfg.seed)
-    if runtime == "local":
-        from distrl.runtime.local import LocalBackend
-
-        return LocalBackend(topology, run_cfg.seed, run_cfg.torch_threads)
-    if runtime == "ray":
-        from distrl.runtime.ray_backend import RayBackend
-
-        return RayBackend(topology, run_cfg.seed, run_cfg.torch_threads, run_cfg.ray_address)
-    raise ValueError(f"unknown runtime {runtime!r}")
-
-
-def _make_inference_backend(runtime: str, topology: Topology, run_cfg):
-    if runtime == "inline":
-        from distrl.runtime.inference_inline import InlineInferenceBackend
-
-        return InlineInferenceBackend(topology, run_cfg.seed)
-    if runtime == "local":
-        from distrl.runtime.inference_local import LocalInferenceBackend
-
-        return LocalInferenceBackend(topology, run_cfg.seed, run_cfg.torch_threads)
-    if runtime == "ray":
-        from distrl.runtime.inference_ray import RayInferenceBackend
-
-        return RayInferenceBackend(topology, run_cfg.seed, run_cfg.torch_threads, run_cfg.ray_address)
-    raise ValueError(f"unknown runtime {runtime!r}")
+    """The backend for ``runtime``; topologies with an inference server (SEED RL) get its variant.
+    Imported on demand, so ``inline`` and ``local`` never import Ray or gRPC."""
+    key = (runtime, topology.inference is not None)
+    if key not in _BACKENDS:
+        raise ValueError(f"unknown runtime {runtime!r}")
+    module, name = _BACKENDS[key]
+    cls = getattr(importlib.import_module(module), name)
+    extra = {"inline": (), "local": (run_cfg.torch_threads,), "ray": (run_cfg.torch_threads, run_cfg.ray_address)}[runtime]
+    return cls(topology, run_cfg.seed, *extra)
 
 
 class _StopRequested(Exception):

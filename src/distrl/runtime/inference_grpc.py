@@ -37,6 +37,14 @@ def _layout(specs: dict[str, ArraySpec]) -> list[tuple[str, ArraySpec, int, int]
     return out
 
 
+def split_address(text: str) -> tuple[str, int] | None:
+    """``HOST:PORT`` as (host, port), or None when it is not one."""
+    host, _, port = text.rpartition(":")
+    if not host or not port.isdigit() or int(port) > 65535:
+        return None
+    return host, int(port)
+
+
 def _spec_json(specs: dict[str, ArraySpec]) -> dict:
     return {k: [list(s.shape), s.dtype] for k, s in specs.items()}
 
@@ -135,6 +143,7 @@ class GrpcLink:
     def __init__(self, address: str, timeout_s: float = 30.0):
         import grpc
 
+        self._rpc_error = grpc.RpcError
         self.channel = grpc.insecure_channel(address, options=_OPTIONS)
         grpc.channel_ready_future(self.channel).result(timeout=timeout_s)
         self._out: queue.SimpleQueue = queue.SimpleQueue()
@@ -146,13 +155,11 @@ class GrpcLink:
         self.action_spec = _spec_from_json(self.config["actions"])["actions"]
 
     def request(self, arrays: dict[str, np.ndarray], timings: np.ndarray):
-        import grpc
-
         arrays = dict(arrays, timings=timings)
         self._out.put(b"".join(np.ascontiguousarray(arrays[k], dtype=s.dtype).tobytes() for k, s in self.specs.items()))
         try:
             msg = next(self._responses)
-        except (grpc.RpcError, StopIteration):
+        except (self._rpc_error, StopIteration):
             return None
         return np.frombuffer(msg, dtype=self.action_spec.dtype).reshape(self.action_spec.shape)
 

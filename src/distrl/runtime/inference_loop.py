@@ -109,6 +109,7 @@ class ServedBackend:
         self.spec = topology.inference
         self.seed = seed
         self.loop = None
+        self._partial: list = []  # unrolls taken towards the next batch
 
     def _make_loop(self, learner, make_transport, extra_slots: int = 0) -> None:
         from distrl.runtime.inference_server import RequestSpec
@@ -129,14 +130,13 @@ class ServedBackend:
 
         if self.loop.error is not None:
             raise self.loop.error
-        want, items = self.topology.batch_unrolls, []
+        want, items = self.topology.batch_unrolls, self._partial
         try:
             while len(items) < want:
                 items.append(self.loop.unrolls.get(timeout=0.05))
         except queue.Empty:
-            for item in reversed(items):  # keep what came; the rest on the next call
-                self.loop.unrolls.queue.appendleft(item)
-            return None
+            return None  # what came stays in self._partial for the next call
+        self._partial = []
         batch = concatenate(self.topology.unroll_spec, [u for u, _ in items])
         return batch, [info for _, info in items], None
 

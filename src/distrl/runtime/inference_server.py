@@ -111,6 +111,7 @@ class InferenceServer:
             self.ep_return[s] = 0.0
             self.ep_length[s] = 0
             episode_start[fresh] = True
+            b["obs"][s, 0] = obs[fresh]  # everyone else's observation was stored with its outcome
             b["version"][s] = self.policy.version
         state = None
         if self.state is not None:
@@ -121,7 +122,6 @@ class InferenceServer:
             first = self.t[slots] == 0
             b["initial_state"][slots[first]] = state[first]
         t = self.t[slots]
-        b["obs"][slots, t] = obs
         t0 = time.perf_counter()
         out, new_state = self.policy(obs, state)
         infer_s = time.perf_counter() - t0

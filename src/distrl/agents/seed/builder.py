@@ -20,6 +20,7 @@ from distrl.core.types import ArraySpec, InferenceSpec, Topology
 from distrl.envs import EnvSpec
 from distrl.errors import ConfigError
 from distrl.envs.make import is_atari
+from distrl.runtime.inference_grpc import split_address
 from distrl.runtime.inference_server import seed_unroll_spec
 
 
@@ -36,8 +37,7 @@ def _policy(env: EnvSpec, cfg: SeedConfig) -> ActorCriticPolicy:
 
 
 def build(cfg: SeedConfig, env_id: str, env: EnvSpec, total_steps: int) -> Topology:
-    host, _, port = cfg.bind.rpartition(":")
-    if not host or not port.isdigit() or int(port) > 65535:
+    if split_address(cfg.bind) is None:
         raise ConfigError(f"bind '{cfg.bind}' is not HOST:PORT (e.g. 127.0.0.1:0, 0.0.0.0:50051; port 0 picks a free one)")
     if is_atari(env_id) and cfg.reward_clip is None:
         cfg = dataclasses.replace(cfg, reward_clip=1.0)
