@@ -100,3 +100,15 @@ def test_stats_report_batch_sizes_in_observations():
     s = server.stats()
     assert s["inference_batch_mean"] == 3 * E and s["latency_p50_ms"] == 2.0
     assert abs(s["actor_idle_frac"] - 2 / 3) < 1e-9
+
+
+def test_whole_run_latency_samples_stay_bounded_and_representative():
+    from distrl.runtime.inference_server import _Samples
+
+    samples = _Samples(cap=1000)
+    values = np.random.default_rng(3).exponential(size=100_000)
+    for chunk in np.split(values, 1000):
+        samples.add(chunk)
+    kept = samples.values()
+    assert kept.size <= 2000
+    assert abs(np.median(kept) - np.log(2)) < 0.1  # the exponential's median

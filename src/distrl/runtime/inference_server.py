@@ -91,7 +91,7 @@ class InferenceServer:
         self._stats = _Stats()  # since the last stats() call
         self.totals = _Stats()  # the whole run
         self.unrolls_dropped = 0
-        self._since_take = [0.0, 0.0]  # actors' env seconds, inference seconds
+        self._since_take = _Stats()  # env and inference seconds, handed out with the next unrolls
 
     def serve(self, slots: np.ndarray, obs: np.ndarray, rewards: np.ndarray, terminated: np.ndarray,
               truncated: np.ndarray, timings: np.ndarray | None = None) -> dict[str, np.ndarray]:
@@ -131,12 +131,8 @@ class InferenceServer:
             self.state[slots] = new_state
         self.t[slots] = t + 1
         self.pending[slots] = True
-        self._since_take[1] += infer_s
-        if timings is not None:
-            self._since_take[0] += float(timings[:, 1].sum())
-        for st in (self._stats, self.totals):
-            st.infer_s += infer_s
-            st.add_batch(len(slots), timings)
+        for st in (self._stats, self.totals, self._since_take):
+            st.add_batch(len(slots), infer_s, timings)
         return out
 
     def _record_outcome(self, s: np.ndarray, obs, rewards, terminated, truncated) -> np.ndarray:
@@ -188,8 +184,8 @@ class InferenceServer:
             done[0][1]["episode_lengths"] = np.concatenate(self._finished_l)
             self._finished_r, self._finished_l = [], []
         if done:
-            done[0][1]["env_s"], done[0][1]["infer_s"] = self._since_take
-            self._since_take = [0.0, 0.0]
+            done[0][1]["env_s"], done[0][1]["infer_s"] = self._since_take.env_s, self._since_take.infer_s
+            self._since_take = _Stats()
         for _, info in done:
             info.setdefault("episode_returns", np.zeros(0))
             info.setdefault("episode_lengths", np.zeros(0, dtype=np.int64))
@@ -204,30 +200,53 @@ class InferenceServer:
         return s.summary(self.E)
 
 
+class _Samples:
+    """At most ``cap`` values kept as a uniform random sample of all added (for percentiles over a run
+    of any length in bounded memory)."""
+
+    def __init__(self, cap: int = 50_000):
+        self.cap, self.parts, self.size = cap, [], 0
+        self.rng = np.random.default_rng(0)
+
+    def add(self, values: np.ndarray) -> None:
+        self.parts.append(values)
+        self.size += values.size
+        if self.size > 2 * self.cap:  # thin out; every value seen so far stays equally likely to be kept
+            kept = self.rng.choice(np.concatenate(self.parts), self.cap, replace=False)
+            self.parts, self.size = [kept], self.cap
+
+    def values(self) -> np.ndarray:
+        return np.concatenate(self.parts) if self.parts else np.zeros(0)
+
+
 class _Stats:
     def __init__(self):
-        self.batches: list[int] = []
-        self.rtts: list[np.ndarray] = []
+        self.forwards = 0
+        self.requests = 0
+        self.batches = _Samples()
+        self.rtts = _Samples()
         self.env_s = 0.0
         self.wait_s = 0.0
         self.infer_s = 0.0
 
-    def add_batch(self, n: int, timings: np.ndarray | None) -> None:
-        self.batches.append(n)
+    def add_batch(self, n: int, infer_s: float, timings: np.ndarray | None) -> None:
+        self.forwards += 1
+        self.requests += n
+        self.infer_s += infer_s
+        self.batches.add(np.array([n]))
         if timings is not None:
             rtt = timings[:, 0]
-            self.rtts.append(rtt[rtt > 0])
+            self.rtts.add(rtt[rtt > 0])
             self.wait_s += float(rtt.sum())
             self.env_s += float(timings[:, 1].sum())
 
     def summary(self, num_envs: int) -> dict[str, float]:
-        if not self.batches:
+        if not self.forwards:
             return {}
-        batches = np.asarray(self.batches)
-        out = {"inference_batch_mean": float(batches.mean()) * num_envs,
-               "inference_batch_p50": float(np.median(batches)) * num_envs,
-               "inference_forwards": float(len(batches)), "inference_s": self.infer_s}
-        rtt = np.concatenate(self.rtts) if self.rtts else np.zeros(0)
+        out = {"inference_batch_mean": self.requests / self.forwards * num_envs,
+               "inference_batch_p50": float(np.median(self.batches.values())) * num_envs,
+               "inference_forwards": float(self.forwards), "inference_s": self.infer_s}
+        rtt = self.rtts.values()
         if rtt.size:
             out["latency_p50_ms"] = float(np.percentile(rtt, 50) * 1e3)
             out["latency_p99_ms"] = float(np.percentile(rtt, 99) * 1e3)
