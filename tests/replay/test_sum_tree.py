@@ -65,3 +65,25 @@ def test_update_range_equals_update():
         np.testing.assert_allclose(a.tree, b.tree)
     with pytest.raises(ValueError):
         b.update_range(45, np.ones(10))
+
+
+@pytest.mark.parametrize("capacity", [1, 2, 37, 1000])
+def test_compiled_walks_equal_the_numpy_walks(capacity):
+    """The numba kernels do the numpy version's arithmetic: trees, found leaves and samples are identical."""
+    pytest.importorskip("numba")
+    rng = np.random.default_rng(capacity)
+    fast, ref = SumTree(capacity, backend="numba"), SumTree(capacity, backend="numpy")
+    for _ in range(30):
+        idx = rng.integers(0, capacity, 17)  # duplicates included: the last one wins in both
+        p = rng.random(17) * (rng.random(17) > 0.2)
+        fast.update(idx, p)
+        ref.update(idx, p)
+        n = int(rng.integers(1, capacity + 1))
+        start = int(rng.integers(0, capacity - n + 1))
+        q = rng.random(n)
+        fast.update_range(start, q)
+        ref.update_range(start, q)
+        np.testing.assert_array_equal(fast.tree, ref.tree)
+    u = rng.random(5000) * ref.total
+    np.testing.assert_array_equal(fast.find(u), ref.find(u))
+    np.testing.assert_array_equal(fast.sample(64, np.random.default_rng(1)), ref.sample(64, np.random.default_rng(1)))

@@ -53,10 +53,11 @@ class PrioritizedSampler:
         if priorities is None:  # no initial priority from the actor: the maximum seen so far (PER)
             priorities = np.full(len(slots), self.max_priority)
         scaled = self._scaled(priorities)
-        wrap = int(np.argmax(np.diff(slots) != 1)) + 1 if len(slots) > 1 and np.any(np.diff(slots) != 1) else len(slots)
-        self.tree.update_range(int(slots[0]), scaled[:wrap])  # ring writes are contiguous up to one wrap
+        start = int(slots[0])
+        wrap = min(len(slots), self.tree.capacity - start)  # ring writes are contiguous up to one wrap
+        self.tree.update_range(start, scaled[:wrap])
         if wrap < len(slots):
-            self.tree.update_range(int(slots[wrap]), scaled[wrap:])
+            self.tree.update_range(0, scaled[wrap:])
 
     def update(self, slots: np.ndarray, priorities: np.ndarray) -> None:
         self.tree.update(slots, self._scaled(priorities))

@@ -5,6 +5,10 @@ every operation walks the tree one *level* at a time for the whole batch, so a b
 ~log2(capacity) numpy calls instead of 512 * log2(capacity) Python steps (Schaul et al. 2016,
 arXiv:1511.05952, appendix B.2.1: proportional prioritisation with a sum tree).
 
+With numba installed (a dependency of distrl) the walks run as compiled loops
+(:mod:`distrl.replay.sum_tree_kernels`, same arithmetic); ``backend="numpy"`` keeps the level-wise numpy
+version, which the tests use as the reference.
+
 Layout: a complete binary tree in one float64 array; node k has children 2k and 2k+1, the root
 is node 1 and leaf i is node ``size + i`` with ``size`` the capacity rounded up to a power of two.
 """
@@ -14,10 +18,23 @@ from __future__ import annotations
 import numpy as np
 
 
+def _kernels():
+    try:
+        from distrl.replay import sum_tree_kernels
+    except ImportError:  # numba missing: the numpy walks
+        return None
+    return sum_tree_kernels
+
+
 class SumTree:
-    def __init__(self, capacity: int):
+    def __init__(self, capacity: int, backend: str = "auto"):
         if capacity < 1:
             raise ValueError(f"capacity must be >= 1, got {capacity}")
+        if backend not in ("auto", "numba", "numpy"):
+            raise ValueError(f"backend must be auto, numba or numpy, got {backend!r}")
+        self.kernels = None if backend == "numpy" else _kernels()
+        if backend == "numba" and self.kernels is None:
+            raise ImportError("backend='numba' needs numba installed")
         self.capacity = capacity
         self.size = 1 << max(int(np.ceil(np.log2(capacity))), 0)
         self.depth = int(np.log2(self.size))
@@ -36,8 +53,10 @@ class SumTree:
         priorities = np.asarray(priorities, dtype=np.float64)
         if indices.size == 0:
             return
-        if np.any(priorities < 0) or not np.all(np.isfinite(priorities)):
-            raise ValueError("priorities must be finite and >= 0")
+        _check(priorities)
+        if self.kernels is not None:
+            self.kernels.set_leaves(self.tree, self.size, indices, priorities)
+            return
         nodes = indices + self.size
         tree = self.tree
         tree[nodes] = priorities
@@ -56,8 +75,10 @@ class SumTree:
             return
         if start < 0 or start + n > self.capacity:
             raise ValueError(f"range {start}..{start + n} is outside the capacity {self.capacity}")
-        if np.any(priorities < 0) or not np.all(np.isfinite(priorities)):
-            raise ValueError("priorities must be finite and >= 0")
+        _check(priorities)
+        if self.kernels is not None:
+            self.kernels.set_range(self.tree, self.size, start, priorities)
+            return
         lo, hi = start + self.size, start + n - 1 + self.size
         tree = self.tree
         tree[lo:hi + 1] = priorities
@@ -75,16 +96,20 @@ class SumTree:
 
     def find(self, mass: np.ndarray) -> np.ndarray:
         """Leaf index whose prefix-sum interval holds each value of ``mass``."""
-        u = np.array(mass, dtype=np.float64)
-        nodes = np.ones(u.shape[0], dtype=np.int64)
         tree = self.tree
-        for _ in range(self.depth):
-            nodes <<= 1
-            left = tree[nodes]
-            right = u >= left
-            u -= left * right
-            nodes += right
-        leaves = nodes - self.size
+        if self.kernels is not None:
+            leaves = self.kernels.find(tree, self.size, np.ascontiguousarray(mass, dtype=np.float64))
+        else:
+            u = np.array(mass, dtype=np.float64)
+            nodes = np.ones(u.shape[0], dtype=np.int64)
+            for _ in range(self.depth):
+                nodes <<= 1
+                left = tree[nodes]
+                right = u >= left
+                u -= left * right
+                nodes += right
+            leaves = nodes - self.size
+        nodes = leaves + self.size
         # float round-off can step onto a zero-priority leaf at the right edge: clamp onto real data
         bad = tree[nodes] <= 0
         if bad.any():
@@ -95,3 +120,8 @@ class SumTree:
         positive = np.flatnonzero(self.tree[self.size:self.size + self.capacity] > 0)
         pos = np.searchsorted(positive, leaves, side="right") - 1
         return positive[np.clip(pos, 0, positive.size - 1)]
+
+
+def _check(priorities: np.ndarray) -> None:
+    if not np.all((priorities >= 0) & (priorities < np.inf)):  # NaN fails both comparisons
+        raise ValueError("priorities must be finite and >= 0")
