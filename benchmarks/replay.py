@@ -29,14 +29,31 @@ def transitions(n: int, obs_shape, obs_dtype, rng):
             "discount": np.full(n, 0.97, np.float32), "next_obs": obs.copy()}
 
 
+def stream_chunks(count: int, rng, envs: int = 4, steps: int = 16, n: int = 3):
+    """Chunks of 64 frame-stacked transitions as an actor sends them (4 envs x 16 consecutive steps,
+    n-step next observations), continuing from chunk to chunk: what frame sharing sees in a real run."""
+    frames = rng.integers(0, 255, (envs, count * steps + n + 3, 84, 84), dtype=np.uint8)
+    chunks = []
+    for c in range(count):
+        ts = range(c * steps, (c + 1) * steps)
+        obs = np.stack([frames[e, t:t + 4] for e in range(envs) for t in ts])
+        nxt = np.stack([frames[e, t + n:t + n + 4] for e in range(envs) for t in ts])
+        m = len(obs)
+        chunks.append({"obs": obs, "action": rng.integers(0, 4, m), "reward": rng.standard_normal(m).astype(np.float32),
+                       "discount": np.full(m, 0.97, np.float32), "next_obs": nxt})
+    return chunks
+
+
 class DistrlBuffer:
     name = "distrl"
+
+    frame_stacks = None
 
     def __init__(self, capacity, obs_shape, obs_dtype):
         spec = {"obs": ArraySpec(obs_shape, np.dtype(obs_dtype).name), "action": ArraySpec((), "int64"),
                 "reward": ArraySpec((), "float32"), "discount": ArraySpec((), "float32"),
                 "next_obs": ArraySpec(obs_shape, np.dtype(obs_dtype).name)}
-        self.r = Replay.prioritized(spec, capacity, alpha=0.6)
+        self.r = Replay.prioritized(spec, capacity, alpha=0.6, frame_stacks=self.frame_stacks)
         self.bytes_per_item = self.r.bytes_per_item
 
     def add(self, items, priorities):
@@ -45,6 +62,11 @@ class DistrlBuffer:
     def sample_update(self, rng):
         b = self.r.sample(512, beta=0.4)
         self.r.update_priorities(b.slots, rng.random(512))
+
+
+class DistrlFramesBuffer(DistrlBuffer):
+    name = "distrl, frames shared"
+    frame_stacks = ("obs", "next_obs")
 
 
 class CpprbBuffer:
@@ -71,17 +93,20 @@ def bench(cls, capacity, obs_shape, obs_dtype, seconds):
     t0 = time.perf_counter()
     buf = cls(capacity, obs_shape, obs_dtype)
     alloc_s = time.perf_counter() - t0
-    chunk = transitions(64, obs_shape, obs_dtype, rng)
+    if len(obs_shape) == 3:  # pixels: consecutive frame stacks, as actors send them
+        chunks = stream_chunks(40, rng)
+    else:
+        chunks = [transitions(64, obs_shape, obs_dtype, rng)]
     prios = rng.random(64) + 0.1
     t0 = time.perf_counter()
     inserted = 0
     while inserted < capacity:  # the first fill, page faults included
-        buf.add(chunk, prios)
+        buf.add(chunks[(inserted // 64) % len(chunks)], prios)
         inserted += 64
     first_fill = time.perf_counter() - t0
     t0, n = time.perf_counter(), 0
     while time.perf_counter() - t0 < seconds:  # steady state: overwriting the oldest
-        buf.add(chunk, prios)
+        buf.add(chunks[(n // 64) % len(chunks)], prios)
         n += 64
     insert_rate = n / (time.perf_counter() - t0)
     t0, k = time.perf_counter(), 0
@@ -106,7 +131,7 @@ def main():
         cases.append((100_000, (4, 84, 84), np.uint8))
     rows = []
     for capacity, shape, dtype in cases:
-        for cls in (DistrlBuffer, CpprbBuffer):
+        for cls in (DistrlBuffer, DistrlFramesBuffer, CpprbBuffer) if len(shape) == 3 else (DistrlBuffer, CpprbBuffer):
             try:
                 rows.append(bench(cls, capacity, shape, dtype, args.seconds))
             except ImportError:
@@ -115,7 +140,7 @@ def main():
     print("\n| buffer | capacity | observation | inserts/s (chunks of 64) | sample(512)+update(512)/s | bytes/transition | allocate s | first fill s |")
     print("|---|---|---|---|---|---|---|---|")
     for name, cap, obs, ins, su, bpi, alloc, fill in rows:
-        print(f"| {name} | {cap:,} | {obs} | {ins:,.0f} | {su:,.0f} | {bpi:,} | {alloc:.2f} | {fill:.2f} |")
+        print(f"| {name} | {cap:,} | {obs} | {ins:,.0f} | {su:,.0f} | {bpi:,.0f} | {alloc:.2f} | {fill:.2f} |")
 
 
 if __name__ == "__main__":

@@ -63,3 +63,17 @@ def test_apex_dqn_learns_cartpole(tmp_path):
     distrl.train("apex-dqn", env="CartPole-v1", runtime="local", total_steps=150_000, run_dir=str(tmp_path / "r"), seed=0)
     ev = distrl.evaluate(tmp_path / "r", episodes=10)
     assert ev["mean_return"] >= 100, ev
+
+
+def test_apex_dqn_on_pong_keeps_each_frame_once(tmp_path):
+    """Pixels go into the frame-sharing storage: about one frame per transition instead of eight."""
+    pytest.importorskip("ale_py", reason="atari extra not installed")
+    import csv
+
+    s = distrl.train("apex-dqn", env="ALE/Pong-v5", runtime="local", total_steps=400, num_actors=1, num_envs=2,
+                     unroll_length=8, min_replay=32, batch_size=16, replay_size=1000, run_dir=str(tmp_path / "r"),
+                     log_interval_s=0.1)
+    assert s["env_steps"] >= 400 and s["learner_updates"] > 0
+    rows = [r for r in csv.DictReader(open(tmp_path / "r" / "metrics.csv")) if r.get("replay_bytes_per_item")]
+    per_item = float(rows[-1]["replay_bytes_per_item"])
+    assert per_item < 2.5 * 84 * 84, per_item  # stored whole it would be 8 frames (56 KB)

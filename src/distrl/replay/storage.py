@@ -43,6 +43,10 @@ class RingStorage:
         self.inserted += n
         return slots
 
+    def stale_items(self) -> int:
+        """Items that must go before the next sample (none here; see FrameStackStorage)."""
+        return 0
+
     def read(self, slots: np.ndarray) -> dict[str, np.ndarray]:
         # np.take copies rows faster than fancy indexing for multi-dimensional fields (4x at 1M x 4 floats)
         return {name: np.take(array, slots, axis=0) for name, array in self.arrays.items()}

@@ -22,8 +22,10 @@ class ReplayLearner:
     def __init__(self, cfg, spec: dict[str, ArraySpec], total_steps: int, optimizers: list[torch.optim.Optimizer]):
         self.cfg = cfg
         # hard capacity above the soft one, so actors can overfill it between trims (Ape-X section 3)
-        self.replay = Replay.prioritized(item_spec(spec), int(cfg.replay_size * 1.25) + 1, alpha=cfg.priority_alpha,
-                                         soft_capacity=cfg.replay_size)
+        items = item_spec(spec)
+        pixels = len(items["obs"].shape) == 3 and items["obs"].dtype == "uint8"  # frame stacks: keep each frame once
+        self.replay = Replay.prioritized(items, int(cfg.replay_size * 1.25) + 1, alpha=cfg.priority_alpha,
+                                         soft_capacity=cfg.replay_size, frame_stacks=("obs", "next_obs") if pixels else None)
         self.limiter = RateLimiter(cfg.samples_per_insert, cfg.min_replay, error_buffer=cfg.batch_size)
         self.optimizers = optimizers
         self.base_lrs = [g["lr"] for opt in optimizers for g in opt.param_groups]
@@ -63,7 +65,8 @@ class ReplayLearner:
         metrics = {"replay_size": float(self.replay.size), "insert_rate": self._inserted_since / dt,
                    "sample_rate": self._sampled_since / dt,
                    "sample_insert_ratio": self.limiter.samples / max(self.limiter.inserts, 1),
-                   "priority_mean": self.replay.sampler.tree.total / max(self.replay.size, 1)}
+                   "priority_mean": self.replay.sampler.tree.total / max(self.replay.size, 1),
+                   "replay_bytes_per_item": float(self.replay.bytes_per_item)}
         self._inserted_since = self._sampled_since = 0
         if losses:
             metrics["loss"] = float(np.mean(losses))
