@@ -35,3 +35,8 @@ def test_epsilon_ladder():
     assert epsilon_ladder(1) == pytest.approx([0.4])
     with pytest.raises(ValueError):
         epsilon_ladder(0)
+
+
+def test_importance_weights_take_numpy_as_well():
+    p = np.array([0.1, 0.2, 0.05])
+    np.testing.assert_allclose(importance_weights(p, 50, 0.4), importance_weights(torch.tensor(p), 50, 0.4).numpy())

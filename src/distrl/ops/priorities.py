@@ -13,9 +13,15 @@ def per_priority(td_errors: torch.Tensor, alpha: float = 0.6, eps: float = 1e-6)
     return (td_errors.abs() + eps) ** alpha
 
 
-def importance_weights(sample_probs: torch.Tensor, buffer_size: int, beta: float = 0.4) -> torch.Tensor:
-    """w_i = (N P(i))^-beta / max_j w_j (PER section 3.4); normalised by the batch maximum."""
-    check_tensor("sample_probs", sample_probs, rank=1)
+def importance_weights(sample_probs, buffer_size: int, beta: float = 0.4):
+    """w_i = (N P(i))^-beta / max_j w_j (PER section 3.4); normalised by the batch maximum.
+
+    Takes a torch tensor or a numpy array (the replay calls it on numpy, in its sampling hot path)."""
+    if isinstance(sample_probs, np.ndarray):
+        if sample_probs.ndim != 1:
+            raise ValueError(f"sample_probs must have rank 1, got shape {sample_probs.shape}")
+    else:
+        check_tensor("sample_probs", sample_probs, rank=1)
     if buffer_size < 1:
         raise ValueError(f"buffer_size must be >= 1, got {buffer_size}")
     w = (buffer_size * sample_probs) ** (-beta)

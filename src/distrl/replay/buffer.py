@@ -11,7 +11,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-import torch
 from safetensors.numpy import load_file, save_file
 
 from distrl.core.types import ArraySpec
@@ -89,7 +88,7 @@ class Replay:
         slots, probs = self.sampler.sample(batch, self.rng, self.storage)
         self.samples += batch
         if isinstance(self.sampler, PrioritizedSampler):
-            weights = importance_weights(torch.from_numpy(probs), max(self.storage.size, 1), beta).numpy()
+            weights = importance_weights(probs, max(self.storage.size, 1), beta)
         else:
             weights = np.ones(batch)
         return SampledBatch(self.storage.read(slots), slots, probs, weights.astype(np.float32))

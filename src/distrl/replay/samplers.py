@@ -46,7 +46,10 @@ class PrioritizedSampler:
 
     def _scaled(self, priorities: np.ndarray) -> np.ndarray:
         p = np.abs(np.asarray(priorities, dtype=np.float64)) + self.eps
-        self.max_priority = max(self.max_priority, float(p.max(initial=0.0)))
+        top = float(p.max(initial=0.0))
+        if not top < np.inf:  # inf, or NaN anywhere (max propagates it)
+            raise ValueError("priorities must be finite")
+        self.max_priority = max(self.max_priority, top)
         return p ** self.alpha
 
     def insert(self, slots: np.ndarray, priorities: np.ndarray | None = None) -> None:
@@ -60,7 +63,7 @@ class PrioritizedSampler:
             self.tree.update_range(0, scaled[wrap:])
 
     def update(self, slots: np.ndarray, priorities: np.ndarray) -> None:
-        self.tree.update(slots, self._scaled(priorities))
+        self.tree.set_checked(np.asarray(slots, dtype=np.int64), self._scaled(priorities))
 
     def sample(self, batch: int, rng: np.random.Generator, storage) -> tuple[np.ndarray, np.ndarray]:
         slots = self.tree.sample(batch, rng)

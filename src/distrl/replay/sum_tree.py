@@ -54,6 +54,11 @@ class SumTree:
         if indices.size == 0:
             return
         _check(priorities)
+        self.set_checked(indices, priorities)
+
+    def set_checked(self, indices: np.ndarray, priorities: np.ndarray) -> None:
+        """:meth:`update` for int64 indices and float64 priorities already known to be finite and >= 0
+        (the prioritized sampler's, which it has just computed); skips the checks on the hot path."""
         if self.kernels is not None:
             self.kernels.set_leaves(self.tree, self.size, indices, priorities)
             return
