@@ -48,10 +48,25 @@ def test_impala_trains_on_both_nodes(cluster, tmp_path):
     assert s["policy_lag_mean"] is not None and s["episodes"] > 0
 
 
-def test_apex_dqn_on_ray(cluster, tmp_path):
-    s = distrl.train("apex-dqn", env="CartPole-v1", runtime="ray", ray_address=cluster.address, total_steps=4000,
-                     num_actors=2, num_envs=4, unroll_length=8, min_replay=200, batch_size=32, run_dir=str(tmp_path / "r"))
+def test_apex_dqn_on_ray_with_the_replay_in_its_own_actor(cluster, tmp_path):
+    """Actors on both nodes insert straight into a replay-server actor; the learner samples from it; a
+    resumed run gets the checkpointed replay back into a new server."""
+    import csv
+    import json
+
+    kw = dict(env="CartPole-v1", runtime="ray", ray_address=cluster.address, num_actors=2, num_envs=4, unroll_length=8,
+              min_replay=200, batch_size=32, run_dir=str(tmp_path / "r"), log_interval_s=0.2)
+    s = distrl.train("apex-dqn", total_steps=4000, **kw)
     assert s["env_steps"] >= 4000 and s["learner_updates"] > 0 and s["actor_nodes"] == 2
+    rows = list(csv.DictReader(open(tmp_path / "r" / "metrics.csv")))
+    assert float(rows[-1]["replay_size"]) > 200  # as the server reports it
+    ckpt = sorted((tmp_path / "r" / "checkpoints").glob("step-*"))[-1]
+    saved = json.loads((ckpt / "replay.json").read_text())["storage"]["size"]
+    assert saved >= 3000  # the server's contents reached the run directory
+    s2 = distrl.train("apex-dqn", total_steps=6000, resume=True, **kw)
+    rows = list(csv.DictReader(open(tmp_path / "r" / "metrics.csv")))
+    resumed = [r for r in rows if int(r["env_steps"]) > s["env_steps"]]
+    assert s2["env_steps"] >= 6000 and float(resumed[0]["replay_size"]) >= saved  # nothing lost on resume
 
 
 def test_a3c_pushes_gradients_to_a_parameter_server_on_ray(cluster, tmp_path):

@@ -97,3 +97,6 @@ class Topology:
     runtimes: tuple[str, ...] = ("inline", "local", "ray")
     slots_per_actor: int = 2  # shared-memory unroll slots per actor (local runtime)
     inference: InferenceSpec | None = None  # actors only step envs; a central server acts (SEED RL)
+    # the learner keeps a replay (``learner.make_replay``); where the runtime serves it elsewhere (a Ray
+    # actor on ``ray``), actors insert there directly: this turns an actor's output into (items, priorities)
+    to_replay_items: Callable[[dict], tuple[dict, Any]] | None = None

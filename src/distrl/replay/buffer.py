@@ -100,6 +100,12 @@ class Replay:
     def bytes_per_item(self) -> int:
         return self.storage.bytes_per_item
 
+    @property
+    def priority_total(self) -> float:
+        """Sum of the sampling priorities (p^alpha); the item count for uniform and FIFO replays."""
+        tree = getattr(self.sampler, "tree", None)
+        return tree.total if tree is not None else float(self.size)
+
     # --- checkpoint -------------------------------------------------------------------------
     def save(self, folder: str | Path, name: str = "replay") -> None:
         """Contents, priorities, counters and the sampling RNG: a restored replay continues exactly."""

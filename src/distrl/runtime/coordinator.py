@@ -177,6 +177,8 @@ class Coordinator:
                     backend.sync_learner(learner)
                 except Exception:
                     pass
+            if error is None and hasattr(backend, "return_state"):  # e.g. a replay served by a Ray actor
+                backend.return_state(learner)
             backend.close()
         if error is not None:
             writer.close()

@@ -46,7 +46,7 @@ def was_reconstructed() -> bool:
 class _ActorHost:
     """Wraps any distrl actor; the only Ray-aware code an actor ever runs in."""
 
-    def __init__(self, make_actor, index: int, seed: int, spec, torch_threads: int, shared=None):
+    def __init__(self, make_actor, index: int, seed: int, spec, torch_threads: int, shared=None, replay=None):
         import ray
         import torch
 
@@ -61,6 +61,7 @@ class _ActorHost:
         self.actor = make_actor(index, seed, shared)
         self.spec = spec
         self.version = -1
+        self.replay = replay  # (ReplayServer handle, to_replay_items): insert there, send the learner a count
 
     def unroll(self, weights: np.ndarray | None, version: int):
         if weights is not None and version != self.version:
@@ -69,6 +70,14 @@ class _ActorHost:
         out = allocate(self.spec)
         info = self.actor.unroll(out)
         info["node_id"] = self.node_id
+        if self.replay is not None:
+            import ray
+
+            server, to_items = self.replay
+            items, priorities = to_items(out)
+            if len(priorities):
+                ray.get(server.add.remote(items, priorities))  # in replay before the learner hears of it
+            return {"remote_inserts": np.array([len(priorities)])}, info
         return out, info
 
     def pid(self) -> int:
@@ -111,13 +120,32 @@ class RayBackend:
 
             shared, self.shard_servers = remote_shards(ray, self.topology.make_learner, learner)
             self.remote_params = shared
+        replay = None
+        if self.topology.to_replay_items is not None and hasattr(learner, "make_replay"):
+            replay = (self._serve_replay(learner), self.topology.to_replay_items)
         for i in range(self.topology.num_actors):
             actor = host.options(scheduling_strategy="SPREAD").remote(
-                self.topology.make_actor, i, self.seed + 1000 * i, self.topology.unroll_spec, self.torch_threads, shared)
+                self.topology.make_actor, i, self.seed + 1000 * i, self.topology.unroll_spec, self.torch_threads, shared,
+                replay)
             self.actors.append(actor)
         for i in range(self.topology.num_actors):
             for _ in range(self.topology.slots_per_actor):
                 self._submit(i)
+
+    def _serve_replay(self, learner):
+        """Move the learner's replay into a Ray actor (with what a resumed run restored into it)."""
+        import tempfile
+
+        from distrl.runtime.replay_service import RemoteReplay, start_replay_server
+
+        self.replay_server = start_replay_server(self.ray, learner.make_replay)
+        remote = RemoteReplay(self.ray, self.replay_server)
+        if learner.replay.size:
+            with tempfile.TemporaryDirectory() as d:  # the server runs on this node
+                learner.replay.save(d)
+                remote.load(d)
+        learner.replay = remote
+        return self.replay_server
 
     def _submit(self, i: int) -> None:
         queue = self.inflight.setdefault(i, deque())
@@ -173,6 +201,18 @@ class RayBackend:
         applied, dropped = pull_into(self.remote_params, learner.model)
         learner.set_progress(applied, dropped)
 
+    def return_state(self, learner) -> None:
+        """Bring the served replay back into the learner before the servers stop (for the final checkpoint)."""
+        if getattr(self, "replay_server", None) is None:
+            return
+        import tempfile
+
+        local = learner.make_replay()
+        with tempfile.TemporaryDirectory() as d:
+            learner.replay.save(d)
+            local.load(d)
+        learner.replay = local
+
     def poll(self) -> int:
         n, self._restarts = self._restarts, 0
         return n
@@ -186,12 +226,13 @@ class RayBackend:
     def close(self) -> None:
         if not self.actors and not self.started_ray:
             return
-        for a in self.actors + list(getattr(self, "shard_servers", [])):
+        servers = list(getattr(self, "shard_servers", [])) + [getattr(self, "replay_server", None)]
+        for a in self.actors + [srv for srv in servers if srv is not None]:
             try:
                 self.ray.kill(a, no_restart=True)
             except Exception:
                 pass
-        self.shard_servers = []
+        self.shard_servers, self.replay_server = [], None
         self.actors, self.inflight = [], {}
         if self.started_ray:
             self.ray.shutdown()

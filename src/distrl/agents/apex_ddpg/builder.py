@@ -14,6 +14,7 @@ from distrl.agents.apex_ddpg.actor import GaussianLadder
 from distrl.agents.apex_ddpg.config import ApexDDPGConfig
 from distrl.agents.apex_ddpg.learner import ApexDDPGLearner
 from distrl.agents.common.transition_actor import TransitionActor, chunk_spec
+from distrl.agents.common.replay_learner import chunk_to_insert
 from distrl.core.types import Topology
 from distrl.envs import EnvSpec
 from distrl.errors import ConfigError
@@ -41,4 +42,4 @@ def build(cfg: ApexDDPGConfig, env_id: str, env: EnvSpec, total_steps: int) -> T
                           f"{env.observation_space} / {env.action_space} (use apex-dqn for discrete actions)")
     return Topology(make_actor=partial(_actor, env_id, env, cfg), make_learner=partial(_learner, env, cfg, total_steps),
                     unroll_spec=chunk_spec(env, cfg.num_envs, cfg.unroll_length, cfg.n_step),
-                    num_actors=cfg.num_actors, batch_unrolls=1)
+                    num_actors=cfg.num_actors, batch_unrolls=1, to_replay_items=chunk_to_insert)

@@ -17,6 +17,7 @@ from distrl.agents.apex_dqn.actor import EpsilonGreedy
 from distrl.agents.common.transition_actor import TransitionActor, chunk_spec
 from distrl.agents.apex_dqn.config import ApexDQNConfig
 from distrl.agents.apex_dqn.learner import ApexDQNLearner
+from distrl.agents.common.replay_learner import chunk_to_insert
 from distrl.core.types import Topology
 from distrl.envs import EnvSpec
 from distrl.envs.make import is_atari
@@ -43,4 +44,4 @@ def build(cfg: ApexDQNConfig, env_id: str, env: EnvSpec, total_steps: int) -> To
         raise ConfigError(f"apex-dqn needs a discrete action space; '{env_id}' has {env.action_space} (use apex-ddpg)")
     return Topology(make_actor=partial(_actor, env_id, env, cfg), make_learner=partial(_learner, env, cfg, total_steps),
                     unroll_spec=chunk_spec(env, cfg.num_envs, cfg.unroll_length, cfg.n_step),
-                    num_actors=cfg.num_actors, batch_unrolls=1)
+                    num_actors=cfg.num_actors, batch_unrolls=1, to_replay_items=chunk_to_insert)

@@ -8,6 +8,7 @@ replay to its soft capacity. Subclasses supply only ``update(batch) -> (loss, |d
 from __future__ import annotations
 
 import time
+from functools import partial
 
 import numpy as np
 import torch
@@ -24,8 +25,10 @@ class ReplayLearner:
         # hard capacity above the soft one, so actors can overfill it between trims (Ape-X section 3)
         items = item_spec(spec)
         pixels = len(items["obs"].shape) == 3 and items["obs"].dtype == "uint8"  # frame stacks: keep each frame once
-        self.replay = Replay.prioritized(items, int(cfg.replay_size * 1.25) + 1, alpha=cfg.priority_alpha,
-                                         soft_capacity=cfg.replay_size, frame_stacks=("obs", "next_obs") if pixels else None)
+        # picklable, so a runtime can build the same replay elsewhere (a Ray actor on ``ray``)
+        self.make_replay = partial(Replay.prioritized, items, int(cfg.replay_size * 1.25) + 1, alpha=cfg.priority_alpha,
+                                   soft_capacity=cfg.replay_size, frame_stacks=("obs", "next_obs") if pixels else None)
+        self.replay = self.make_replay()
         self.limiter = RateLimiter(cfg.samples_per_insert, cfg.min_replay, error_buffer=cfg.batch_size)
         self.optimizers = optimizers
         self.base_lrs = [g["lr"] for opt in optimizers for g in opt.param_groups]
@@ -39,10 +42,14 @@ class ReplayLearner:
         raise NotImplementedError
 
     def step(self, chunk: dict[str, np.ndarray]) -> dict[str, float]:
-        valid = chunk["valid"]
-        n = int(valid.sum())
+        if "remote_inserts" in chunk:  # the actor put its transitions into a replay server itself
+            n = int(chunk["remote_inserts"][0])
+        else:
+            items, priorities = chunk_to_insert(chunk)
+            n = len(priorities)
+            if n:
+                self.replay.add(items, priorities=priorities)
         if n:
-            self.replay.add(chunk_items(chunk), priorities=chunk["priority"][valid])
             self.limiter.record_insert(n)
             self._inserted_since += n
         progress = self.limiter.inserts / self.total_steps
@@ -65,7 +72,7 @@ class ReplayLearner:
         metrics = {"replay_size": float(self.replay.size), "insert_rate": self._inserted_since / dt,
                    "sample_rate": self._sampled_since / dt,
                    "sample_insert_ratio": self.limiter.samples / max(self.limiter.inserts, 1),
-                   "priority_mean": self.replay.sampler.tree.total / max(self.replay.size, 1),
+                   "priority_mean": self.replay.priority_total / max(self.replay.size, 1),
                    "replay_bytes_per_item": float(self.replay.bytes_per_item)}
         self._inserted_since = self._sampled_since = 0
         if losses:
@@ -87,7 +94,12 @@ class ReplayLearner:
         self.replay.load(folder)
 
 
+def chunk_to_insert(chunk: dict[str, np.ndarray]) -> tuple[dict[str, np.ndarray], np.ndarray]:
+    """A chunk's real transitions and the priorities its actor gave them, ready for ``Replay.add``."""
+    return chunk_items(chunk), chunk["priority"][chunk["valid"]]
+
+
 def tensors(batch: SampledBatch) -> dict[str, torch.Tensor]:
-    out = {k: torch.from_numpy(v) for k, v in batch.items.items()}
-    out["weights"] = torch.from_numpy(batch.weights)
-    return out
+    # batches from a replay server arrive read-only (Ray's object store); torch wants writable memory
+    arrays = dict(batch.items, weights=batch.weights)
+    return {k: torch.from_numpy(v if v.flags.writeable else v.copy()) for k, v in arrays.items()}
