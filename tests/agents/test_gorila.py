@@ -32,3 +32,18 @@ def test_gorila_learns_cartpole(tmp_path):
     spread a timed test cannot absorb; the local runtime is covered by the smoke and staleness tests."""
     s = distrl.train("gorila", env="CartPole-v1", runtime="inline", total_steps=150_000, run_dir=str(tmp_path / "r"), seed=0)
     assert s["episode_return_mean"] >= 60, s  # 120.9 here
+
+
+@pytest.mark.parametrize("runtime", ["inline", "local"])
+def test_gorila_global_replay_smoke(tmp_path, runtime):
+    """One replay in shared memory that every bundle writes (its own partition) and every learner samples."""
+    s = distrl.train("gorila", env="CartPole-v1", runtime=runtime, total_steps=3000, run_dir=str(tmp_path / "r"),
+                     replay="global", **SMALL)
+    assert s["env_steps"] >= 3000 and s["learner_updates"] > 0
+
+
+def test_gorila_global_replay_is_one_machine_only(tmp_path):
+    from distrl.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="not supported"):
+        distrl.train("gorila", env="CartPole-v1", runtime="ray", total_steps=100, run_dir=str(tmp_path / "r"), replay="global")

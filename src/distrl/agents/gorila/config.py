@@ -14,9 +14,11 @@ class GorilaConfig:
     num_envs: int = setting(8, "Envs each bundle's actor steps together.", low=1)
     unroll_length: int = setting(8, "Vector steps an actor takes between its learner's gradient rounds.", low=1)
     updates_per_unroll: int = setting(4, "Gradients a bundle's learner computes after each unroll.", low=1)
-    replay: str = setting("local", "Replay placement: local (one per bundle, the paper's bundled mode).", choices=("local",))
-    replay_capacity: int = setting(50_000, "Transitions each local replay holds (oldest evicted first).", low=1)
-    min_replay: int = setting(1_000, "Transitions in a local replay before its learner starts.", low=1)
+    replay: str = setting("local", "Replay placement: local (one per bundle, the paper's bundled mode) or global "
+                          "(one replay in shared memory that every bundle writes and every learner samples; inline/local).",
+                          choices=("local", "global"))
+    replay_capacity: int = setting(50_000, "Transitions each bundle's replay (or its part of the global one) holds, oldest evicted first.", low=1)
+    min_replay: int = setting(1_000, "Transitions in a learner's replay (local or global) before it starts.", low=1)
     batch_size: int = setting(64, "Transitions per gradient.", low=1)
     gamma: float = setting(0.99, "Discount factor.", low=0.0, high=1.0)
     n_step: int = setting(1, "n of the bootstrapped target (GORILA: 1-step DQN).", low=1)

@@ -22,6 +22,7 @@ from distrl.envs import EnvSpec
 from distrl.ops import td_error
 from distrl.replay import Replay
 from distrl.runtime.batching import allocate
+from distrl.runtime.shared_replay import PartitionWriter
 
 
 class _NoPriorities(EpsilonGreedy):
@@ -38,7 +39,10 @@ class GorilaBundle:
         self.actor = TransitionActor(env_id, env, cfg, index, seed, model, _NoPriorities(cfg, index, env.action_space.n))
         spec = chunk_spec(env, cfg.num_envs, cfg.unroll_length, cfg.n_step)
         self.chunk = allocate(spec)
-        self.replay = Replay.uniform(item_spec(spec), cfg.replay_capacity, seed=seed)
+        if cfg.replay == "global":  # one replay for all bundles, in shared memory: write ours, sample all
+            self.replay = PartitionWriter(params.replay, index, seed)
+        else:
+            self.replay = Replay.uniform(item_spec(spec), cfg.replay_capacity, seed=seed)
         self.versions = self.params.pull(self.model)
         self.target.load_state_dict(self.model.state_dict())
         self.last_target_sync = int(np.sum(self.versions))
