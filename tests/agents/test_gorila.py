@@ -42,8 +42,15 @@ def test_gorila_global_replay_smoke(tmp_path, runtime):
     assert s["env_steps"] >= 3000 and s["learner_updates"] > 0
 
 
-def test_gorila_global_replay_is_one_machine_only(tmp_path):
-    from distrl.errors import ConfigError
+def test_gorila_global_replay_is_checkpointed_and_resumed(tmp_path):
+    import json
 
-    with pytest.raises(ConfigError, match="not supported"):
-        distrl.train("gorila", env="CartPole-v1", runtime="ray", total_steps=100, run_dir=str(tmp_path / "r"), replay="global")
+    kw = dict(env="CartPole-v1", runtime="local", run_dir=str(tmp_path / "r"), replay="global", replay_capacity=5000,
+              **SMALL)
+    distrl.train("gorila", total_steps=3000, **kw)
+    ckpt = sorted((tmp_path / "r" / "checkpoints").glob("step-*"))[-1]
+    saved = sum(size for _, size in json.loads((ckpt / "replay.json").read_text())["counts"])
+    assert saved >= 2500
+    distrl.train("gorila", total_steps=5000, resume=True, **kw)
+    final = sorted((tmp_path / "r" / "checkpoints").glob("step-*"))[-1]
+    assert sum(size for _, size in json.loads((final / "replay.json").read_text())["counts"]) >= saved + 1500

@@ -103,6 +103,8 @@ class RayBackend:
         self._weights_version = None
         self._weights_fn = None
         self._version = 0
+        self.shard_servers: list = []  # parameter-server shards (gradient-sharing systems)
+        self.replay_server = None  # a replay served by a Ray actor (Ape-X, GORILA's global replay)
 
     def start(self, learner) -> None:
         import ray
@@ -112,14 +114,15 @@ class RayBackend:
         host = ray.remote(num_cpus=1, max_restarts=-1, max_task_retries=0)(_ActorHost)
         self._weights_fn, self._version = learner.get_weights, learner.version
         shared = None
-        self.shard_servers = []
         if self.topology.shared_model:
             # gradient-sharing systems: parameter-server shard actors hold the model; workers push
             # gradients and pull weights through RemoteShards, starting from the learner's weights
             from distrl.runtime.sharded_params import remote_shards
 
-            shared, self.shard_servers = remote_shards(ray, self.topology.make_learner, learner)
+            shared, self.shard_servers = remote_shards(ray, learner)
             self.remote_params = shared
+            if learner.shards.replay is not None:  # a global replay (GORILA): served by a Ray actor
+                shared.replay = self._serve_partitions(learner)
         replay = None
         if self.topology.to_replay_items is not None and hasattr(learner, "make_replay"):
             replay = (self._serve_replay(learner), self.topology.to_replay_items)
@@ -134,18 +137,26 @@ class RayBackend:
 
     def _serve_replay(self, learner):
         """Move the learner's replay into a Ray actor (with what a resumed run restored into it)."""
-        import tempfile
+        from distrl.runtime.replay_service import RemoteReplay, ReplayServer, copy_contents, start_on_this_node
 
-        from distrl.runtime.replay_service import RemoteReplay, start_replay_server
-
-        self.replay_server = start_replay_server(self.ray, learner.make_replay)
+        self.replay_server = start_on_this_node(self.ray, ReplayServer, learner.make_replay)
         remote = RemoteReplay(self.ray, self.replay_server)
         if learner.replay.size:
-            with tempfile.TemporaryDirectory() as d:  # the server runs on this node
-                learner.replay.save(d)
-                remote.load(d)
+            copy_contents(learner.replay, remote)
         learner.replay = remote
         return self.replay_server
+
+    def _serve_partitions(self, learner):
+        """Move a global replay from shared memory into a Ray actor that every worker reaches."""
+        from distrl.runtime.replay_service import PartitionServer, ServedPartitions, copy_contents, start_on_this_node
+
+        local = learner.shards.replay
+        self.replay_server = start_on_this_node(self.ray, PartitionServer, local.args)
+        served = ServedPartitions(self.replay_server, local.args)
+        if local.size:
+            copy_contents(local, served)
+        learner.shards.replay = served  # checkpoints save it through the server
+        return served
 
     def _submit(self, i: int) -> None:
         queue = self.inflight.setdefault(i, deque())
@@ -194,7 +205,7 @@ class RayBackend:
 
     def sync_learner(self, learner) -> None:
         """Copy the parameter servers' weights into the coordinator's learner (checkpoints, the end)."""
-        if not getattr(self, "shard_servers", None):
+        if not self.shard_servers:
             return
         from distrl.runtime.sharded_params import pull_into
 
@@ -202,16 +213,20 @@ class RayBackend:
         learner.set_progress(applied, dropped)
 
     def return_state(self, learner) -> None:
-        """Bring the served replay back into the learner before the servers stop (for the final checkpoint)."""
-        if getattr(self, "replay_server", None) is None:
+        """Bring a served replay back into the learner before the servers stop (for the final checkpoint)."""
+        if self.replay_server is None:
             return
-        import tempfile
+        from distrl.runtime.replay_service import ServedPartitions, copy_contents
+        from distrl.runtime.shared_replay import SharedReplay
 
-        local = learner.make_replay()
-        with tempfile.TemporaryDirectory() as d:
-            learner.replay.save(d)
-            local.load(d)
-        learner.replay = local
+        if isinstance(getattr(getattr(learner, "shards", None), "replay", None), ServedPartitions):
+            local = SharedReplay(*learner.shards.replay.args)
+            copy_contents(learner.shards.replay, local)
+            learner.shards.replay = local
+        else:
+            local = learner.make_replay()
+            copy_contents(learner.replay, local)
+            learner.replay = local
 
     def poll(self) -> int:
         n, self._restarts = self._restarts, 0
@@ -226,7 +241,7 @@ class RayBackend:
     def close(self) -> None:
         if not self.actors and not self.started_ray:
             return
-        servers = list(getattr(self, "shard_servers", [])) + [getattr(self, "replay_server", None)]
+        servers = self.shard_servers + [self.replay_server]
         for a in self.actors + [srv for srv in servers if srv is not None]:
             try:
                 self.ray.kill(a, no_restart=True)

@@ -9,11 +9,20 @@ inserts). The learner's ``replay`` becomes a :class:`RemoteReplay` with the same
 keeps one sample request in flight (the next batch is drawn while the current one trains, as the
 paper's learner prefetches), and priority updates are sent without waiting. The server runs on the
 learner's node, so checkpoints write it to the run directory there.
+
+GORILA's global replay (a :class:`~distrl.runtime.shared_replay.SharedReplay`, shared memory on one
+machine) is served the same way on ``ray``: :class:`PartitionServer` holds it and each bundle's
+:class:`ServedPartitions` handle adds to its own partition and samples batches a group at a time.
 """
 
 from __future__ import annotations
 
+import tempfile
 from typing import Any
+
+import numpy as np
+
+from distrl.runtime.shared_replay import SharedReplay
 
 
 class ReplayServer:
@@ -115,11 +124,85 @@ class RemoteReplay:
         self.refresh()
 
 
-def start_replay_server(ray, make_replay):
-    """A ReplayServer pinned to this (the learner's) node. Not restarted: a new one would be empty, so its
-    death ends the run like a learner error (the last checkpoint, replay included, stays)."""
+class PartitionServer:
+    """The Ray actor's body for a partitioned replay: a :class:`SharedReplay` in its own process."""
+
+    def __init__(self, args: tuple):
+        self.replay = SharedReplay(*args)
+
+    def add(self, partition: int, items: dict) -> int:
+        self.replay.add(partition, items)
+        return self.replay.size
+
+    def sample(self, batch: int, count: int, seed: int):
+        rng = np.random.default_rng(seed)
+        return [self.replay.sample(batch, rng) for _ in range(count)], self.replay.size
+
+    def save(self, folder: str) -> None:
+        self.replay.save(folder)
+
+    def load(self, folder: str) -> None:
+        self.replay.load(folder)
+
+
+class ServedPartitions:
+    """A writer's handle on a :class:`PartitionServer` with the :class:`SharedReplay` surface a
+    :class:`~distrl.runtime.shared_replay.PartitionWriter` uses. Each process gets its own copy (it is
+    pickled to them): adds go out without waiting for the one before (Ray keeps one caller's calls in
+    order, so a later sample sees them), and batches come ``prefetch`` per round trip."""
+
+    def __init__(self, server, args: tuple, prefetch: int = 4):
+        self.server, self.args, self.prefetch = server, args, prefetch
+        self._size, self._pending, self._batches = 0, None, []
+
+    def __getstate__(self):
+        return {"server": self.server, "args": self.args, "prefetch": self.prefetch}
+
+    def __setstate__(self, state):
+        self.__init__(state["server"], state["args"], state["prefetch"])
+
+    @property
+    def size(self) -> int:
+        return self._size
+
+    def add(self, partition: int, items: dict) -> None:
+        import ray
+
+        if self._pending is not None:  # at most one add in flight per writer: back-pressure, and a fresh size
+            self._size = ray.get(self._pending)
+        self._pending = self.server.add.remote(partition, items)
+
+    def sample(self, batch: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
+        import ray
+
+        if not self._batches:
+            self._batches, self._size = ray.get(self.server.sample.remote(batch, self.prefetch, int(rng.integers(2**63))))
+        return {k: v.copy() for k, v in self._batches.pop().items()}  # the object store's arrays are read-only
+
+    def save(self, folder) -> None:
+        import ray
+
+        ray.get(self.server.save.remote(str(folder)))
+
+    def load(self, folder) -> None:
+        import ray
+
+        ray.get(self.server.load.remote(str(folder)))
+
+
+def copy_contents(source, target) -> None:
+    """Move a replay's contents between two processes on one node: ``source.save``, then ``target.load``."""
+    with tempfile.TemporaryDirectory() as d:
+        source.save(d)
+        target.load(d)
+
+
+def start_on_this_node(ray, body, *args):
+    """A Ray actor running ``body(*args)`` pinned to this (the learner's) node, where checkpoints are written.
+    Not restarted: a new one would be empty, so its death ends the run like a learner error (the last
+    checkpoint, replay included, stays)."""
     from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
     here = ray.get_runtime_context().get_node_id()
-    remote = ray.remote(num_cpus=0)(ReplayServer)
-    return remote.options(scheduling_strategy=NodeAffinitySchedulingStrategy(here, soft=False)).remote(make_replay)
+    remote = ray.remote(num_cpus=0)(body)
+    return remote.options(scheduling_strategy=NodeAffinitySchedulingStrategy(here, soft=False)).remote(*args)

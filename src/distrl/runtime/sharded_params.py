@@ -36,6 +36,7 @@ class SharedShards:
         self.versions = torch.zeros(len(self.shards), dtype=torch.int64).share_memory_()
         self.dropped = torch.zeros(len(self.shards), dtype=torch.int64).share_memory_()
         self.max_staleness = max_staleness
+        self.replay = None  # a global replay the workers share with the parameters (GORILA), if any
 
     def pull(self, local: torch.nn.Module) -> np.ndarray:
         with torch.no_grad():
@@ -65,10 +66,9 @@ class SharedShards:
 class ShardServer:
     """One shard's state on Ray: its tensors, its optimizer, its version and drop count."""
 
-    def __init__(self, make_learner, shard: list[int], make_optimizer, max_staleness: int | None):
+    def __init__(self, values: list[np.ndarray], make_optimizer, max_staleness: int | None):
         torch.set_num_threads(1)
-        params = list(make_learner().model.parameters())
-        self.params = [params[i] for i in shard]
+        self.params = [torch.nn.Parameter(torch.from_numpy(np.array(v))) for v in values]
         self.optimizer = make_optimizer(self.params)
         self.version = 0
         self.dropped = 0
@@ -88,15 +88,11 @@ class ShardServer:
     def weights(self) -> tuple[list[np.ndarray], int, int]:
         return [p.detach().numpy().copy() for p in self.params], self.version, self.dropped
 
-    def set_weights(self, values: list[np.ndarray]) -> None:
-        with torch.no_grad():
-            for p, v in zip(self.params, values):
-                p.copy_(torch.from_numpy(v))
-
 
 class RemoteShards:
     def __init__(self, servers: list, shards: list[list[int]]):
         self.servers, self.shards = servers, shards
+        self.replay = None  # the served global replay, if the system has one
 
     def pull(self, local: torch.nn.Module) -> np.ndarray:
         import ray
@@ -121,14 +117,13 @@ class RemoteShards:
         return applied, len(results) - applied, float(np.mean([lag for _, lag in results]))
 
 
-def remote_shards(ray, make_learner, learner) -> tuple[RemoteShards, list]:
+def remote_shards(ray, learner) -> tuple[RemoteShards, list]:
     """Start one :class:`ShardServer` actor per shard, seeded with ``learner``'s current weights."""
     make_optimizer, num_shards, max_staleness = learner.param_spec()
-    params = list(learner.model.parameters())
+    params = [p.detach().numpy() for p in learner.model.parameters()]
     shards = shard_indices(len(params), num_shards)
     server_cls = ray.remote(num_cpus=0, max_restarts=-1)(ShardServer)
-    servers = [server_cls.remote(make_learner, shard, make_optimizer, max_staleness) for shard in shards]
-    ray.get([s.set_weights.remote([params[i].detach().numpy() for i in shard]) for s, shard in zip(servers, shards)])
+    servers = [server_cls.remote([params[i] for i in shard], make_optimizer, max_staleness) for shard in shards]
     return RemoteShards(servers, shards), servers
 
 

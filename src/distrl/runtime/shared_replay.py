@@ -14,8 +14,12 @@ receive as file descriptors when the replay is pickled to them (as the parameter
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import numpy as np
 import torch
+from safetensors.numpy import load_file, save_file
 
 from distrl.core.types import ArraySpec
 from distrl.replay import SampledBatch
@@ -26,6 +30,7 @@ class SharedReplay:
         if capacity <= window:
             raise ValueError(f"each partition must hold more than one chunk: capacity {capacity} <= window {window}")
         self.spec, self.partitions, self.capacity, self.window = spec, partitions, capacity, window
+        self.args = (spec, partitions, capacity, window)  # an empty twin elsewhere: SharedReplay(*args)
         self._tensors = {k: torch.from_numpy(s.empty((partitions, capacity))).share_memory_() for k, s in spec.items()}
         self._counts = torch.zeros((partitions, 3), dtype=torch.int64).share_memory_()  # [next, size, sequence]
         self._views()
@@ -90,6 +95,47 @@ class SharedReplay:
         local = flat - (ends - usable)[part]
         start = np.where(full, counts[:, 0] + self.window, 0)[part]  # skip the slots being overwritten next
         return part, (start + local) % self.capacity
+
+    def save(self, folder: str | Path, name: str = "replay") -> None:
+        """Write the contents and counters while writers go on (see :meth:`_snapshot`)."""
+        arrays, counts = {k: np.empty_like(a) for k, a in self.arrays.items()}, np.empty_like(self.counts)
+        for p in range(self.partitions):
+            counts[p] = self._snapshot(p, arrays)
+        folder = Path(folder)
+        save_file(arrays, str(folder / f"{name}.safetensors"))
+        meta = {"partitions": self.partitions, "capacity": self.capacity, "counts": counts[:, :2].tolist()}
+        (folder / f"{name}.json").write_text(json.dumps(meta))
+
+    def _snapshot(self, p: int, out: dict[str, np.ndarray]) -> np.ndarray:
+        """Copy partition ``p`` into ``out`` consistently with the counters returned. The whole partition is
+        copied once; then only the slots a writer may have touched since the last look (from the old ``next``
+        to one window past the new one) are copied again, until a look finds no write begun meanwhile."""
+        before = self.counts[p].copy()
+        for k, a in self.arrays.items():
+            out[k][p] = a[p]
+        while True:
+            now = self.counts[p].copy()
+            if now[2] == before[2] and now[2] % 2 == 0:
+                return before
+            writes = (now[2] - before[2]) // 2 + 1
+            if writes * self.window >= self.capacity:
+                slots = np.arange(self.capacity)
+            else:
+                slots = (before[0] + np.arange((now[0] - before[0]) % self.capacity + self.window)) % self.capacity
+            for k, a in self.arrays.items():
+                out[k][p, slots] = a[p, slots]
+            before = now
+
+    def load(self, folder: str | Path, name: str = "replay") -> None:
+        """Restore what :meth:`save` wrote (before any writer starts)."""
+        folder = Path(folder)
+        meta = json.loads((folder / f"{name}.json").read_text())
+        if (meta["partitions"], meta["capacity"]) != (self.partitions, self.capacity):
+            raise ValueError(f"saved replay has {meta['partitions']} partitions of {meta['capacity']}; "
+                             f"this one {self.partitions} of {self.capacity}")
+        for k, a in load_file(str(folder / f"{name}.safetensors")).items():
+            self.arrays[k][:] = a
+        self.counts[:, :2] = np.array(meta["counts"], dtype=np.int64)
 
 
 class PartitionWriter:

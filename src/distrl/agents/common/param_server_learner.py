@@ -53,6 +53,14 @@ class ParamServerLearner:
     def counters(self) -> dict:
         return {"updates": self.version, "dropped": self.dropped, "shard_versions": self.shards.versions.tolist()}
 
+    def save_state(self, folder) -> None:
+        if self.shards.replay is not None:  # a global replay: resuming loses none of it
+            self.shards.replay.save(folder)
+
+    def load_state(self, folder) -> None:
+        if self.shards.replay is not None:
+            self.shards.replay.load(folder)
+
     def load_counters(self, c: dict) -> None:
         if "shard_versions" in c:
             self.shards.versions[:] = torch.tensor(c["shard_versions"])

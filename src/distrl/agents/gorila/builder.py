@@ -4,8 +4,8 @@
               --gradient + the shard versions it was computed from--> parameter-server shards 1..S
     shard s:  applies its part of the gradient, or drops it when more than K versions stale
 
-On ``local`` the shards live in shared memory (the learner process owns them); on ``ray`` each shard
-is a Ray actor.
+On ``local`` the shards (and a global replay) live in shared memory (the learner process owns them);
+on ``ray`` each shard is a Ray actor, and so is a global replay.
 """
 
 from __future__ import annotations
@@ -46,7 +46,5 @@ def _learner(env, cfg):
 def build(cfg: GorilaConfig, env_id: str, env: EnvSpec, total_steps: int) -> Topology:
     if not env.discrete:
         raise ConfigError(f"gorila needs a discrete action space; '{env_id}' has {env.action_space}")
-    # a global replay is one block of shared memory: one machine (on ray, bundles keep local replays)
-    runtimes = ("inline", "local") if cfg.replay == "global" else ("inline", "local", "ray")
     return Topology(make_actor=partial(_bundle, env_id, env, cfg), make_learner=partial(_learner, env, cfg),
-                    unroll_spec=REPORT_SPEC, num_actors=cfg.num_actors, shared_model=True, runtimes=runtimes)
+                    unroll_spec=REPORT_SPEC, num_actors=cfg.num_actors, shared_model=True)

@@ -15,7 +15,7 @@ class GorilaConfig:
     unroll_length: int = setting(8, "Vector steps an actor takes between its learner's gradient rounds.", low=1)
     updates_per_unroll: int = setting(4, "Gradients a bundle's learner computes after each unroll.", low=1)
     replay: str = setting("local", "Replay placement: local (one per bundle, the paper's bundled mode) or global "
-                          "(one replay in shared memory that every bundle writes and every learner samples; inline/local).",
+                          "(one replay that every bundle writes and every learner samples: shared memory, or a Ray actor on ray).",
                           choices=("local", "global"))
     replay_capacity: int = setting(50_000, "Transitions each bundle's replay (or its part of the global one) holds, oldest evicted first.", low=1)
     min_replay: int = setting(1_000, "Transitions in a learner's replay (local or global) before it starts.", low=1)
