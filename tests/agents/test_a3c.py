@@ -49,3 +49,13 @@ def test_a3c_learns_cartpole(tmp_path):
     s = distrl.train("a3c", env="CartPole-v1", runtime="local", total_steps=150_000, run_dir=str(tmp_path / "r"), seed=0)
     assert s["episode_return_mean"] >= 150, s
     assert np.isfinite(s["policy_lag_mean"])
+
+
+def test_linear_schedule_follows_reported_env_steps_and_survives_a_restart():
+    cfg = build_config(Config, {"lr_schedule": "linear"})
+    learner = build(cfg, "CartPole-v1", env_spec("CartPole-v1"), 1000).make_learner()
+    learner.step({"steps": np.array([[100], [150]])})
+    assert float(learner.shards.lr_scale) == 0.75  # 250 of 1000 env steps done
+    again = build(cfg, "CartPole-v1", env_spec("CartPole-v1"), 1000).make_learner()
+    again.load_counters(learner.counters())
+    assert float(again.shards.lr_scale) == 0.75

@@ -26,26 +26,27 @@ def test_gorila_drops_gradients_when_staleness_limit_is_zero(tmp_path):
 
 
 def test_gorila_learns_cartpole(tmp_path):
-    """Bar in bounded time (~15 s): after 150k steps the mean training return of the last 100 episodes
-    is well above random play (~22). Run on ``inline``, which is deterministic: on ``local`` the two
-    bundles race for the shards and ten runs here gave 54-202 (and one 20 inside the full suite), a
-    spread a timed test cannot absorb; the local runtime is covered by the smoke and staleness tests."""
+    """Bar in bounded time (~25 s): after 150k steps the greedy policy balances the pole (here: training
+    mean 470, `distrl eval` 500). Run on ``inline``, which is deterministic: on ``local`` the two bundles
+    race for the shards, so a run's outcome varies; the local runtime is covered by the smoke and
+    staleness tests, and its full-budget results are in the README."""
     s = distrl.train("gorila", env="CartPole-v1", runtime="inline", total_steps=150_000, run_dir=str(tmp_path / "r"), seed=0)
-    assert s["episode_return_mean"] >= 60, s  # 120.9 here
+    assert s["episode_return_mean"] >= 200, s
+    assert distrl.evaluate(tmp_path / "r", episodes=10)["mean_return"] >= 400
 
 
 @pytest.mark.parametrize("runtime", ["inline", "local"])
 def test_gorila_global_replay_smoke(tmp_path, runtime):
     """One replay in shared memory that every bundle writes (its own partition) and every learner samples."""
     s = distrl.train("gorila", env="CartPole-v1", runtime=runtime, total_steps=3000, run_dir=str(tmp_path / "r"),
-                     replay="global", **SMALL)
+                     replay="global", prioritized=False, **SMALL)
     assert s["env_steps"] >= 3000 and s["learner_updates"] > 0
 
 
 def test_gorila_global_replay_is_checkpointed_and_resumed(tmp_path):
     import json
 
-    kw = dict(env="CartPole-v1", runtime="local", run_dir=str(tmp_path / "r"), replay="global", replay_capacity=5000,
+    kw = dict(env="CartPole-v1", runtime="local", run_dir=str(tmp_path / "r"), replay="global", prioritized=False, replay_capacity=5000,
               **SMALL)
     distrl.train("gorila", total_steps=3000, **kw)
     ckpt = sorted((tmp_path / "r" / "checkpoints").glob("step-*"))[-1]

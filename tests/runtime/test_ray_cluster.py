@@ -99,7 +99,7 @@ def test_gorila_global_replay_is_a_ray_actor_and_resumes_whole(cluster, tmp_path
     import json
 
     kw = dict(env="CartPole-v1", runtime="ray", ray_address=cluster.address, num_actors=2, num_envs=4, unroll_length=8,
-              min_replay=100, batch_size=32, replay="global", replay_capacity=5000, run_dir=str(tmp_path / "r"),
+              min_replay=100, batch_size=32, replay="global", prioritized=False, replay_capacity=5000, run_dir=str(tmp_path / "r"),
               log_interval_s=0.2)
     s = distrl.train("gorila", total_steps=4000, **kw)
     assert s["env_steps"] >= 4000 and s["actor_nodes"] == 2 and s["learner_updates"] > 0

@@ -56,3 +56,23 @@ def test_no_staleness_limit_applies_everything():
         server.push(local, old)
     assert server.versions.tolist() == [5] and server.dropped.tolist() == [0]
     assert np.isfinite(sum(p.sum().item() for p in server.model.parameters()))
+
+
+def test_lr_scale_multiplies_every_applied_step():
+    """The learner's schedule reaches the shards as one shared scale: 0 freezes the model (versions still
+    count), 0.5 halves RMSProp's first step (whose size is lr * g / |g|)."""
+    server = SharedShards(model(), lambda p: SharedRMSprop(p, lr=0.1, alpha=0.0, eps=1e-12), num_shards=2,
+                          max_staleness=None)
+    local = model()
+    grads_on(local)
+    server.lr_scale.fill_(0.0)
+    before = [p.detach().clone() for p in server.model.parameters()]
+    server.push(local, server.pull(local))
+    assert all(torch.equal(b, p) for b, p in zip(before, server.model.parameters()))
+    assert server.versions.tolist() == [1, 1]
+    server.lr_scale.fill_(0.5)
+    grads_on(local)
+    server.push(local, server.versions.numpy())
+    for b, p, g in zip(before, server.model.parameters(), local.parameters()):
+        nonzero = g.grad != 0
+        torch.testing.assert_close((b - p.detach())[nonzero], 0.05 * torch.sign(g.grad[nonzero]))

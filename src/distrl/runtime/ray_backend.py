@@ -204,13 +204,17 @@ class RayBackend:
         pass
 
     def sync_learner(self, learner) -> None:
-        """Copy the parameter servers' weights into the coordinator's learner (checkpoints, the end)."""
+        """Copy the parameter servers' weights into the coordinator's learner (each log interval, checkpoints,
+        the end), and send them the learner's learning-rate scale."""
         if not self.shard_servers:
             return
         from distrl.runtime.sharded_params import pull_into
 
         applied, dropped = pull_into(self.remote_params, learner.model)
         learner.set_progress(applied, dropped)
+        scale = float(learner.shards.lr_scale)  # the learner's schedule reaches the shards once per log interval
+        for server in self.shard_servers:
+            server.set_lr_scale.remote(scale)
 
     def return_state(self, learner) -> None:
         """Bring a served replay back into the learner before the servers stop (for the final checkpoint)."""

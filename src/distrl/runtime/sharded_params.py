@@ -10,7 +10,8 @@ gradient) and its own optimizer statistics; together the shards hold exactly the
 
 Workers call ``pull(model) -> versions`` and ``push(model, versions) -> (applied, dropped, staleness)``.
 The optimizer comes from the system as a factory (``make_optimizer(params)``), so this module knows no
-algorithm.
+algorithm; its learning rate is multiplied by ``lr_scale``, which the learner sets from the run's
+progress (a schedule such as A3C's linear annealing to zero).
 """
 
 from __future__ import annotations
@@ -36,6 +37,8 @@ class SharedShards:
         self.versions = torch.zeros(len(self.shards), dtype=torch.int64).share_memory_()
         self.dropped = torch.zeros(len(self.shards), dtype=torch.int64).share_memory_()
         self.max_staleness = max_staleness
+        self.base_lrs = [[g["lr"] for g in opt.param_groups] for opt in self.optimizers]
+        self.lr_scale = torch.ones(1, dtype=torch.float64).share_memory_()
         self.replay = None  # a global replay the workers share with the parameters (GORILA), if any
 
     def pull(self, local: torch.nn.Module) -> np.ndarray:
@@ -57,10 +60,16 @@ class SharedShards:
                 continue
             for i in shard:
                 shared[i].grad = mine[i].grad
-            self.optimizers[s].step()
+            step_scaled(self.optimizers[s], self.base_lrs[s], float(self.lr_scale))
             self.versions[s] += 1
             applied += 1
         return applied, dropped, float(np.mean(staleness))
+
+
+def step_scaled(optimizer: torch.optim.Optimizer, base_lrs: list[float], scale: float) -> None:
+    for group, base in zip(optimizer.param_groups, base_lrs):
+        group["lr"] = base * scale
+    optimizer.step()
 
 
 class ShardServer:
@@ -70,9 +79,14 @@ class ShardServer:
         torch.set_num_threads(1)
         self.params = [torch.nn.Parameter(torch.from_numpy(np.array(v))) for v in values]
         self.optimizer = make_optimizer(self.params)
+        self.base_lrs = [g["lr"] for g in self.optimizer.param_groups]
+        self.lr_scale = 1.0
         self.version = 0
         self.dropped = 0
         self.max_staleness = max_staleness
+
+    def set_lr_scale(self, scale: float) -> None:
+        self.lr_scale = scale
 
     def apply(self, grads: list[np.ndarray], version: int) -> tuple[bool, int]:
         lag = self.version - version
@@ -81,7 +95,7 @@ class ShardServer:
             return False, lag
         for p, g in zip(self.params, grads):
             p.grad = torch.from_numpy(np.array(g))  # arrays from the object store are read-only
-        self.optimizer.step()
+        step_scaled(self.optimizer, self.base_lrs, self.lr_scale)
         self.version += 1
         return True, lag
 
@@ -124,6 +138,7 @@ def remote_shards(ray, learner) -> tuple[RemoteShards, list]:
     shards = shard_indices(len(params), num_shards)
     server_cls = ray.remote(num_cpus=0, max_restarts=-1)(ShardServer)
     servers = [server_cls.remote([params[i] for i in shard], make_optimizer, max_staleness) for shard in shards]
+    ray.get([s.set_lr_scale.remote(float(learner.shards.lr_scale)) for s in servers])  # a resumed run's schedule
     return RemoteShards(servers, shards), servers
 
 

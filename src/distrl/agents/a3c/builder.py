@@ -31,11 +31,12 @@ def _worker(env_id, env, cfg, index, seed, params):
     return A3CWorker(env_id, cfg, unroll_spec(env, cfg.num_envs, cfg.t_max), index, seed, params, make_model(env, cfg))
 
 
-def _learner(env, cfg):
+def _learner(env, cfg, total_steps):
     # one shard, no staleness limit: every gradient lands (Hogwild on local)
-    return ParamServerLearner(make_model(env, cfg), cfg.lr, cfg.rmsprop_alpha, cfg.rmsprop_eps)
+    return ParamServerLearner(make_model(env, cfg), cfg.lr, cfg.rmsprop_alpha, cfg.rmsprop_eps,
+                              lr_schedule=cfg.lr_schedule, total_steps=total_steps)
 
 
 def build(cfg: A3CConfig, env_id: str, env: EnvSpec, total_steps: int) -> Topology:
-    return Topology(make_actor=partial(_worker, env_id, env, cfg), make_learner=partial(_learner, env, cfg),
+    return Topology(make_actor=partial(_worker, env_id, env, cfg), make_learner=partial(_learner, env, cfg, total_steps),
                     unroll_spec=REPORT_SPEC, num_actors=cfg.num_actors, shared_model=True, runtimes=("local", "inline", "ray"))

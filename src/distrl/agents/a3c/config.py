@@ -18,6 +18,7 @@ class A3CConfig:
     advantage: str = setting("nstep", "Advantage estimator: nstep (the paper's) or gae.", choices=("gae", "nstep"))
     gae_lambda: float = setting(0.95, "GAE lambda (used when advantage=gae).", low=0.0, high=1.0)
     lr: float = setting(1e-3, "Shared RMSProp learning rate.", low=0.0, low_open=True)
+    lr_schedule: str = setting("constant", "Learning-rate schedule of the shared optimizer: constant, or linear decay to 0 over the run.", choices=("constant", "linear"))
     rmsprop_alpha: float = setting(0.99, "Shared RMSProp decay.", low=0.0, high=1.0)
     rmsprop_eps: float = setting(1e-5, "Shared RMSProp epsilon.", low=0.0, low_open=True)
     entropy_coef: float = setting(0.01, "Entropy bonus weight.", low=0.0)

@@ -13,14 +13,21 @@ from functools import partial
 import numpy as np
 import torch
 
-from distrl.agents.common.shared_rmsprop import SharedRMSprop
+from distrl.agents.common.optim import scheduled_lr
+from distrl.agents.common.shared_rmsprop import SharedAdam, SharedRMSprop
 from distrl.runtime.sharded_params import SharedShards
 
 
 class ParamServerLearner:
-    def __init__(self, model, lr: float, alpha: float, eps: float, num_shards: int = 1, max_staleness: int | None = None):
+    def __init__(self, model, lr: float, alpha: float, eps: float, num_shards: int = 1, max_staleness: int | None = None,
+                 lr_schedule: str = "constant", total_steps: int | None = None, optimizer: str = "rmsprop"):
         self.model = model
-        self.make_optimizer = partial(SharedRMSprop, lr=lr, alpha=alpha, eps=eps)
+        self.lr_schedule, self.total_steps = lr_schedule, total_steps
+        self.env_steps = 0
+        if optimizer == "adam":
+            self.make_optimizer = partial(SharedAdam, lr=lr, eps=eps)
+        else:
+            self.make_optimizer = partial(SharedRMSprop, lr=lr, alpha=alpha, eps=eps)
         self.num_shards, self.max_staleness = num_shards, max_staleness
         self.shards = SharedShards(model, self.make_optimizer, num_shards, max_staleness)
         self._remote_progress: tuple[int, int] | None = None
@@ -42,7 +49,15 @@ class ParamServerLearner:
         self._remote_progress = (applied, dropped)
 
     def step(self, batch: dict[str, np.ndarray]) -> dict[str, float]:
-        return {"updates_total": float(self.version), "dropped_gradients": float(self.dropped)}
+        self.env_steps += int(batch["steps"].sum())
+        self._schedule()
+        return {"updates_total": float(self.version), "dropped_gradients": float(self.dropped),
+                "lr_scale": float(self.shards.lr_scale)}
+
+    def _schedule(self) -> None:
+        """The workers' learning rate follows the run's progress (env steps reported so far)."""
+        if self.total_steps:
+            self.shards.lr_scale.fill_(scheduled_lr(1.0, self.lr_schedule, self.env_steps / self.total_steps))
 
     def get_weights(self) -> np.ndarray:
         return torch.nn.utils.parameters_to_vector(self.model.parameters()).detach().numpy().copy()
@@ -51,7 +66,8 @@ class ParamServerLearner:
         return {"model": self.model}, {f"optimizer_shard{s}": opt for s, opt in enumerate(self.shards.optimizers)}
 
     def counters(self) -> dict:
-        return {"updates": self.version, "dropped": self.dropped, "shard_versions": self.shards.versions.tolist()}
+        return {"updates": self.version, "dropped": self.dropped, "shard_versions": self.shards.versions.tolist(),
+                "env_steps": self.env_steps}
 
     def save_state(self, folder) -> None:
         if self.shards.replay is not None:  # a global replay: resuming loses none of it
@@ -62,5 +78,7 @@ class ParamServerLearner:
             self.shards.replay.load(folder)
 
     def load_counters(self, c: dict) -> None:
+        self.env_steps = c.get("env_steps", 0)
+        self._schedule()
         if "shard_versions" in c:
             self.shards.versions[:] = torch.tensor(c["shard_versions"])

@@ -38,3 +38,34 @@ class SharedRMSprop(torch.optim.Optimizer):
                 square_avg = state["square_avg"]
                 square_avg.mul_(group["alpha"]).addcmul_(p.grad, p.grad, value=1 - group["alpha"])
                 p.addcdiv_(p.grad, square_avg.sqrt().add_(group["eps"]), value=-group["lr"])
+
+
+class SharedAdam(torch.optim.Optimizer):
+    """Adam (Kingma & Ba 2015, Algorithm 1) with its moments and step count in shared memory, for the same
+    reason as :class:`SharedRMSprop`: every worker (or parameter-server shard user) updates one set."""
+
+    def __init__(self, params, lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8):
+        super().__init__(params, dict(lr=lr, betas=betas, eps=eps))
+        for group in self.param_groups:
+            for p in group["params"]:
+                state = self.state[p]
+                state["step"] = torch.zeros(1)
+                state["exp_avg"] = torch.zeros_like(p.data)
+                state["exp_avg_sq"] = torch.zeros_like(p.data)
+
+    share_memory = SharedRMSprop.share_memory
+
+    @torch.no_grad()
+    def step(self, closure=None):
+        for group in self.param_groups:
+            b1, b2 = group["betas"]
+            for p in group["params"]:
+                if p.grad is None:
+                    continue
+                state = self.state[p]
+                state["step"] += 1
+                t = float(state["step"])
+                state["exp_avg"].lerp_(p.grad, 1 - b1)
+                state["exp_avg_sq"].mul_(b2).addcmul_(p.grad, p.grad, value=1 - b2)
+                denom = (state["exp_avg_sq"] / (1 - b2 ** t)).sqrt_().add_(group["eps"])
+                p.addcdiv_(state["exp_avg"], denom, value=-group["lr"] / (1 - b1 ** t))

@@ -26,16 +26,17 @@ REPORT_SPEC = {"steps": ArraySpec((1,), "int64", batch_axis=0)}
 
 
 def make_model(env: EnvSpec, cfg: GorilaConfig) -> QNetwork:
-    return QNetwork(env.obs_shape, env.action_space.n, tuple(cfg.hidden), dueling=False)
+    return QNetwork(env.obs_shape, env.action_space.n, tuple(cfg.hidden), dueling=cfg.dueling)
 
 
 def _bundle(env_id, env, cfg, index, seed, params):
     return GorilaBundle(env_id, env, cfg, index, seed, params, make_model(env, cfg))
 
 
-def _learner(env, cfg):
-    learner = ParamServerLearner(make_model(env, cfg), cfg.lr, cfg.rmsprop_alpha, cfg.rmsprop_eps,
-                                 num_shards=cfg.num_shards, max_staleness=cfg.max_staleness)
+def _learner(env, cfg, total_steps):
+    learner = ParamServerLearner(make_model(env, cfg), cfg.lr, cfg.rmsprop_alpha, cfg.optimizer_eps,
+                                 num_shards=cfg.num_shards, max_staleness=cfg.max_staleness,
+                                 lr_schedule=cfg.lr_schedule, total_steps=total_steps, optimizer=cfg.optimizer)
     if cfg.replay == "global":  # travels to the bundles with the shards (shared memory on local)
         spec = chunk_spec(env, cfg.num_envs, cfg.unroll_length, cfg.n_step)
         window = next(iter(spec.values())).shape[0]  # the most transitions one chunk can hold
@@ -46,5 +47,7 @@ def _learner(env, cfg):
 def build(cfg: GorilaConfig, env_id: str, env: EnvSpec, total_steps: int) -> Topology:
     if not env.discrete:
         raise ConfigError(f"gorila needs a discrete action space; '{env_id}' has {env.action_space}")
-    return Topology(make_actor=partial(_bundle, env_id, env, cfg), make_learner=partial(_learner, env, cfg),
+    if cfg.replay == "global" and cfg.prioritized:
+        raise ConfigError("replay=global samples uniformly; add --set prioritized=false (priorities are for replay=local)")
+    return Topology(make_actor=partial(_bundle, env_id, env, cfg), make_learner=partial(_learner, env, cfg, total_steps),
                     unroll_spec=REPORT_SPEC, num_actors=cfg.num_actors, shared_model=True)

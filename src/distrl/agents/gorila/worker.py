@@ -19,7 +19,7 @@ import torch.nn.functional as F
 from distrl.agents.apex_dqn.actor import EpsilonGreedy
 from distrl.agents.common.transition_actor import TransitionActor, chunk_items, chunk_spec, item_spec
 from distrl.envs import EnvSpec
-from distrl.ops import td_error
+from distrl.ops import double_q_target, td_error
 from distrl.replay import Replay
 from distrl.runtime.batching import allocate
 from distrl.runtime.shared_replay import PartitionWriter
@@ -41,6 +41,8 @@ class GorilaBundle:
         self.chunk = allocate(spec)
         if cfg.replay == "global":  # one replay for all bundles, in shared memory: write ours, sample all
             self.replay = PartitionWriter(params.replay, index, seed)
+        elif cfg.prioritized:  # new items enter at the highest priority seen (Schaul et al. 2016)
+            self.replay = Replay.prioritized(item_spec(spec), cfg.replay_capacity, alpha=cfg.priority_alpha, seed=seed)
         else:
             self.replay = Replay.uniform(item_spec(spec), cfg.replay_capacity, seed=seed)
         self.versions = self.params.pull(self.model)
@@ -71,20 +73,28 @@ class GorilaBundle:
                 "shards_dropped": dropped, "learn_s": time.perf_counter() - t0}
 
     def _gradient(self) -> tuple[int, int, float]:
-        """One DQN gradient (Mnih et al. 2015 target, as GORILA) sent to the parameter server."""
+        """One DQN gradient (Mnih et al. 2015 target, as GORILA; or double Q) sent to the parameter server."""
         cfg = self.cfg
         self.versions = self.params.pull(self.model)
         if int(np.sum(self.versions)) - self.last_target_sync >= cfg.target_update_period:
             self.target.load_state_dict(self.model.state_dict())
             self.last_target_sync = int(np.sum(self.versions))
-        b = {k: torch.from_numpy(v) for k, v in self.replay.sample(cfg.batch_size).items.items()}
+        batch = self.replay.sample(cfg.batch_size, beta=cfg.priority_beta) if cfg.prioritized else \
+            self.replay.sample(cfg.batch_size)
+        b = {k: torch.from_numpy(v) for k, v in batch.items.items()}
         with torch.no_grad():
-            y = b["reward"] + b["discount"] * self.target(b["next_obs"]).max(1).values
+            q_next = self.target(b["next_obs"])
+            if cfg.double_q:
+                y = double_q_target(b["reward"], b["discount"], self.model(b["next_obs"]), q_next)
+            else:
+                y = b["reward"] + b["discount"] * q_next.max(1).values
         delta = td_error(self.model(b["obs"]), b["action"], y)
-        loss = F.huber_loss(delta, torch.zeros_like(delta))
+        loss = (torch.from_numpy(batch.weights) * F.huber_loss(delta, torch.zeros_like(delta), reduction="none")).mean()
         self.model.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(self.model.parameters(), cfg.max_grad_norm, foreach=True)
+        if cfg.prioritized:
+            self.replay.update_priorities(batch.slots, delta.detach().abs().numpy())
         return self.params.push(self.model, self.versions)
 
     def close(self) -> None:
