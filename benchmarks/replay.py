@@ -1,4 +1,5 @@
-"""Prioritized replay throughput: distrl's numpy sum tree against cpprb (C++/Cython), side by side.
+"""Prioritized replay throughput: distrl's sum tree against cpprb (C++/Cython) and, when installed,
+tianshou (numba sum tree), side by side in one run.
 
     pip install -e ".[bench]" && python benchmarks/replay.py [--pixels]
 
@@ -88,6 +89,29 @@ class CpprbBuffer:
         self.r.update_priorities(s["indexes"], rng.random(512))
 
 
+class TianshouBuffer:
+    """tianshou's PrioritizedReplayBuffer: its ``add`` takes one transition (new ones get the maximum
+    priority), so a chunk of 64 is 64 calls, as a tianshou collector makes them."""
+
+    name = "tianshou"
+
+    def __init__(self, capacity, obs_shape, obs_dtype):
+        from tianshou.data import Batch, PrioritizedReplayBuffer
+
+        self.batch = Batch
+        self.r = PrioritizedReplayBuffer(capacity, alpha=0.6, beta=0.4)
+        self.bytes_per_item = 2 * int(np.prod(obs_shape)) * np.dtype(obs_dtype).itemsize + 8 + 4 + 1 + 1 + 8
+
+    def add(self, items, priorities):
+        for i in range(len(items["action"])):
+            self.r.add(self.batch(obs=items["obs"][i], act=items["action"][i], rew=items["reward"][i], terminated=False,
+                                  truncated=False, obs_next=items["next_obs"][i], info={}))
+
+    def sample_update(self, rng):
+        _, indices = self.r.sample(512)
+        self.r.update_weight(indices, rng.random(512))
+
+
 def bench(cls, capacity, obs_shape, obs_dtype, seconds):
     rng = np.random.default_rng(0)
     t0 = time.perf_counter()
@@ -131,11 +155,13 @@ def main():
         cases.append((100_000, (4, 84, 84), np.uint8))
     rows = []
     for capacity, shape, dtype in cases:
-        for cls in (DistrlBuffer, DistrlFramesBuffer, CpprbBuffer) if len(shape) == 3 else (DistrlBuffer, CpprbBuffer):
+        others = (CpprbBuffer, TianshouBuffer)
+        for cls in (DistrlBuffer, DistrlFramesBuffer, *others) if len(shape) == 3 else (DistrlBuffer, *others):
             try:
                 rows.append(bench(cls, capacity, shape, dtype, args.seconds))
-            except ImportError:
-                print("cpprb is not installed: pip install -e '.[bench]'")
+            except ImportError as e:
+                print(f"{cls.name} is not installed ({e}): pip install -e '.[bench]'")
+                continue
             print(rows[-1], flush=True)
     print("\n| buffer | capacity | observation | inserts/s (chunks of 64) | sample(512)+update(512)/s | bytes/transition | allocate s | first fill s |")
     print("|---|---|---|---|---|---|---|---|")

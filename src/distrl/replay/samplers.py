@@ -66,8 +66,8 @@ class PrioritizedSampler:
         self.tree.set_checked(np.asarray(slots, dtype=np.int64), self._scaled(priorities))
 
     def sample(self, batch: int, rng: np.random.Generator, storage) -> tuple[np.ndarray, np.ndarray]:
-        slots = self.tree.sample(batch, rng)
-        return slots, self.tree.get(slots) / self.tree.total
+        slots, priorities = self.tree.draw(batch, rng)
+        return slots, priorities / self.tree.total
 
     def remove(self, slots: np.ndarray) -> None:
         self.tree.update(slots, np.zeros(len(slots)))

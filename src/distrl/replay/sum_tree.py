@@ -93,17 +93,24 @@ class SumTree:
 
     def sample(self, batch: int, rng: np.random.Generator) -> np.ndarray:
         """Stratified proportional sampling: one draw in each of ``batch`` equal slices of the total mass."""
+        return self.draw(batch, rng)[0]
+
+    def draw(self, batch: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`sample`, with the drawn leaves' priorities."""
         total = self.tree[1]
         if total <= 0:
             raise ValueError("cannot sample from a sum tree whose priorities are all zero")
         u = (np.arange(batch) + rng.random(batch)) * (total / batch)
-        return self.find(u)
+        return self._find(u)
 
     def find(self, mass: np.ndarray) -> np.ndarray:
         """Leaf index whose prefix-sum interval holds each value of ``mass``."""
+        return self._find(mass)[0]
+
+    def _find(self, mass: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         tree = self.tree
         if self.kernels is not None:
-            leaves = self.kernels.find(tree, self.size, np.ascontiguousarray(mass, dtype=np.float64))
+            leaves, values = self.kernels.find(tree, self.size, np.ascontiguousarray(mass, dtype=np.float64))
         else:
             u = np.array(mass, dtype=np.float64)
             nodes = np.ones(u.shape[0], dtype=np.int64)
@@ -113,13 +120,13 @@ class SumTree:
                 right = u >= left
                 u -= left * right
                 nodes += right
-            leaves = nodes - self.size
-        nodes = leaves + self.size
+            leaves, values = nodes - self.size, tree[nodes]
         # float round-off can step onto a zero-priority leaf at the right edge: clamp onto real data
-        bad = tree[nodes] <= 0
+        bad = values <= 0
         if bad.any():
             leaves[bad] = self._rightmost_positive(leaves[bad])
-        return leaves
+            values[bad] = tree[leaves[bad] + self.size]
+        return leaves, values
 
     def _rightmost_positive(self, leaves: np.ndarray) -> np.ndarray:
         positive = np.flatnonzero(self.tree[self.size:self.size + self.capacity] > 0)
