@@ -3,7 +3,7 @@
 import numpy as np
 import torch
 
-from distrl.agents.common.shared_rmsprop import SharedRMSprop
+from distrl.agents.common.shared_optim import SharedRMSprop
 from distrl.runtime.sharded_params import SharedShards, shard_indices
 
 

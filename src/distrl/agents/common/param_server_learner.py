@@ -14,7 +14,7 @@ import numpy as np
 import torch
 
 from distrl.agents.common.optim import scheduled_lr
-from distrl.agents.common.shared_rmsprop import SharedAdam, SharedRMSprop
+from distrl.agents.common.shared_optim import SharedAdam, SharedRMSprop
 from distrl.runtime.sharded_params import SharedShards
 
 

@@ -3,7 +3,7 @@
 import numpy as np
 import torch
 
-from distrl.agents.common.shared_rmsprop import SharedAdam, SharedRMSprop
+from distrl.agents.common.shared_optim import SharedAdam, SharedRMSprop
 
 
 def grads(steps, size, seed=0):
