@@ -76,3 +76,13 @@ def test_lr_scale_multiplies_every_applied_step():
     for b, p, g in zip(before, server.model.parameters(), local.parameters()):
         nonzero = g.grad != 0
         torch.testing.assert_close((b - p.detach())[nonzero], 0.05 * torch.sign(g.grad[nonzero]))
+
+
+def test_exchange_applies_the_gradient_and_returns_the_latest_weights():
+    server = SharedShards(model(), lambda p: SharedRMSprop(p, lr=0.1), num_shards=2, max_staleness=5)
+    local = model()
+    versions = server.pull(local)
+    grads_on(local)
+    applied, dropped, staleness, new_versions = server.exchange(local, versions)
+    assert (applied, dropped, staleness) == (2, 0, 0.0) and new_versions.tolist() == [1, 1]
+    assert all(torch.equal(a, b) for a, b in zip(local.parameters(), server.model.parameters()))

@@ -8,7 +8,9 @@ gradient) and its own optimizer statistics; together the shards hold exactly the
 - :class:`SharedShards` (``local``): every shard in shared memory; workers apply gradients in place.
 - :class:`ShardServer` / :class:`RemoteShards` (``ray``): one Ray actor per shard.
 
-Workers call ``pull(model) -> versions`` and ``push(model, versions) -> (applied, dropped, staleness)``.
+Workers call ``pull(model) -> versions`` and ``push(model, versions) -> (applied, dropped, staleness)``,
+or ``exchange(model, versions)``: a push that also brings the latest weights back (one round trip per
+shard on Ray instead of two, for workers that compute gradients back to back).
 The optimizer comes from the system as a factory (``make_optimizer(params)``), so this module knows no
 algorithm; its learning rate is multiplied by ``lr_scale``, which the learner sets from the run's
 progress (a schedule such as A3C's linear annealing to zero).
@@ -65,6 +67,9 @@ class SharedShards:
             applied += 1
         return applied, dropped, float(np.mean(staleness))
 
+    def exchange(self, local: torch.nn.Module, versions: np.ndarray) -> tuple[int, int, float, np.ndarray]:
+        return (*self.push(local, versions), self.pull(local))
+
 
 def step_scaled(optimizer: torch.optim.Optimizer, base_lrs: list[float], scale: float) -> None:
     for group, base in zip(optimizer.param_groups, base_lrs):
@@ -102,6 +107,11 @@ class ShardServer:
     def weights(self) -> tuple[list[np.ndarray], int, int]:
         return [p.detach().numpy().copy() for p in self.params], self.version, self.dropped
 
+    def exchange(self, grads: list[np.ndarray], version: int) -> tuple[bool, int, list[np.ndarray], int]:
+        ok, lag = self.apply(grads, version)
+        values, version, _ = self.weights()
+        return ok, lag, values, version
+
 
 class RemoteShards:
     def __init__(self, servers: list, shards: list[list[int]]):
@@ -111,24 +121,36 @@ class RemoteShards:
     def pull(self, local: torch.nn.Module) -> np.ndarray:
         import ray
 
-        params = list(local.parameters())
-        versions = []
-        with torch.no_grad():
-            for (values, version, _), shard in zip(ray.get([s.weights.remote() for s in self.servers]), self.shards):
-                for i, v in zip(shard, values):
-                    params[i].copy_(torch.from_numpy(np.array(v)))
-                versions.append(version)
-        return np.array(versions)
+        return self._load(local, [(values, version) for values, version, _ in
+                                  ray.get([s.weights.remote() for s in self.servers])])
 
     def push(self, local: torch.nn.Module, versions: np.ndarray) -> tuple[int, int, float]:
         import ray
 
-        params = list(local.parameters())
-        refs = [server.apply.remote([params[i].grad.numpy() for i in shard], int(v))
-                for server, shard, v in zip(self.servers, self.shards, versions)]
-        results = ray.get(refs)
+        results = ray.get([server.apply.remote(g, v) for server, g, v in self._gradients(local, versions)])
         applied = sum(ok for ok, _ in results)
         return applied, len(results) - applied, float(np.mean([lag for _, lag in results]))
+
+    def exchange(self, local: torch.nn.Module, versions: np.ndarray) -> tuple[int, int, float, np.ndarray]:
+        import ray
+
+        results = ray.get([server.exchange.remote(g, v) for server, g, v in self._gradients(local, versions)])
+        applied = sum(ok for ok, _, _, _ in results)
+        new_versions = self._load(local, [(values, version) for _, _, values, version in results])
+        return applied, len(results) - applied, float(np.mean([lag for _, lag, _, _ in results])), new_versions
+
+    def _gradients(self, local: torch.nn.Module, versions: np.ndarray):
+        params = list(local.parameters())
+        return [(server, [params[i].grad.numpy() for i in shard], int(v))
+                for server, shard, v in zip(self.servers, self.shards, versions)]
+
+    def _load(self, local: torch.nn.Module, per_shard: list) -> np.ndarray:
+        params = list(local.parameters())
+        with torch.no_grad():
+            for (values, _), shard in zip(per_shard, self.shards):
+                for i, v in zip(shard, values):
+                    params[i].copy_(torch.from_numpy(np.array(v)))
+        return np.array([version for _, version in per_shard])
 
 
 def remote_shards(ray, learner) -> tuple[RemoteShards, list]:

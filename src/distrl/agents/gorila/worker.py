@@ -55,7 +55,7 @@ class GorilaBundle:
 
     def unroll(self, out: dict[str, np.ndarray]) -> dict[str, Any]:
         cfg = self.cfg
-        info = self.actor.unroll(self.chunk)  # acts with self.model, the learner's latest pull
+        info = self.actor.unroll(self.chunk)  # acts with self.model: the weights of the learner's last exchange
         if self.chunk["valid"].any():
             self.replay.add(chunk_items(self.chunk))
         applied = dropped = 0
@@ -73,9 +73,10 @@ class GorilaBundle:
                 "shards_dropped": dropped, "learn_s": time.perf_counter() - t0}
 
     def _gradient(self) -> tuple[int, int, float]:
-        """One DQN gradient (Mnih et al. 2015 target, as GORILA; or double Q) sent to the parameter server."""
+        """One DQN gradient (Mnih et al. 2015 target, as GORILA; or double Q) from the current weights,
+        sent to the parameter server, whose reply carries its latest weights: the next gradient's (and
+        the actor's), in the same round trip. Staleness counts what others applied in between."""
         cfg = self.cfg
-        self.versions = self.params.pull(self.model)
         if int(np.sum(self.versions)) - self.last_target_sync >= cfg.target_update_period:
             self.target.load_state_dict(self.model.state_dict())
             self.last_target_sync = int(np.sum(self.versions))
@@ -95,7 +96,8 @@ class GorilaBundle:
         torch.nn.utils.clip_grad_norm_(self.model.parameters(), cfg.max_grad_norm, foreach=True)
         if cfg.prioritized:
             self.replay.update_priorities(batch.slots, delta.detach().abs().numpy())
-        return self.params.push(self.model, self.versions)
+        applied, dropped, staleness, self.versions = self.params.exchange(self.model, self.versions)
+        return applied, dropped, staleness
 
     def close(self) -> None:
         self.actor.close()
