@@ -32,9 +32,24 @@ def resolve_configs(system: str, overrides: dict[str, Any], base: dict | None = 
             sys_over[key] = value
         else:
             raise config_mod.unknown_setting(key, sorted(run_fields | sys_fields))
-    run_base = RunConfig(**_tuples(base["run"])) if base else None
-    sys_base = module.Config(**_tuples(base["system_config"])) if base else None
+    run_base = _from_saved(RunConfig, base["run"], {}, {}, "run") if base else None
+    sys_base = _from_saved(module.Config, base["system_config"], getattr(module, "RENAMED_SETTINGS", {}),
+                           getattr(module, "OLDER_RUN_DEFAULTS", {}), system) if base else None
     return module, config_mod.build(RunConfig, run_over, run_base), config_mod.build(module.Config, sys_over, sys_base)
+
+
+def _from_saved(cls, saved: dict, renamed: dict, older_defaults: dict, what: str):
+    """A run's saved settings as ``cls``, also when saved by an older distrl: renamed settings take their
+    new names, and settings added since take the value that reproduces how such runs behaved (a system
+    declares both: ``RENAMED_SETTINGS``, ``OLDER_RUN_DEFAULTS``), not today's default."""
+    values = {renamed.get(k, k): v for k, v in saved.items()}
+    for key, value in older_defaults.items():
+        values.setdefault(key, value)
+    unknown = sorted(set(values) - {f.name for f in dataclasses.fields(cls)})
+    if unknown:
+        raise ConfigError(f"the run's saved {what} settings include {', '.join(unknown)}, which this version of "
+                          f"distrl does not know (saved by another version?)")
+    return cls(**_tuples(values))
 
 
 def _tuples(d: dict) -> dict:

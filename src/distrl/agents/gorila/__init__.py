@@ -4,6 +4,10 @@ from distrl.agents.gorila.builder import build, make_model
 from distrl.agents.gorila.config import GorilaConfig as Config
 
 DEFAULT_TOTAL_STEPS = 400_000
+# runs saved before these settings existed used the paper's learner: load and resume them as such
+OLDER_RUN_DEFAULTS = {"double_q": False, "dueling": False, "prioritized": False, "optimizer": "rmsprop",
+                      "lr_schedule": "constant"}
+RENAMED_SETTINGS = {"rmsprop_eps": "optimizer_eps"}
 DOC = "General Reinforcement Learning Architecture: bundled actor/replay/learner, sharded parameter server (arXiv:1507.04296)."
 
-__all__ = ["DEFAULT_TOTAL_STEPS", "Config", "DOC", "build", "make_model"]
+__all__ = ["DEFAULT_TOTAL_STEPS", "Config", "DOC", "OLDER_RUN_DEFAULTS", "RENAMED_SETTINGS", "build", "make_model"]

@@ -1,0 +1,45 @@
+"""Runs saved by an older distrl still load: renamed settings and settings added since."""
+
+import pytest
+import yaml
+
+import distrl
+from distrl.errors import ConfigError
+
+PAPER = dict(double_q=False, dueling=False, prioritized=False, optimizer="rmsprop", lr_schedule="constant")
+
+
+def saved_as_older_version(run_dir):
+    """Rewrite a GORILA run's config.yaml as a run saved before this version's settings existed."""
+    path = run_dir / "config.yaml"
+    data = yaml.safe_load(path.read_text())
+    cfg = data["system_config"]
+    cfg["rmsprop_eps"] = cfg.pop("optimizer_eps")
+    for key in PAPER:
+        cfg.pop(key)
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+
+
+def test_an_older_gorila_run_loads_with_the_learner_it_was_trained_with(tmp_path):
+    run = tmp_path / "r"
+    distrl.train("gorila", env="CartPole-v1", runtime="inline", total_steps=600, num_actors=1, num_envs=4,
+                 min_replay=50, batch_size=16, run_dir=str(run), **PAPER)
+    saved_as_older_version(run)
+    policy = distrl.load_policy(run)
+    assert policy.model.value is None  # the plain DQN head it was trained with, not today's dueling one
+    assert distrl.evaluate(run, episodes=1)["episodes"] == 1
+    s = distrl.train("gorila", env="CartPole-v1", runtime="inline", total_steps=1200, run_dir=str(run), resume=True)
+    assert s["env_steps"] >= 1200
+    resumed = yaml.safe_load((run / "config.yaml").read_text())["system_config"]
+    assert {k: resumed[k] for k in PAPER} == PAPER and "optimizer_eps" in resumed
+
+
+def test_a_saved_setting_this_version_lacks_is_a_clear_error(tmp_path):
+    run = tmp_path / "r"
+    distrl.train("gorila", env="CartPole-v1", runtime="inline", total_steps=300, num_actors=1, num_envs=4,
+                 min_replay=50, batch_size=16, run_dir=str(run))
+    data = yaml.safe_load((run / "config.yaml").read_text())
+    data["system_config"]["warp_drive"] = 3
+    (run / "config.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
+    with pytest.raises(ConfigError, match="warp_drive"):
+        distrl.load_policy(run)
