@@ -26,11 +26,10 @@ from distrl.core.types import ArraySpec, Topology
 from distrl.runtime.inference_client import run_env_actor
 from distrl.runtime.inference_loop import ServedBackend
 from distrl.runtime.inference_server import RequestSpec
-from distrl.runtime.process import (ActorCrashLoop, die_with_parent, ignore_interrupts, interrupts_blocked,
+from distrl.runtime.process import (count_restart, die_with_parent, ignore_interrupts, interrupts_blocked,
                                     main_module_hidden, set_process_name, stop_processes)
 from distrl.runtime.shared_memory import SharedArrays
 
-MAX_RESTARTS_PER_ACTOR = 20
 _GO = b"\x01"
 
 
@@ -168,11 +167,7 @@ class LocalInferenceBackend(ServedBackend):
             if p.is_alive():
                 p.kill()
                 p.join(timeout=1.0)
-            self.restarts[i] += 1
-            if self.restarts[i] > MAX_RESTARTS_PER_ACTOR:
-                raise ActorCrashLoop(f"actor {i} died {self.restarts[i]} times (last exit code {p.exitcode}); giving up")
-            print(f"distrl: actor {i} disconnected (exit code {p.exitcode}); restarting it with a fresh seed "
-                  f"(restart {self.restarts[i]})", file=sys.stderr, flush=True)
+            count_restart(self.restarts, i, p.exitcode, how="disconnected")
             self._spawn(i)
             self._pending_restarts += 1
         n, self._pending_restarts = self._pending_restarts, 0

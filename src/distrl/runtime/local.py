@@ -14,7 +14,6 @@ it held go back to the free pool, so nothing leaks and nothing is handed out twi
 from __future__ import annotations
 
 import multiprocessing as mp
-import sys
 import time
 from collections import deque
 from multiprocessing.connection import wait
@@ -23,11 +22,10 @@ from distrl.core.types import Topology
 from distrl.runtime.sharded_params import shared_params
 from distrl.runtime.batching import concatenate
 from distrl.runtime.local_worker import actor_main
-from distrl.runtime.process import ActorCrashLoop, interrupts_blocked, main_module_hidden, stop_processes
+from distrl.runtime.process import count_restart, interrupts_blocked, main_module_hidden, stop_processes
 from distrl.runtime.shared_memory import SharedArrays
 from distrl.runtime.weights import SharedWeights
 
-MAX_RESTARTS_PER_ACTOR = 20
 
 
 class LocalBackend:
@@ -135,11 +133,7 @@ class LocalBackend:
         self.conns[i] = None
         self.free.extend(self.outstanding[i])  # the dead actor's slots come back
         self.outstanding[i].clear()
-        self.restarts[i] += 1
-        if self.restarts[i] > MAX_RESTARTS_PER_ACTOR:
-            raise ActorCrashLoop(f"actor {i} died {self.restarts[i]} times (last exit code {p.exitcode}); giving up")
-        print(f"distrl: actor {i} died (exit code {p.exitcode}); restarting it with a fresh seed "
-              f"(restart {self.restarts[i]})", file=sys.stderr, flush=True)
+        count_restart(self.restarts, i, p.exitcode)
         self._spawn(i)
         self._pending_restarts += 1
         self._dispatch()

@@ -9,8 +9,20 @@ import sys
 PR_SET_PDEATHSIG = 1
 
 
+MAX_RESTARTS_PER_ACTOR = 20
+
+
 class ActorCrashLoop(RuntimeError):
     """An actor keeps dying right after every restart: give up instead of restarting forever."""
+
+
+def count_restart(restarts: list[int], i: int, exitcode, how: str = "died") -> None:
+    """Count one more restart of actor ``i``: past ``MAX_RESTARTS_PER_ACTOR`` give up, else say so on stderr."""
+    restarts[i] += 1
+    if restarts[i] > MAX_RESTARTS_PER_ACTOR:
+        raise ActorCrashLoop(f"actor {i} died {restarts[i]} times (last exit code {exitcode}); giving up")
+    print(f"distrl: actor {i} {how} (exit code {exitcode}); restarting it with a fresh seed (restart {restarts[i]})",
+          file=sys.stderr, flush=True)
 
 
 def set_process_name(name: str) -> None:

@@ -168,14 +168,9 @@ def pull_into(remote: RemoteShards, model: torch.nn.Module) -> tuple[int, int]:
     """Copy the shards' weights into ``model``; returns (total applied updates, total dropped)."""
     import ray
 
-    params = list(model.parameters())
-    applied = dropped = 0
-    with torch.no_grad():
-        for (values, version, d), shard in zip(ray.get([s.weights.remote() for s in remote.servers]), remote.shards):
-            for i, v in zip(shard, values):
-                params[i].copy_(torch.from_numpy(np.array(v)))
-            applied, dropped = applied + version, dropped + d
-    return applied, dropped
+    results = ray.get([s.weights.remote() for s in remote.servers])
+    versions = remote._load(model, [(values, version) for values, version, _ in results])
+    return int(versions.sum()), sum(dropped for _, _, dropped in results)
 
 
 def shared_params(learner) -> SharedShards:
