@@ -3,12 +3,21 @@ import csv
 import pytest
 
 import distrl
+from tests.agents.learning import median, scores
 
 
 def test_a2c_learns_cartpole(tmp_path):
-    """Honest bar in bounded time: 300k steps (~2 s here) lift the mean return from ~20 (random) past 200."""
-    s = distrl.train("a2c", env="CartPole-v1", total_steps=300_000, runtime="inline", run_dir=str(tmp_path / "r"), seed=0)
-    assert s["episode_return_mean"] >= 200, s
+    """The median over seeds 0-2 of the training mean after 100k steps (~2 s in all) is past 100 (random: ~22).
+
+    Spread (``benchmarks/learning_spread.py --cases a2c --total-steps 100000 --seeds 0..9 --variants base sse``,
+    20 runs): 124-431, median 210; no run below 124, so a median of three below 100 would need two
+    runs far outside everything seen. (One run of 300k steps, the bar this test had, spread 85-497.)"""
+    got = scores("a2c", (0, 1, 2), tmp_path, score="train", env="CartPole-v1", total_steps=100_000, runtime="inline")
+    assert median(got) >= 100, got
+
+
+def test_a2c_reports_no_policy_lag(tmp_path):
+    s = distrl.train("a2c", env="CartPole-v1", total_steps=5_000, runtime="inline", run_dir=str(tmp_path / "r"), num_envs=8)
     assert s["policy_lag_mean"] == 0.0 and 0.0 < s["learner_wait_frac"] < 1.0
 
 

@@ -3,6 +3,7 @@ import json
 import pytest
 
 import distrl
+from tests.agents.learning import scores
 
 SMALL = dict(num_actors=2, num_envs=4, unroll_length=8, min_replay=200, batch_size=32, replay_size=2000)
 
@@ -59,10 +60,14 @@ def test_every_sent_transition_is_inserted(tmp_path, monkeypatch):
 
 
 def test_apex_dqn_learns_cartpole(tmp_path):
-    """Honest bar in bounded time (~10 s): greedy play clearly above random (~20) after 150k steps."""
-    distrl.train("apex-dqn", env="CartPole-v1", runtime="local", total_steps=150_000, run_dir=str(tmp_path / "r"), seed=0)
-    ev = distrl.evaluate(tmp_path / "r", episodes=10)
-    assert ev["mean_return"] >= 100, ev
+    """After 150k steps on ``local`` (~7 s) greedy play is past 60 (an untrained Q network: ~10).
+
+    Spread (``benchmarks/learning_spread.py --cases apex-dqn --seeds 0..9 --variants base sse``, 20 runs,
+    seed 0 on ``local`` is not reproducible: actor timing changes what the learner sees): 114-498,
+    median 158; every run is almost twice the bar (the bar of 100 this test had was within 15% of the
+    lowest run)."""
+    got = scores("apex-dqn", (0,), tmp_path, score="eval", env="CartPole-v1", runtime="local", total_steps=150_000)
+    assert got[0] >= 60, got
 
 
 def test_apex_dqn_on_pong_keeps_each_frame_once(tmp_path):

@@ -1,6 +1,7 @@
 import pytest
 
 import distrl
+from tests.agents.learning import scores
 
 SMALL = dict(num_actors=2, num_envs=4, unroll_length=8, min_replay=100, batch_size=32, updates_per_unroll=2)
 
@@ -26,13 +27,15 @@ def test_gorila_drops_gradients_when_staleness_limit_is_zero(tmp_path):
 
 
 def test_gorila_learns_cartpole(tmp_path):
-    """Bar in bounded time (~25 s): after 150k steps the greedy policy balances the pole (here: training
-    mean 470, `distrl eval` 500). Run on ``inline``, which is deterministic: on ``local`` the two bundles
-    race for the shards, so a run's outcome varies; the local runtime is covered by the smoke and
-    staleness tests, and its full-budget results are in the README."""
-    s = distrl.train("gorila", env="CartPole-v1", runtime="inline", total_steps=150_000, run_dir=str(tmp_path / "r"), seed=0)
-    assert s["episode_return_mean"] >= 200, s
-    assert distrl.evaluate(tmp_path / "r", episodes=10)["mean_return"] >= 400
+    """After 150k steps on ``inline`` (~12 s) greedy play is past 60 (an untrained Q network: ~10).
+
+    Spread (``benchmarks/learning_spread.py --cases gorila --seeds 0..9 --variants base sse``, 20 runs):
+    122-500, median 264 (training means 112-469); every run is at least twice the bar. The bars this
+    test had (eval 400, training mean 200) were set from seed 0 on one machine and failed on another.
+    On ``local`` the two bundles race for the shards, so a run's outcome varies with timing; the local
+    runtime is covered by the smoke and staleness tests, and its full-budget results are in the README."""
+    got = scores("gorila", (0,), tmp_path, score="eval", env="CartPole-v1", runtime="inline", total_steps=150_000)
+    assert got[0] >= 60, got
 
 
 @pytest.mark.parametrize("runtime", ["inline", "local"])
