@@ -89,7 +89,7 @@ def main() -> None:
         print(json.dumps(run_one(job["case"], job["seed"], job["settings"], job["episodes"])))
         return
     extra = dict(a.split("=", 1) for a in args.assignments)
-    print(f"| case | variant | seeds | score | values | min | median | wall s (mean) |")
+    print("| case | variant | seeds | score | values | min | median | wall s (mean) |")
     print("|---|---|---|---|---|---|---|---|")
     for name in args.cases:
         case = dict(CASES[name])

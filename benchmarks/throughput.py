@@ -26,8 +26,10 @@ import torch
 import distrl
 from distrl.agents.impala import Config, build
 from distrl.config import build as build_config
+from distrl.core.system import BuildContext
+from distrl.core.types import allocate
 from distrl.envs import env_spec
-from distrl.runtime.batching import allocate, concatenate
+from distrl.runtime.backends.batching import concatenate
 
 PRESETS = {  # per-env settings; everything else is the default config
     "CartPole-v1": {},
@@ -35,17 +37,31 @@ PRESETS = {  # per-env settings; everything else is the default config
 }
 
 
-def _topology(env_id: str, settings: dict, num_actors: int, total_steps: int = 10**9):
+class _NoWeights:
+    """A weights handle with nothing newer: the actor keeps its initial weights (no transport measured)."""
+
+    seconds = 0.0
+
+    def pull(self, newer_than: int):
+        return None
+
+
+def _program(env_id: str, settings: dict, num_actors: int, total_steps: int = 10**9):
     cfg = build_config(Config, dict(settings, num_actors=num_actors))
-    return build(cfg, env_id, env_spec(env_id), total_steps), cfg
+    return build(cfg, BuildContext(env_id, env_spec(env_id), total_steps)), cfg
+
+
+def _actor(program, index: int):
+    role = program.role("actor")
+    return role.make(index, 1000 * index, {"weights": _NoWeights()}), role.output
 
 
 def _actor_worker(args) -> float:
     env_id, settings, index, seconds = args
     torch.set_num_threads(1)
-    topo, _ = _topology(env_id, settings, 1)
-    actor = topo.make_actor(index, 1000 * index, None)
-    out = allocate(topo.unroll_spec)
+    program, _ = _program(env_id, settings, 1)
+    actor, spec = _actor(program, index)
+    out = allocate(spec)
     actor.unroll(out)  # warm-up
     steps, t0 = 0, time.perf_counter()
     while time.perf_counter() - t0 < seconds:
@@ -60,13 +76,13 @@ def actors_alone(env_id: str, settings: dict, n: int, seconds: float) -> float:
 
 def learner_alone(env_id: str, settings: dict, seconds: float) -> float:
     torch.set_num_threads(1)
-    topo, cfg = _topology(env_id, settings, 1)
-    actor = topo.make_actor(0, 0, None)
-    unrolls = [allocate(topo.unroll_spec) for _ in range(cfg.batch_unrolls)]
+    program, cfg = _program(env_id, settings, 1)
+    actor, spec = _actor(program, 0)
+    unrolls = [allocate(spec) for _ in range(cfg.batch_unrolls)]
     for u in unrolls:
         actor.unroll(u)
-    batch = concatenate(topo.unroll_spec, unrolls)
-    learner = topo.make_learner()
+    batch = concatenate(spec, unrolls)
+    learner = program.make_learner({})
     learner.step(batch)
     per_step = cfg.unroll_length * cfg.num_envs * cfg.batch_unrolls
     n, t0 = 0, time.perf_counter()

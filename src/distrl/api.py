@@ -11,12 +11,23 @@ import torch
 
 from distrl import config as config_mod
 from distrl.agents.registry import get_system
+from distrl.core.system import BuildContext
 from distrl.envs import check_env_id, env_spec, make_env
 from distrl.errors import ConfigError
 from distrl.run_config import RunConfig
-from distrl.runtime.checkpoint import latest_checkpoint, load_checkpoint
-from distrl.runtime.coordinator import Coordinator
-from distrl.runtime.run_dir import default_run_dir, prepare_run_dir, read_config, write_config
+from distrl.runtime import (
+    CheckpointObserver,
+    MetricsObserver,
+    ProgressObserver,
+    Trainer,
+)
+from distrl.runtime.run.checkpoint import latest_checkpoint, load_checkpoint
+from distrl.runtime.run.run_dir import (
+    default_run_dir,
+    prepare_run_dir,
+    read_config,
+    write_config,
+)
 
 
 def resolve_configs(system: str, overrides: dict[str, Any], base: dict | None = None):
@@ -33,8 +44,8 @@ def resolve_configs(system: str, overrides: dict[str, Any], base: dict | None = 
         else:
             raise config_mod.unknown_setting(key, sorted(run_fields | sys_fields))
     run_base = _from_saved(RunConfig, base["run"], {}, {}, "run") if base else None
-    sys_base = _from_saved(module.Config, base["system_config"], getattr(module, "RENAMED_SETTINGS", {}),
-                           getattr(module, "OLDER_RUN_DEFAULTS", {}), system) if base else None
+    sys_base = _from_saved(module.Config, base["system_config"], module.RENAMED_SETTINGS,
+                           module.OLDER_RUN_DEFAULTS, system) if base else None
     return module, config_mod.build(RunConfig, run_over, run_base), config_mod.build(module.Config, sys_over, sys_base)
 
 
@@ -80,11 +91,13 @@ def train(system: str, env: str | None = None, *, config_file: str | None = None
         run_cfg = dataclasses.replace(run_cfg, total_steps=module.DEFAULT_TOTAL_STEPS)
     check_env_id(run_cfg.env)
     spec = env_spec(run_cfg.env)
-    topology = module.build(sys_cfg, run_cfg.env, spec, run_cfg.total_steps)
+    ctx = BuildContext(run_cfg.env, spec, run_cfg.total_steps, eval_interval_steps=run_cfg.eval_interval_steps,
+                       eval_episodes=run_cfg.eval_episodes)
+    program = module.build(sys_cfg, ctx)
     if run_cfg.runtime is None:
-        run_cfg = dataclasses.replace(run_cfg, runtime="local" if "local" in topology.runtimes else topology.runtimes[0])
-    if run_cfg.runtime not in topology.runtimes:
-        raise ConfigError(f"runtime '{run_cfg.runtime}' is not supported by {system} (supported: {', '.join(topology.runtimes)})")
+        run_cfg = dataclasses.replace(run_cfg, runtime="local" if "local" in program.runtimes else program.runtimes[0])
+    if run_cfg.runtime not in program.runtimes:
+        raise ConfigError(f"runtime '{run_cfg.runtime}' is not supported by {system} (supported: {', '.join(program.runtimes)})")
     run_dir = Path(run_cfg.run_dir) if run_cfg.run_dir else default_run_dir(system, run_cfg.env)
     prepare_run_dir(run_dir, resume=resume, force=force)
     run_cfg = dataclasses.replace(run_cfg, run_dir=str(run_dir))
@@ -92,7 +105,9 @@ def train(system: str, env: str | None = None, *, config_file: str | None = None
     torch.set_num_threads(run_cfg.torch_threads)
     torch.manual_seed(run_cfg.seed)
     np.random.seed(run_cfg.seed)
-    summary = Coordinator(system, topology, run_cfg, run_dir, resume=resume, progress=progress).run()
+    observers = (MetricsObserver(run_dir), CheckpointObserver(run_cfg.checkpoint_interval_s),
+                 ProgressObserver(run_cfg.total_steps, f"{system} {run_cfg.env}", enabled=progress))
+    summary = Trainer(program, run_cfg, run_dir, system=system, resume=resume, observers=observers).run()
     summary["run_dir"] = str(run_dir)
     return summary
 
@@ -169,8 +184,9 @@ def join(address: str, timeout_s: float = 30.0) -> None:
     import grpc
 
     from distrl.agents.common.env_actor import EnvActor
-    from distrl.runtime.inference_client import run_env_actor
-    from distrl.runtime.inference_grpc import GrpcLink, split_address
+    from distrl.config import split_address
+    from distrl.runtime.services.inference.client import run_env_actor
+    from distrl.runtime.services.inference.grpc import GrpcLink
 
     if split_address(address) is None:
         raise ConfigError(f"join address '{address}' is not HOST:PORT (e.g. 10.0.0.5:50051)")

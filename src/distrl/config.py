@@ -166,3 +166,11 @@ def describe(cls) -> list[tuple[str, str, Any, str]]:
         tp, optional = field_types(cls)[f.name]
         rows.append((f.name, tp.__name__ + ("?" if optional else ""), f.default, f.metadata.get("doc", "")))
     return rows
+
+
+def split_address(text: str) -> tuple[str, int] | None:
+    """``HOST:PORT`` as (host, port), or None when it is not one."""
+    host, _, port = text.rpartition(":")
+    if not host or not port.isdigit() or int(port) > 65535:
+        return None
+    return host, int(port)

@@ -5,8 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from distrl.config import setting
-
-RUNTIMES = ("inline", "local", "ray")
+from distrl.core.program import (
+    RUNTIMES,  # registered once, with the backends (runtime/backends)
+)
 
 
 @dataclass(frozen=True)
@@ -22,3 +23,5 @@ class RunConfig:
     torch_threads: int = setting(1, "torch intra-op threads per process (1 is fastest for small nets on few cores).", low=1)
     ray_address: str | None = setting(None, "Ray cluster to join (HOST:PORT); default RAY_ADDRESS or a new local instance.")
     max_wall_s: float | None = setting(None, "Stop after this many seconds even if total_steps is not reached.", low=0.0, low_open=True)
+    eval_interval_steps: int = setting(0, "Env steps between periodic greedy evaluations on their own env copies (eval_return_mean in metrics.csv and TensorBoard); 0: none (an evaluator process costs a busy 2-core machine ~10% of its env steps/s).", low=0)
+    eval_episodes: int = setting(5, "Episodes per periodic evaluation (played at once on their own env copies).", low=1)

@@ -32,27 +32,23 @@ def test_replay_checkpoint_and_resume_loses_no_data(tmp_path):
 
 
 def test_every_sent_transition_is_inserted(tmp_path, monkeypatch):
-    """Two actor processes insert concurrently: the replay holds exactly the transitions they reported."""
-    from distrl.agents.apex_dqn.learner import ApexDQNLearner
-    from distrl.runtime.local import LocalBackend
+    """Two actor processes feed the replay service concurrently: it holds exactly the transitions they reported."""
+    from distrl.runtime.backends.local import LocalBackend
 
-    counts = {"reported": 0, "inserted": 0, "actors": set()}
-    next_batch, step = LocalBackend.next_batch, ApexDQNLearner.step
+    counts = {"reported": 0, "inserted": 0}
+    poll, close = LocalBackend.poll, LocalBackend.close
 
-    def recording_next_batch(self):
-        item = next_batch(self)
-        if item is not None:
-            for info in item[1]:
-                counts["reported"] += info["transitions"]
-        return item
+    def recording_poll(self, timeout):
+        reports, restarts = poll(self, timeout)
+        counts["reported"] += sum(info["transitions"] for info in reports)
+        return reports, restarts
 
-    def recording_step(self, chunk):
-        out = step(self, chunk)
-        counts["inserted"] = self.replay.storage.inserted
-        return out
+    def recording_close(self):
+        counts["inserted"] = self.services()["replay"].replay.storage.inserted
+        close(self)
 
-    monkeypatch.setattr(LocalBackend, "next_batch", recording_next_batch)
-    monkeypatch.setattr(ApexDQNLearner, "step", recording_step)
+    monkeypatch.setattr(LocalBackend, "poll", recording_poll)
+    monkeypatch.setattr(LocalBackend, "close", recording_close)
     s = distrl.train("apex-dqn", env="CartPole-v1", runtime="local", total_steps=5000, run_dir=str(tmp_path / "r"),
                      **dict(SMALL, replay_size=100_000))
     assert s["env_steps"] >= 5000

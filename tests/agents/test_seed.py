@@ -1,8 +1,8 @@
 import pytest
 
 import distrl
-from tests.agents.learning import median, scores
 from distrl.errors import ConfigError
+from tests.agents.learning import median, scores
 
 SMALL = dict(num_actors=2, num_envs=4, unroll_length=8, hidden=(32, 32))
 
@@ -37,11 +37,12 @@ def test_seed_metrics_rows_carry_inference_statistics(tmp_path):
 
 
 def test_seed_learns_cartpole(tmp_path):
-    """The median over seeds 0-2 of greedy play after 333k steps on ``inline`` (same server code; ~4 s in
-    all) is past 80 (an untrained policy: ~10-20).
+    """The median over seeds 0-2 of greedy play after 333k steps on ``inline`` (same server code; ~5 s in
+    all) is past 60 (an untrained policy: ~10-20).
 
     Spread (``benchmarks/learning_spread.py --cases seed --total-steps 333000 --seeds 0..9 --variants base sse``,
-    20 runs): 111-420, median 146. (One run of 1M steps, the bar this test had, spread 110-500 and
+    20 runs): 67-440, median 260; one run of 20 below 145, so a median of three below 60 would need two
+    runs below everything but that one. (One run of 1M steps, the bar this test had, spread 110-500 and
     gave 210 for seed 0 where 438 had been taken as the bar.)"""
     got = scores("seed", (0, 1, 2), tmp_path, score="eval", env="CartPole-v1", runtime="inline", total_steps=333_000)
-    assert median(got) >= 80, got
+    assert median(got) >= 60, got

@@ -2,7 +2,12 @@ import numpy as np
 import pytest
 import torch
 
-from distrl.ops import epsilon_ladder, importance_weights, per_priority, sequence_priority
+from distrl.ops import (
+    epsilon_ladder,
+    importance_weights,
+    per_priority,
+    sequence_priority,
+)
 
 
 def test_per_priority():

@@ -2,8 +2,15 @@ import numpy as np
 import pytest
 import torch
 
-from distrl.ops import (ddpg_critic_target, double_q_n_step_targets, double_q_target, gae, lambda_returns,
-                        n_step_returns, td_error)
+from distrl.ops import (
+    ddpg_critic_target,
+    double_q_n_step_targets,
+    double_q_target,
+    gae,
+    lambda_returns,
+    n_step_returns,
+    td_error,
+)
 from tests.ops.reference import gae_ref, lambda_return_ref, n_step_ref
 
 

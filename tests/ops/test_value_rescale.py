@@ -2,7 +2,12 @@ import numpy as np
 import pytest
 import torch
 
-from distrl.ops import n_step_returns, transformed_n_step_q_target, value_rescale, value_rescale_inv
+from distrl.ops import (
+    n_step_returns,
+    transformed_n_step_q_target,
+    value_rescale,
+    value_rescale_inv,
+)
 
 
 def test_formula_by_hand():

@@ -1,5 +1,6 @@
-"""The systems distrl can train, by name. Each is a package exposing ``Config``, ``DOC``,
-``DEFAULT_TOTAL_STEPS``, ``build`` and ``make_model``."""
+"""The systems distrl can train, by name. Each is a package that is a ``core.system.SystemModule``:
+``Config``, ``DOC``, ``DEFAULT_TOTAL_STEPS``, ``RENAMED_SETTINGS``, ``OLDER_RUN_DEFAULTS``, ``build``
+(returns a program) and ``make_model``."""
 
 from __future__ import annotations
 

@@ -35,6 +35,13 @@ class ActorCritic(nn.Module):
         if not discrete:
             self.log_std = nn.Parameter(torch.zeros(num_actions))
 
+    @classmethod
+    def for_env(cls, env, hidden: tuple[int, ...]) -> "ActorCritic":
+        """For an env spec (``distrl.envs.EnvSpec``): a categorical head for Discrete actions, a Gaussian one
+        for Box actions."""
+        n = env.action_space.n if env.discrete else env.action_shape[0]
+        return cls(env.obs_shape, n, env.discrete, tuple(hidden))
+
     def _heads(self, obs: torch.Tensor, with_value: bool = True):
         feat = self.pi_torso(obs)
         out = self.pi_head(feat)

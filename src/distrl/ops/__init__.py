@@ -3,10 +3,26 @@
 from distrl.ops.es import NoiseTable, centered_ranks, es_gradient
 from distrl.ops.losses import baseline_loss, entropy_loss, policy_gradient_loss
 from distrl.ops.pbt import PBTDecision, pbt_exploit_explore
-from distrl.ops.priorities import epsilon_ladder, importance_weights, per_priority, sequence_priority
-from distrl.ops.returns import (ddpg_critic_target, double_q_n_step_targets, double_q_target, gae, lambda_returns,
-                                n_step_returns, td_error)
-from distrl.ops.value_rescale import transformed_n_step_q_target, value_rescale, value_rescale_inv
+from distrl.ops.priorities import (
+                                epsilon_ladder,
+                                importance_weights,
+                                per_priority,
+                                sequence_priority,
+)
+from distrl.ops.returns import (
+                                ddpg_critic_target,
+                                double_q_n_step_targets,
+                                double_q_target,
+                                gae,
+                                lambda_returns,
+                                n_step_returns,
+                                td_error,
+)
+from distrl.ops.value_rescale import (
+                                transformed_n_step_q_target,
+                                value_rescale,
+                                value_rescale_inv,
+)
 from distrl.ops.vtrace import VTraceReturns, vtrace
 
 __all__ = [

@@ -15,8 +15,8 @@ from safetensors.numpy import load_file, save_file
 
 from distrl.core.types import ArraySpec
 from distrl.ops import importance_weights
-from distrl.replay.samplers import FifoSampler, PrioritizedSampler, UniformSampler
 from distrl.replay.frame_storage import FrameStackStorage
+from distrl.replay.samplers import FifoSampler, PrioritizedSampler, UniformSampler
 from distrl.replay.storage import RingStorage
 
 

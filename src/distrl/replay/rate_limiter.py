@@ -28,6 +28,13 @@ class RateLimiter:
     def can_insert(self, n: int = 1) -> bool:
         return self.inserts + n <= self.min_size or self._diff(extra_inserts=n) >= -self.error_buffer
 
+    def caught_up(self) -> bool:
+        """May the next producer output go in? Before ``min_size`` inserts always; after, once the
+        learner has taken all but ``error_buffer`` of the samples the inserts so far allow. A runtime
+        admits one output (a chunk of many items) at a time on this test, so the learner stays within a
+        chunk of the ratio, whatever the chunk size."""
+        return self.inserts < self.min_size or self._diff() >= -self.error_buffer
+
     def can_sample(self, n: int = 1) -> bool:
         return self.inserts >= self.min_size and self._diff(extra_samples=n) <= self.error_buffer
 

@@ -1,9 +1,13 @@
 """A2C: synchronous advantage actor-critic, the baseline every other system is measured against."""
 
-from distrl.agents.a2c.builder import build, make_model
+from distrl.agents.a2c.builder import build
 from distrl.agents.a2c.config import A2CConfig as Config
+from distrl.agents.a2c.networks import make_model
 
 DEFAULT_TOTAL_STEPS = 1_000_000  # solves CartPole-v1 with the default config (README)
 DOC = "Synchronous advantage actor-critic over a numpy-vectorised env (GAE or n-step returns)."
 
-__all__ = ["DEFAULT_TOTAL_STEPS", "Config", "DOC", "build", "make_model"]
+RENAMED_SETTINGS: dict = {}  # none renamed since runs were first saved
+OLDER_RUN_DEFAULTS: dict = {}  # no setting added that older runs would need a value for
+
+__all__ = ["DEFAULT_TOTAL_STEPS", "Config", "DOC", "OLDER_RUN_DEFAULTS", "RENAMED_SETTINGS", "build", "make_model"]

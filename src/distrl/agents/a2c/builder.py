@@ -1,8 +1,11 @@
-"""A2C as a topology: one actor whose vector env runs in the learner's loop, sharing its model.
+"""A2C as a program: one actor and the learner taking turns (synchronous by construction).
 
-    [vector env x num_envs] --unroll (T steps)--> [learner: GAE + A2C loss] --same model--> actor
+    actor --unroll (T steps of num_envs)--> channel "unrolls" --> learner: GAE + A2C loss --> weights
+      ^--------------------------------------- pulls the newest weights before every unroll
 
-Synchronous by construction, so it runs on the ``inline`` runtime only.
+On ``inline`` the actor steps only when the learner has taken its last unroll, and pulls the weights
+that unroll produced, so every unroll is on-policy (policy lag 0): that is why A2C runs on ``inline``
+only (a second process would act one version behind).
 """
 
 from __future__ import annotations
@@ -11,26 +14,28 @@ from functools import partial
 
 from distrl.agents.a2c.config import A2CConfig
 from distrl.agents.a2c.learner import A2CLearner
+from distrl.agents.a2c.networks import make_model
+from distrl.agents.common.evaluator import evaluator_roles
 from distrl.agents.common.unroll_actor import UnrollActor, unroll_spec
-from distrl.core.types import Topology
+from distrl.core.program import Channel, Hyperparameter, Program, Role, Weights
+from distrl.core.system import BuildContext
 from distrl.envs import EnvSpec
-from distrl.models import ActorCritic
 
 
-def make_model(env: EnvSpec, cfg: A2CConfig) -> ActorCritic:
-    n = env.action_space.n if env.discrete else env.action_shape[0]
-    return ActorCritic(env.obs_shape, n, env.discrete, tuple(cfg.hidden))
+def _actor(env_id: str, env: EnvSpec, cfg: A2CConfig, index: int, seed: int, handles: dict) -> UnrollActor:
+    return UnrollActor(env_id, cfg.num_envs, cfg.unroll_length, seed, make_model(env, cfg), handles["weights"])
 
 
-def _actor(env_id: str, env: EnvSpec, cfg: A2CConfig, index: int, seed: int, shared_model=None) -> UnrollActor:
-    return UnrollActor(env_id, cfg.num_envs, cfg.unroll_length, seed, shared_model or make_model(env, cfg))
+def _learner(env: EnvSpec, cfg: A2CConfig, handles: dict) -> A2CLearner:
+    return A2CLearner(cfg, make_model(env, cfg))
 
 
-def _learner(env: EnvSpec, cfg: A2CConfig, total_steps: int) -> A2CLearner:
-    return A2CLearner(cfg, make_model(env, cfg), total_steps)
-
-
-def build(cfg: A2CConfig, env_id: str, env: EnvSpec, total_steps: int) -> Topology:
-    return Topology(make_actor=partial(_actor, env_id, env, cfg), make_learner=partial(_learner, env, cfg, total_steps),
-                    unroll_spec=unroll_spec(env, cfg.num_envs, cfg.unroll_length), num_actors=1,
-                    synchronous=True, runtimes=("inline",))
+def build(cfg: A2CConfig, ctx: BuildContext) -> Program:
+    env = ctx.env
+    spec = unroll_spec(env, cfg.num_envs, cfg.unroll_length)
+    actor = Role("actor", partial(_actor, ctx.env_id, env, cfg), count=1, uses=("weights",), emits="unrolls",
+                 output=spec, in_flight=1)
+    return Program(roles=(actor, *evaluator_roles(ctx, partial(make_model, env, cfg))),
+                   services={"unrolls": Channel(spec, batch=1), "weights": Weights()},
+                   make_learner=partial(_learner, env, cfg), consumes="unrolls",
+                   hyperparameters={"lr": Hyperparameter(cfg.lr, cfg.lr_schedule)}, runtimes=("inline",))

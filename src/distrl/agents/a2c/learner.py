@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from distrl.agents.common.learner_inputs import discounts_and_masks, to_tensors
 from distrl.agents.common.gradient_learner import GradientLearner
+from distrl.agents.common.learner_inputs import discounts_and_masks, to_tensors
 from distrl.models import ActorCritic
 from distrl.ops import baseline_loss, entropy_loss, gae, policy_gradient_loss
 
@@ -29,11 +29,10 @@ def a2c_loss(model: ActorCritic, batch: dict[str, np.ndarray], cfg) -> tuple[tor
     vf = baseline_loss(values, returns, valid)
     ent = entropy_loss(entropy, valid)
     loss = pg + cfg.value_coef * vf + cfg.entropy_coef * ent
-    return loss, {"loss_policy": pg, "loss_value": vf, "entropy": -ent, "samples": valid.numel()}
+    return loss, {"loss_policy": pg, "loss_value": vf, "entropy": -ent}
 
 
 class A2CLearner(GradientLearner):
     def step(self, batch: dict[str, np.ndarray]) -> dict[str, float]:
         loss, terms = a2c_loss(self.model, batch, self.cfg)
-        samples = int(terms.pop("samples"))
-        return {**{k: float(v.detach()) for k, v in terms.items()}, **self.apply(loss, samples)}
+        return {**{k: float(v.detach()) for k, v in terms.items()}, **self.apply(loss)}

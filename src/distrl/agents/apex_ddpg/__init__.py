@@ -1,9 +1,13 @@
 """Ape-X DDPG: Ape-X's distributed prioritized replay for continuous control."""
 
-from distrl.agents.apex_ddpg.builder import build, make_model
+from distrl.agents.apex_ddpg.builder import build
 from distrl.agents.apex_ddpg.config import ApexDDPGConfig as Config
+from distrl.agents.apex_ddpg.networks import make_model
 
 DEFAULT_TOTAL_STEPS = 60_000
 DOC = "Distributed prioritized replay with a DDPG learner and n-step critic targets (arXiv:1803.00933)."
 
-__all__ = ["DEFAULT_TOTAL_STEPS", "Config", "DOC", "build", "make_model"]
+RENAMED_SETTINGS: dict = {}  # none renamed since runs were first saved
+OLDER_RUN_DEFAULTS: dict = {}  # no setting added that older runs would need a value for
+
+__all__ = ["DEFAULT_TOTAL_STEPS", "Config", "DOC", "OLDER_RUN_DEFAULTS", "RENAMED_SETTINGS", "build", "make_model"]

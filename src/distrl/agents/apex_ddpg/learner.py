@@ -9,20 +9,20 @@ import torch
 import torch.nn.functional as F
 
 from distrl.agents.common.replay_learner import ReplayLearner, tensors
-from distrl.core.types import ArraySpec
+from distrl.models import to_flat
 from distrl.ops import ddpg_critic_target
 from distrl.replay import SampledBatch
 
 
 class ApexDDPGLearner(ReplayLearner):
-    def __init__(self, cfg, model, spec: dict[str, ArraySpec], total_steps: int):
+    def __init__(self, cfg, model, replay):
         self.model = model
         self.target = copy.deepcopy(model)
         self.params = list(model.parameters())
         self.actor_params, self.critic_params = model.actor_parameters(), model.critic_parameters()
         self.actor_opt = torch.optim.Adam(self.actor_params, lr=cfg.actor_lr, foreach=True)
         self.critic_opt = torch.optim.Adam(self.critic_params, lr=cfg.critic_lr, foreach=True)
-        super().__init__(cfg, spec, total_steps, [self.actor_opt, self.critic_opt])
+        super().__init__(cfg, replay, {"actor_lr": self.actor_opt, "critic_lr": self.critic_opt})
 
     def update(self, batch: SampledBatch) -> tuple[float, np.ndarray]:
         cfg = self.cfg
@@ -46,7 +46,7 @@ class ApexDDPGLearner(ReplayLearner):
         return float(critic_loss.detach()), delta.detach().abs().numpy()
 
     def get_weights(self) -> np.ndarray:
-        return torch.nn.utils.parameters_to_vector(self.params).detach().numpy().copy()
+        return to_flat(self.params)
 
     def checkpoint_parts(self):
         return {"model": self.model, "target": self.target}, {"actor_optimizer": self.actor_opt, "critic_optimizer": self.critic_opt}

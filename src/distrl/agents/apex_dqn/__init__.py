@@ -1,9 +1,13 @@
 """Ape-X DQN: many epsilon-greedy actors, one learner on distributed prioritized replay."""
 
-from distrl.agents.apex_dqn.builder import build, make_model
+from distrl.agents.apex_dqn.builder import build
 from distrl.agents.apex_dqn.config import ApexDQNConfig as Config
+from distrl.agents.apex_dqn.networks import make_model
 
 DEFAULT_TOTAL_STEPS = 600_000
 DOC = "Distributed prioritized replay with n-step double-Q, dueling, epsilon ladder (arXiv:1803.00933)."
 
-__all__ = ["DEFAULT_TOTAL_STEPS", "Config", "DOC", "build", "make_model"]
+RENAMED_SETTINGS: dict = {}  # none renamed since runs were first saved
+OLDER_RUN_DEFAULTS: dict = {}  # no setting added that older runs would need a value for
+
+__all__ = ["DEFAULT_TOTAL_STEPS", "Config", "DOC", "OLDER_RUN_DEFAULTS", "RENAMED_SETTINGS", "build", "make_model"]

@@ -1,11 +1,11 @@
-"""Ape-X DQN as a topology.
+"""Ape-X DQN as a program.
 
-    actor i: eps_i-greedy over a vector env --chunk of n-step transitions + initial priorities-->
-    learner: inserts into its prioritized replay (soft capacity), samples at a fixed sample/insert
-             ratio, double-Q n-step loss, priority updates, target sync --weights--> actors (every ~N steps)
+    actor i: eps_i-greedy over a vector env --chunk of n-step transitions + initial priorities--> replay
+    replay (a service): prioritized, soft capacity, rate limiter (samples per insert)
+    learner: samples the replay, double-Q n-step loss, priority updates, target sync --weights--> actors
 
-On ``local`` the chunks travel through the shared-memory slots and the replay lives in the
-learner's process; on ``ray`` they travel through the object store.
+On ``inline`` and ``local`` the replay lives in the trainer's process (chunks reach it through the
+shared-memory slots on ``local``); on ``ray`` it is a Ray actor that actors insert into directly.
 """
 
 from __future__ import annotations
@@ -13,35 +13,57 @@ from __future__ import annotations
 import dataclasses
 from functools import partial
 
-from distrl.agents.apex_dqn.actor import EpsilonGreedy
-from distrl.agents.common.transition_actor import TransitionActor, chunk_spec
+from distrl.agents.apex_dqn.actor import dqn_priorities
 from distrl.agents.apex_dqn.config import ApexDQNConfig
 from distrl.agents.apex_dqn.learner import ApexDQNLearner
+from distrl.agents.apex_dqn.networks import make_model
+from distrl.agents.common.evaluator import evaluator_roles
+from distrl.agents.common.exploration import EpsilonGreedy
 from distrl.agents.common.replay_learner import chunk_to_insert
-from distrl.core.types import Topology
+from distrl.agents.common.transition_actor import (
+    TransitionActor,
+    TransitionSettings,
+    chunk_spec,
+    item_spec,
+)
+from distrl.core.program import Hyperparameter, Program, ReplayService, Role, Weights
+from distrl.core.system import BuildContext
 from distrl.envs import EnvSpec
 from distrl.envs.make import is_atari
 from distrl.errors import ConfigError
-from distrl.models import QNetwork
+from distrl.replay import Replay
 
 
-def make_model(env: EnvSpec, cfg: ApexDQNConfig) -> QNetwork:
-    return QNetwork(env.obs_shape, env.action_space.n, tuple(cfg.hidden), dueling=cfg.dueling)
+def _actor(env_id, env, cfg, index, seed, handles):
+    explore = EpsilonGreedy.ladder(index, cfg.num_actors, cfg.num_envs, cfg.epsilon, cfg.epsilon_alpha, env.action_space.n)
+    return TransitionActor(env_id, env, TransitionSettings.of(cfg, cfg.actor_sync_steps), seed, make_model(env, cfg), explore,
+                           dqn_priorities, handles["weights"])
 
 
-def _actor(env_id, env, cfg, index, seed, shared_model=None):
-    return TransitionActor(env_id, env, cfg, index, seed, make_model(env, cfg), EpsilonGreedy(cfg, index, env.action_space.n))
+def _learner(env, cfg, handles):
+    return ApexDQNLearner(cfg, make_model(env, cfg), handles["replay"])
 
 
-def _learner(env, cfg, total_steps):
-    return ApexDQNLearner(cfg, make_model(env, cfg), chunk_spec(env, cfg.num_envs, cfg.unroll_length, cfg.n_step), total_steps)
+def replay_service(env: EnvSpec, cfg) -> ReplayService:
+    """Prioritized, with a hard capacity above the soft one (actors may overfill it between trims, Ape-X
+    section 3); pixel frame stacks keep each frame once."""
+    items = item_spec(chunk_spec(env, cfg.num_envs, cfg.unroll_length, cfg.n_step))
+    pixels = len(items["obs"].shape) == 3 and items["obs"].dtype == "uint8"
+    make = partial(Replay.prioritized, items, int(cfg.replay_size * 1.25) + 1, alpha=cfg.priority_alpha,
+                   soft_capacity=cfg.replay_size, frame_stacks=("obs", "next_obs") if pixels else None)
+    return ReplayService(make=make, items=chunk_to_insert, samples_per_insert=cfg.samples_per_insert,
+                         min_size=cfg.min_replay, error_buffer=cfg.batch_size)
 
 
-def build(cfg: ApexDQNConfig, env_id: str, env: EnvSpec, total_steps: int) -> Topology:
-    if is_atari(env_id) and cfg.reward_clip is None:
+def build(cfg: ApexDQNConfig, ctx: BuildContext) -> Program:
+    env = ctx.env
+    if is_atari(ctx.env_id) and cfg.reward_clip is None:
         cfg = dataclasses.replace(cfg, reward_clip=1.0)  # standard Atari reward clipping
     if not env.discrete:
-        raise ConfigError(f"apex-dqn needs a discrete action space; '{env_id}' has {env.action_space} (use apex-ddpg)")
-    return Topology(make_actor=partial(_actor, env_id, env, cfg), make_learner=partial(_learner, env, cfg, total_steps),
-                    unroll_spec=chunk_spec(env, cfg.num_envs, cfg.unroll_length, cfg.n_step),
-                    num_actors=cfg.num_actors, batch_unrolls=1, to_replay_items=chunk_to_insert)
+        raise ConfigError(f"apex-dqn needs a discrete action space; '{ctx.env_id}' has {env.action_space} (use apex-ddpg)")
+    actors = Role("actor", partial(_actor, ctx.env_id, env, cfg), count=cfg.num_actors, uses=("weights",), emits="replay",
+                  output=chunk_spec(env, cfg.num_envs, cfg.unroll_length, cfg.n_step))
+    return Program(roles=(actors, *evaluator_roles(ctx, partial(make_model, env, cfg))),
+                   services={"replay": replay_service(env, cfg), "weights": Weights()},
+                   make_learner=partial(_learner, env, cfg), learner_uses=("replay",),
+                   hyperparameters={"lr": Hyperparameter(cfg.lr, cfg.lr_schedule)})

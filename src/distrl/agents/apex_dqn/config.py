@@ -2,24 +2,24 @@
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 
+from distrl.agents.common import settings as common
 from distrl.config import setting
 
 
 @dataclass(frozen=True)
 class ApexDQNConfig:
-    num_actors: int = setting(os.cpu_count() or 2, "Actor processes (default: one per core).", low=1)
-    num_envs: int = setting(16, "Envs per actor; the epsilon ladder runs over all num_actors * num_envs copies.", low=1)
-    unroll_length: int = setting(16, "Vector steps per chunk an actor sends (its local buffer).", low=1)
+    num_actors: int = common.num_actors()
+    num_envs: int = common.num_envs(16, "; the epsilon ladder runs over all num_actors * num_envs copies")
+    unroll_length: int = common.unroll_length(16, "Vector steps per chunk an actor sends (its local buffer)")
     n_step: int = setting(3, "n of the n-step double-Q target.", low=1)
-    gamma: float = setting(0.99, "Discount factor.", low=0.0, high=1.0)
+    gamma: float = common.gamma()
     epsilon: float = setting(0.4, "Base of the exploration ladder eps_i = epsilon^(1 + alpha i / (N - 1)).", low=0.0, high=1.0)
     epsilon_alpha: float = setting(7.0, "Exponent spread alpha of the exploration ladder.", low=0.0)
     actor_sync_steps: int = setting(100, "Vector steps between an actor's weight pulls (the paper: ~400).", low=1)
-    lr: float = setting(1e-3, "Adam learning rate (with 2.5e-4 seed 3 of CartPole had not learned by the end of the default budget).", low=0.0, low_open=True)
-    lr_schedule: str = setting("linear", "Learning-rate schedule: constant or linear decay to 0 over the run.", choices=("constant", "linear"))
+    lr: float = common.lr(1e-3, "Adam learning rate (with 2.5e-4 seed 3 of CartPole had not learned by the end of the default budget)")
+    lr_schedule: str = common.lr_schedule("linear")
     batch_size: int = setting(128, "Transitions per learner update.", low=1)
     samples_per_insert: float = setting(4.0, "Replay samples per inserted transition (the rate limiter's ratio).", low=0.0, low_open=True)
     min_replay: int = setting(5_000, "Transitions in replay before learning starts.", low=1)
@@ -28,7 +28,7 @@ class ApexDQNConfig:
     priority_beta: float = setting(0.4, "Importance-sampling exponent beta.", low=0.0, high=1.0)
     target_update_period: int = setting(200, "Learner updates between target-network syncs.", low=1)
     target_tau: float | None = setting(None, "If set, Polyak-average the target every update (tau) instead of hard syncs.", low=0.0, low_open=True, high=1.0)
-    max_grad_norm: float = setting(10.0, "Global gradient-norm clip.", low=0.0, low_open=True)
+    max_grad_norm: float = common.max_grad_norm(10.0)
     dueling: bool = setting(True, "Dueling Q head (Wang et al. 2016).")
-    hidden: tuple = setting((128, 128), "Hidden layer sizes of the MLP torso (pixels use the Nature CNN).")
-    reward_clip: float | None = setting(None, "Clip rewards to [-x, x] in the actor (1 for Atari); none keeps them.", low=0.0, low_open=True)
+    hidden: tuple = common.hidden((128, 128))
+    reward_clip: float | None = common.reward_clip("actor")

@@ -6,31 +6,26 @@ import copy
 
 import numpy as np
 import torch
-import torch.nn.functional as F
 
+from distrl.agents.common.dqn_loss import dqn_loss
 from distrl.agents.common.optim import make_optimizer
 from distrl.agents.common.replay_learner import ReplayLearner, tensors
-from distrl.core.types import ArraySpec
-from distrl.ops import double_q_target, td_error
+from distrl.models import to_flat
 from distrl.replay import SampledBatch
 
 
 class ApexDQNLearner(ReplayLearner):
-    def __init__(self, cfg, model, spec: dict[str, ArraySpec], total_steps: int):
+    def __init__(self, cfg, model, replay):
         self.model = model
         self.target = copy.deepcopy(model)
         self.params = list(model.parameters())
         self.optimizer = make_optimizer("adam", self.params, cfg.lr)
-        super().__init__(cfg, spec, total_steps, [self.optimizer])
+        super().__init__(cfg, replay, {"lr": self.optimizer})
 
     def update(self, batch: SampledBatch) -> tuple[float, np.ndarray]:
         cfg = self.cfg
         t = tensors(batch)
-        q = self.model(t["obs"])
-        with torch.no_grad():
-            y = double_q_target(t["reward"], t["discount"], self.model(t["next_obs"]), self.target(t["next_obs"]))
-        delta = td_error(q, t["action"], y)
-        loss = (t["weights"] * F.huber_loss(delta, torch.zeros_like(delta), reduction="none")).mean()
+        loss, delta = dqn_loss(self.model, self.target, t, t["weights"], double_q=True)
         self.optimizer.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(self.params, cfg.max_grad_norm, foreach=True)
@@ -43,7 +38,7 @@ class ApexDQNLearner(ReplayLearner):
         return float(loss.detach()), delta.detach().abs().numpy()
 
     def get_weights(self) -> np.ndarray:
-        return torch.nn.utils.parameters_to_vector(self.params).detach().numpy().copy()
+        return to_flat(self.params)
 
     def checkpoint_parts(self):
         return {"model": self.model, "target": self.target}, {"optimizer": self.optimizer}

@@ -71,3 +71,12 @@ class SharedAdam(_SharedStateOptimizer):
                 state["exp_avg_sq"].mul_(b2).addcmul_(p.grad, p.grad, value=1 - b2)
                 denom = (state["exp_avg_sq"] / (1 - b2 ** t)).sqrt_().add_(group["eps"])
                 p.addcdiv_(state["exp_avg"], denom, value=-group["lr"] / (1 - b1 ** t))
+
+
+def shared_optimizer(name: str, lr: float, eps: float, alpha: float = 0.99):
+    """A picklable factory ``make(params)`` for a parameter server's shards: ``rmsprop`` or ``adam``."""
+    from functools import partial
+
+    if name == "adam":
+        return partial(SharedAdam, lr=lr, eps=eps)
+    return partial(SharedRMSprop, lr=lr, alpha=alpha, eps=eps)

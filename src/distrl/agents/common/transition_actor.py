@@ -3,27 +3,40 @@
 Each chunk of ``unroll_length`` vector steps is the actor's local buffer: its n-step transitions are
 scored with the actor's own network copy (|delta| of the n-step target, as the paper's actors do)
 and sent together, so the learner never has to compute priorities for fresh data. What differs
-between Ape-X DQN and Ape-X DDPG, how to explore and how to score, comes in as an
-:class:`Exploration` object from the agent.
+between Ape-X DQN, Ape-X DDPG and GORILA's bundles, how to explore (``exploration.py``) and how to
+score (a ``priorities(model, chunk, count)`` function, or none), comes in from the system.
 """
 
 from __future__ import annotations
 
 import time
-from typing import Any, Protocol
+from dataclasses import dataclass
+from typing import Any, Callable
 
 import numpy as np
 import torch
 
+from distrl.core.protocols import Stateless, WeightsReader
 from distrl.core.types import ArraySpec
 from distrl.envs import EnvSpec, EpisodeTracker, make_vec_env
+from distrl.models import load_flat
 from distrl.replay import NStepAdder
 
 
-class Exploration(Protocol):
-    def act(self, model, obs: np.ndarray, rng: np.random.Generator) -> np.ndarray: ...
+@dataclass(frozen=True)
+class TransitionSettings:
+    """What a transition actor needs of its system's config."""
 
-    def td_errors(self, model, out: dict[str, np.ndarray], count: int) -> np.ndarray: ...
+    num_envs: int
+    unroll_length: int  # vector steps per chunk
+    n_step: int
+    gamma: float
+    reward_clip: float | None = None
+    sync_steps: int = 1  # vector steps between weight pulls
+
+    @classmethod
+    def of(cls, cfg, sync_steps: int = 1) -> "TransitionSettings":
+        return cls(cfg.num_envs, cfg.unroll_length, cfg.n_step, cfg.gamma, cfg.reward_clip, sync_steps)
 
 
 def chunk_spec(env: EnvSpec, num_envs: int, length: int, n: int) -> dict[str, ArraySpec]:
@@ -53,13 +66,16 @@ def chunk_items(chunk: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     return {k: chunk[k][valid] for k in ITEM_FIELDS}
 
 
-class TransitionActor:
-    def __init__(self, env_id: str, env: EnvSpec, cfg, index: int, seed: int, model, exploration: Exploration):
+class TransitionActor(Stateless):
+    def __init__(self, env_id: str, env: EnvSpec, cfg: TransitionSettings, seed: int, model, exploration,
+                 priorities: Callable | None = None, weights: WeightsReader | None = None):
         self.cfg = cfg
+        self.priorities = priorities
+        self.weights = weights
         self.env = make_vec_env(env_id, cfg.num_envs, seed)
         self.model = model
         self.version = -1
-        self.sync_steps = getattr(cfg, "actor_sync_steps", 1)
+        self.sync_steps = cfg.sync_steps
         self.steps_since_sync = self.sync_steps
         self.rng = np.random.default_rng(seed)
         torch.manual_seed(seed)
@@ -70,13 +86,16 @@ class TransitionActor:
         self.prev_done = np.zeros(cfg.num_envs, dtype=bool)
         self.tracker = EpisodeTracker(cfg.num_envs)
 
-    def set_weights(self, flat: np.ndarray, version: int) -> None:
-        if self.steps_since_sync < self.sync_steps and self.version >= 0:
-            return  # pull every ~actor_sync_steps steps, not on every chunk
-        with torch.no_grad():
-            torch.nn.utils.vector_to_parameters(torch.tensor(flat), self.model.parameters())
-        self.version = version
-        self.steps_since_sync = 0
+    def step(self, out: dict[str, np.ndarray]) -> dict[str, Any]:
+        """Pull newer weights every ~``actor_sync_steps`` vector steps (not on every chunk), then one chunk."""
+        if self.steps_since_sync >= self.sync_steps or self.version < 0:
+            newer = self.weights.pull(self.version)
+            if newer is not None:
+                with torch.no_grad():
+                    load_flat(self.model.parameters(), newer[0])
+                self.version = newer[1]
+                self.steps_since_sync = 0
+        return self.unroll(out)
 
     def unroll(self, out: dict[str, np.ndarray]) -> dict[str, Any]:
         cfg = self.cfg
@@ -108,7 +127,7 @@ class TransitionActor:
                 infer_s += t1 - t0
                 env_s += t2 - t1
             t0 = time.perf_counter()
-            out["priority"][:count] = self.exploration.td_errors(self.model, out, count) if count else 0.0
+            out["priority"][:count] = self.priorities(self.model, out, count) if count and self.priorities else 0.0
             infer_s += time.perf_counter() - t0
         out["valid"][:count] = True
         out["valid"][count:] = False

@@ -1,7 +1,7 @@
 """An actor that steps a vector env with a local policy copy and writes fixed-length unrolls.
 
-Used by A2C (sharing the learner's model) and IMPALA (with its own copy refreshed between
-unrolls). The vector env autoresets on the step after an episode ends (Gymnasium's next-step
+Used by A2C, IMPALA (each pulls the learner's newest weights before an unroll, so A2C's single actor on
+``inline`` is always on-policy) and A3C's workers (which sync from the parameter server themselves). The vector env autoresets on the step after an episode ends (Gymnasium's next-step
 mode); that step is marked ``valid = 0`` so learners and episode counts skip it, and the final
 observation of a truncated episode stays in ``obs`` so the learner can bootstrap from it.
 """
@@ -14,9 +14,10 @@ from typing import Any
 import numpy as np
 import torch
 
+from distrl.core.protocols import Stateless, WeightsReader
 from distrl.core.types import ArraySpec, UnrollSpec
 from distrl.envs import EnvSpec, EpisodeTracker, make_vec_env
-from distrl.models import ActorCritic
+from distrl.models import ActorCritic, load_flat
 
 
 def unroll_spec(env: EnvSpec, num_envs: int, length: int) -> UnrollSpec:
@@ -33,12 +34,14 @@ def unroll_spec(env: EnvSpec, num_envs: int, length: int) -> UnrollSpec:
     }
 
 
-class UnrollActor:
-    def __init__(self, env_id: str, num_envs: int, length: int, seed: int, model: ActorCritic):
+class UnrollActor(Stateless):
+    def __init__(self, env_id: str, num_envs: int, length: int, seed: int, model: ActorCritic,
+                 weights: WeightsReader | None = None):
+        self.weights = weights
         self.env = make_vec_env(env_id, num_envs, seed)
         self.length = length
         self.model = model
-        self.version = 0
+        self.version = -1
         torch.manual_seed(seed)
         self.obs, _ = self.env.reset(seed=seed)
         self.prev_done = np.zeros(num_envs, dtype=bool)
@@ -48,8 +51,15 @@ class UnrollActor:
 
     def set_weights(self, flat: np.ndarray, version: int) -> None:
         with torch.no_grad():
-            torch.nn.utils.vector_to_parameters(torch.tensor(flat), self.model.parameters())
+            load_flat(self.model.parameters(), flat)
         self.version = version
+
+    def step(self, out: dict[str, np.ndarray]) -> dict[str, Any]:
+        """Pull newer weights if there are any, then one unroll."""
+        newer = self.weights.pull(self.version)
+        if newer is not None:
+            self.set_weights(*newer)
+        return self.unroll(out)
 
     def unroll(self, out: dict[str, np.ndarray]) -> dict[str, Any]:
         env_s = infer_s = 0.0

@@ -1,7 +1,8 @@
 """GORILA: many DQN learners send gradients to a sharded parameter server that drops stale ones."""
 
-from distrl.agents.gorila.builder import build, make_model
+from distrl.agents.gorila.builder import build
 from distrl.agents.gorila.config import GorilaConfig as Config
+from distrl.agents.gorila.networks import make_model
 
 DEFAULT_TOTAL_STEPS = 400_000
 # runs saved before these settings existed used the paper's learner: load and resume them as such

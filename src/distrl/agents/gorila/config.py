@@ -10,17 +10,17 @@ each of seeds 0-5. ``--set n_step=1 --set double_q=false --set dueling=false --s
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 
+from distrl.agents.common import settings as common
 from distrl.config import setting
 
 
 @dataclass(frozen=True)
 class GorilaConfig:
-    num_actors: int = setting(os.cpu_count() or 2, "Bundles (actor + local replay + learner), one process each.", low=1)
-    num_envs: int = setting(8, "Envs each bundle's actor steps together.", low=1)
-    unroll_length: int = setting(8, "Vector steps an actor takes between its learner's gradient rounds.", low=1)
+    num_actors: int = common.num_actors("Bundles (actor + replay + learner), one process each")
+    num_envs: int = common.num_envs(8)
+    unroll_length: int = common.unroll_length(8, "Vector steps an actor takes between its learner's gradient rounds")
     updates_per_unroll: int = setting(4, "Gradients a bundle's learner computes after each unroll.", low=1)
     replay: str = setting("local", "Replay placement: local (one per bundle, the paper's bundled mode) or global "
                           "(one replay that every bundle writes and every learner samples: shared memory, or a Ray actor on ray).",
@@ -32,21 +32,21 @@ class GorilaConfig:
     replay_capacity: int = setting(50_000, "Transitions each bundle's replay (or its part of the global one) holds, oldest evicted first.", low=1)
     min_replay: int = setting(1_000, "Transitions in a learner's replay (local or global) before it starts.", low=1)
     batch_size: int = setting(64, "Transitions per gradient.", low=1)
-    gamma: float = setting(0.99, "Discount factor.", low=0.0, high=1.0)
+    gamma: float = common.gamma()
     double_q: bool = setting(True, "Double-Q target (van Hasselt 2016); false is the DQN max target GORILA used.")
     n_step: int = setting(3, "n of the bootstrapped target (the paper: 1-step DQN).", low=1)
-    reward_clip: float | None = setting(None, "Clip rewards to [-x, x] in the actor; none keeps them.", low=0.0, low_open=True)
+    reward_clip: float | None = common.reward_clip("actor")
     epsilon: float = setting(0.4, "Base of the per-env exploration ladder eps^(1 + alpha i / (N - 1)).", low=0.0, high=1.0)
     epsilon_alpha: float = setting(7.0, "Spread alpha of the exploration ladder.", low=0.0)
     optimizer: str = setting("adam", "The parameter server's optimizer, its statistics shared by every learner: adam, or "
                              "rmsprop (the paper used AdaGrad on DistBelief).", choices=("rmsprop", "adam"))
-    lr: float = setting(1e-3, "Learning rate of the parameter server's optimizer.", low=0.0, low_open=True)
-    lr_schedule: str = setting("linear", "Learning-rate schedule of the shared optimizer: constant, or linear decay to 0 over the run.", choices=("constant", "linear"))
+    lr: float = common.lr(1e-3, "Learning rate of the parameter server's optimizer")
+    lr_schedule: str = common.lr_schedule("linear")
     rmsprop_alpha: float = setting(0.99, "RMSProp decay (optimizer=rmsprop).", low=0.0, high=1.0)
     optimizer_eps: float = setting(1e-5, "Epsilon of the optimizer's denominator.", low=0.0, low_open=True)
     num_shards: int = setting(2, "Parameter-server shards S (each applies its part of a gradient on its own).", low=1)
     max_staleness: int = setting(20, "Drop a gradient computed from parameters more than K shard versions old.", low=0)
     target_update_period: int = setting(200, "Global updates between a learner's target-network refreshes (C).", low=1)
-    max_grad_norm: float = setting(10.0, "Gradient-norm clip of each gradient.", low=0.0, low_open=True)
+    max_grad_norm: float = common.max_grad_norm(10.0)
     dueling: bool = setting(True, "Dueling Q head (Wang et al. 2016); false is GORILA's plain DQN network.")
-    hidden: tuple = setting((128, 128), "Hidden layer sizes of the Q network.")
+    hidden: tuple = common.hidden((128, 128))

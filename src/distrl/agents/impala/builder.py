@@ -1,6 +1,6 @@
-"""IMPALA as a topology.
+"""IMPALA as a program.
 
-    actor 0..N-1: [vector env + local policy copy] --unroll(T, behaviour logp)--> trajectory channel
+    actor 0..N-1: [vector env + local policy copy] --unroll(T, behaviour logp)--> channel "unrolls"
     learner: takes B unrolls, V-trace loss, publishes versioned weights --> actors pull between unrolls
 
 The same declaration runs inline (actors take turns), on local processes and on Ray.
@@ -11,30 +11,37 @@ from __future__ import annotations
 import dataclasses
 from functools import partial
 
-from distrl.agents.a2c.builder import make_model as _make_ac
+from distrl.agents.common.evaluator import evaluator_roles
 from distrl.agents.common.unroll_actor import UnrollActor, unroll_spec
 from distrl.agents.impala.config import ImpalaConfig
 from distrl.agents.impala.learner import ImpalaLearner
-from distrl.core.types import Topology
+from distrl.agents.impala.networks import make_model
+from distrl.core.program import Channel, Hyperparameter, Program, Role, Weights
+from distrl.core.system import BuildContext
 from distrl.envs import EnvSpec
 from distrl.envs.make import is_atari
 
 
-def make_model(env: EnvSpec, cfg: ImpalaConfig):
-    return _make_ac(env, cfg)
+def _actor(env_id: str, env: EnvSpec, cfg: ImpalaConfig, index: int, seed: int, handles: dict) -> UnrollActor:
+    return UnrollActor(env_id, cfg.num_envs, cfg.unroll_length, seed, make_model(env, cfg), handles["weights"])
 
 
-def _actor(env_id: str, env: EnvSpec, cfg: ImpalaConfig, index: int, seed: int, shared_model=None) -> UnrollActor:
-    return UnrollActor(env_id, cfg.num_envs, cfg.unroll_length, seed, make_model(env, cfg))
+def _learner(env: EnvSpec, cfg: ImpalaConfig, handles: dict) -> ImpalaLearner:
+    return ImpalaLearner(cfg, make_model(env, cfg))
 
 
-def _learner(env: EnvSpec, cfg: ImpalaConfig, total_steps: int) -> ImpalaLearner:
-    return ImpalaLearner(cfg, make_model(env, cfg), total_steps)
-
-
-def build(cfg: ImpalaConfig, env_id: str, env: EnvSpec, total_steps: int) -> Topology:
+def atari_defaults(cfg, env_id: str):
     if is_atari(env_id) and cfg.reward_clip is None:
-        cfg = dataclasses.replace(cfg, reward_clip=1.0)  # the standard Atari reward clipping (IMPALA section 5.3)
-    return Topology(make_actor=partial(_actor, env_id, env, cfg), make_learner=partial(_learner, env, cfg, total_steps),
-                    unroll_spec=unroll_spec(env, cfg.num_envs, cfg.unroll_length), num_actors=cfg.num_actors,
-                    batch_unrolls=cfg.batch_unrolls)
+        return dataclasses.replace(cfg, reward_clip=1.0)  # the standard Atari reward clipping (IMPALA section 5.3)
+    return cfg
+
+
+def build(cfg: ImpalaConfig, ctx: BuildContext) -> Program:
+    cfg, env = atari_defaults(cfg, ctx.env_id), ctx.env
+    spec = unroll_spec(env, cfg.num_envs, cfg.unroll_length)
+    actors = Role("actor", partial(_actor, ctx.env_id, env, cfg), count=cfg.num_actors, uses=("weights",),
+                  emits="unrolls", output=spec)
+    return Program(roles=(actors, *evaluator_roles(ctx, partial(make_model, env, cfg))),
+                   services={"unrolls": Channel(spec, batch=cfg.batch_unrolls), "weights": Weights()},
+                   make_learner=partial(_learner, env, cfg), consumes="unrolls",
+                   hyperparameters={"lr": Hyperparameter(cfg.lr, cfg.lr_schedule)})

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from distrl.agents.common.learner_inputs import discounts_and_masks, to_tensors
 from distrl.agents.common.gradient_learner import GradientLearner
+from distrl.agents.common.learner_inputs import discounts_and_masks, to_tensors
 from distrl.ops import baseline_loss, entropy_loss, policy_gradient_loss, vtrace
 
 
@@ -29,7 +29,7 @@ class ImpalaLearner(GradientLearner):
         vf = baseline_loss(values, vt.vs, valid)
         ent = entropy_loss(entropy, valid)
         loss = pg + cfg.baseline_coef * vf + cfg.entropy_coef * ent
-        applied = self.apply(loss, int(valid.numel()))
+        applied = self.apply(loss)
         with torch.no_grad():
             rho_mean = torch.exp(target_logp - b["behaviour_logp"]).clamp(max=10.0)[valid.bool()].mean().item()
         return {"loss_policy": pg.item(), "loss_value": vf.item(), "entropy": -ent.item(), "rho_mean": rho_mean, **applied}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from distrl.agents.common import settings as common
 from distrl.agents.impala.config import ImpalaConfig
 from distrl.config import setting
 
@@ -12,7 +13,7 @@ from distrl.config import setting
 class SeedConfig(ImpalaConfig):
     # twice IMPALA's: every request is a round trip, so more envs per request amortise it (measured: 64 -> 128
     # envs per actor took CartPole from 101k to 192k env steps/s on local, and still solves it)
-    num_envs: int = setting(128, "Envs each actor steps together and sends as one request.", low=1)
+    num_envs: int = common.num_envs(128, "; an actor sends them as one request")
     inference_batch: int = setting(0, "Most actor requests per forward pass (0: all actors).", low=0)
     inference_wait_ms: float = setting(1.0, "Longest wait for a fuller batch after the first request arrives.", low=0.0)
     inference_device: str = setting("cpu", "Device of the inference server's policy copy (cpu, cuda, cuda:N).")

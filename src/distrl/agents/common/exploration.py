@@ -1,0 +1,58 @@
+"""How actors explore, shared by the systems that act with a Q-function or a deterministic policy.
+
+Ape-X (arXiv:1803.00933, section 4.1) gives every env copy of every actor its own exploration rate, a
+geometric ladder over all N copies: eps_i = eps^(1 + alpha i / (N - 1)) (``ops.epsilon_ladder``). GORILA's
+bundles use the same ladder; Ape-X DDPG uses a ladder of Gaussian noise scales.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+import numpy as np
+import torch
+
+from distrl.ops import epsilon_ladder
+
+
+class Exploration(Protocol):
+    def act(self, model, obs: np.ndarray, rng: np.random.Generator) -> np.ndarray: ...
+
+
+def rungs(ladder: np.ndarray, index: int, num_envs: int) -> np.ndarray:
+    """Actor ``index``'s share of a ladder over all ``num_actors * num_envs`` copies."""
+    return ladder[index * num_envs:(index + 1) * num_envs]
+
+
+class EpsilonGreedy:
+    def __init__(self, epsilons: np.ndarray, num_actions: int):
+        self.epsilons, self.num_actions = epsilons, num_actions
+
+    @classmethod
+    def ladder(cls, index: int, num_actors: int, num_envs: int, epsilon: float, alpha: float, num_actions: int):
+        return cls(rungs(epsilon_ladder(num_actors * num_envs, epsilon, alpha), index, num_envs), num_actions)
+
+    def act(self, model, obs: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        greedy = model(torch.from_numpy(obs)).argmax(-1).numpy()
+        explore = rng.random(len(obs)) < self.epsilons
+        return np.where(explore, rng.integers(0, self.num_actions, len(obs)), greedy)
+
+
+class GaussianNoise:
+    """mu(s) + N(0, scale_i) per env copy, clipped to the action bounds."""
+
+    def __init__(self, scales: np.ndarray, low: np.ndarray, high: np.ndarray):
+        self.scales, self.low, self.high = scales, low, high
+
+    @classmethod
+    def ladder(cls, index: int, num_actors: int, num_envs: int, noise_max: float, noise_min: float, low, high):
+        """Scales spaced geometrically from ``noise_max`` (first copy) to ``noise_min`` (last), like the epsilon
+        ladder, as fractions of the action range."""
+        total = num_actors * num_envs
+        scales = np.geomspace(max(noise_max, 1e-8), max(noise_min, 1e-8), total) if total > 1 else np.array([noise_max])
+        return cls(rungs(scales, index, num_envs)[:, None] * (high - low) / 2.0, low, high)
+
+    def act(self, model, obs: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        mu = model.mu(torch.from_numpy(obs)).numpy()
+        noisy = mu + self.scales * rng.standard_normal(mu.shape)
+        return np.clip(noisy, self.low, self.high).astype(np.float32)

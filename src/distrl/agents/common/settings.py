@@ -1,0 +1,46 @@
+"""Settings every distributed system has, declared once: each system's config takes its own default
+through these, and the doc line and valid range come from here."""
+
+from __future__ import annotations
+
+import os
+
+from distrl.config import setting
+
+
+def num_actors(what: str = "Actor processes") -> object:
+    return setting(os.cpu_count() or 2, f"{what} (default: one per core).", low=1)
+
+
+def num_envs(default: int, note: str = "") -> object:
+    return setting(default, "Envs each actor steps together (numpy-vectorised where the env allows)" + note + ".", low=1)
+
+
+def unroll_length(default: int, meaning: str = "Env steps per env in each unroll or chunk an actor sends") -> object:
+    return setting(default, meaning + ".", low=1)
+
+
+def gamma(default: float = 0.99) -> object:
+    return setting(default, "Discount factor.", low=0.0, high=1.0)
+
+
+def lr(default: float, what: str = "Learning rate") -> object:
+    return setting(default, what + ".", low=0.0, low_open=True)
+
+
+def lr_schedule(default: str) -> object:
+    return setting(default, "Learning-rate schedule: constant, or linear decay to 0 over the run (the hyperparameter "
+                   "lr, applied by the trainer).", choices=("constant", "linear"))
+
+
+def max_grad_norm(default: float) -> object:
+    return setting(default, "Gradient-norm clip of each update.", low=0.0, low_open=True)
+
+
+def hidden(default: tuple) -> object:
+    return setting(default, "Hidden layer sizes of the MLP torsos (pixel observations use the Nature CNN).")
+
+
+def reward_clip(where: str = "actor") -> object:
+    return setting(None, f"Clip rewards to [-x, x] in the {where}; none keeps them (ALE/ ids default to 1).",
+                   low=0.0, low_open=True)

@@ -1,0 +1,64 @@
+"""The learner inside a GORILA bundle (Nair et al. 2015, section 4): it samples the bundle's replay (or
+the global one), computes a DQN gradient against its target network, and sends it to the parameter
+server with the shard versions it was computed from; the reply brings the latest parameters back.
+The target network is refreshed from those every ``target_update_period`` global updates."""
+
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+import torch
+
+from distrl.agents.common.dqn_loss import dqn_loss
+from distrl.core.protocols import ParamServerHandle
+
+
+class BundleLearner:
+    def __init__(self, cfg, model, params: ParamServerHandle, replay):
+        self.cfg, self.model, self.params, self.replay = cfg, model, params, replay
+        self.target = copy.deepcopy(model)
+        self.versions = params.pull(model)
+        self.target.load_state_dict(model.state_dict())
+        self.last_target_sync = int(np.sum(self.versions))
+
+    @property
+    def version(self) -> int:
+        return int(np.sum(self.versions))
+
+    def gradients(self, n: int) -> tuple[int, int, list[float]]:
+        """``n`` DQN gradients (Mnih et al. 2015 target, as GORILA; or double Q), each sent to the parameter
+        server, whose reply carries its latest weights in the same round trip. Where an exchange travels
+        (shard actors in other processes or on other machines), the ``n`` gradients are computed from the
+        same weights and sent in one round trip: up to ``n - 1`` versions more staleness for ``n`` times
+        fewer round trips; the server's staleness limit still decides each one. Returns (shards applied,
+        shards dropped, mean staleness of each exchange: what others applied in between)."""
+        if self.params.travels:
+            grads = []
+            for _ in range(n):
+                self._compute()
+                grads.append([p.grad.detach().clone() for p in self.model.parameters()])
+            applied, dropped, staleness, self.versions = self.params.exchange_many(self.model, grads, self.versions)
+            return applied, dropped, [staleness]
+        applied = dropped = 0
+        staleness = []
+        for _ in range(n):
+            self._compute()
+            a, d, s, self.versions = self.params.exchange(self.model, self.versions)
+            applied, dropped, staleness = applied + a, dropped + d, staleness + [s]
+        return applied, dropped, staleness
+
+    def _compute(self) -> None:
+        cfg = self.cfg
+        if self.version - self.last_target_sync >= cfg.target_update_period:
+            self.target.load_state_dict(self.model.state_dict())
+            self.last_target_sync = self.version
+        batch = self.replay.sample(cfg.batch_size, beta=cfg.priority_beta) if cfg.prioritized else \
+            self.replay.sample(cfg.batch_size)
+        b = {k: torch.from_numpy(v) for k, v in batch.items.items()}
+        loss, delta = dqn_loss(self.model, self.target, b, torch.from_numpy(batch.weights), double_q=cfg.double_q)
+        self.model.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(self.model.parameters(), cfg.max_grad_norm, foreach=True)
+        if cfg.prioritized:
+            self.replay.update_priorities(batch.slots, delta.detach().abs().numpy())

@@ -1,0 +1,134 @@
+"""What components promise the runtime, and what the runtime's service handles promise components.
+
+Components are plain classes: the runtime calls only the methods declared here and never looks
+inside, so the same component runs in one process, in many processes over shared memory, or on Ray.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping, Protocol
+
+import numpy as np
+
+
+class Component(Protocol):
+    """A worker of some role (actor, bundle, env actor, evaluator)."""
+
+    def step(self, out: dict[str, np.ndarray] | None) -> dict[str, Any]:
+        """One unit of work. Fill ``out`` (the role's output, if it emits) and return small info:
+        ``env_steps``, ``version`` (the weights that acted), ``episode_returns``, ``episode_lengths``,
+        ``env_s``, ``infer_s``; any other number becomes a metrics column (``actor_<key>``)."""
+
+    def set_hyperparameters(self, values: Mapping[str, float]) -> None:
+        """Values the run changed (e.g. exploration); a component ignores names it does not use."""
+
+    def close(self) -> None: ...
+
+
+class Learner(Protocol):
+    """Turns batches into updates, in the trainer's process."""
+
+    version: int  # one more per gradient update
+
+    def step(self, batch: dict[str, np.ndarray] | None) -> dict[str, float] | None:
+        """Learn from ``batch`` (from the consumed channel), or from the learner's own replays when the
+        program consumes no channel; ``None`` when there was nothing to learn from yet."""
+
+    def get_weights(self) -> np.ndarray: ...
+
+    def checkpoint_parts(self) -> tuple[dict, dict]:
+        """(modules, optimizers) to save and load by name."""
+
+    def counters(self) -> dict: ...
+
+    def load_counters(self, counters: dict) -> None: ...
+
+    def set_hyperparameters(self, values: Mapping[str, float]) -> None: ...
+
+
+class WeightsReader(Protocol):
+    """A reader's handle on the :class:`~distrl.core.program.Weights` service."""
+
+    def pull(self, newer_than: int) -> tuple[np.ndarray, int] | None:
+        """The newest weights and their version, or ``None`` if they are not newer than ``newer_than``."""
+
+
+class ParamServerHandle(Protocol):
+    """A worker's handle on the :class:`~distrl.core.program.ParamServer` service."""
+
+    travels: bool  # True where an exchange is a round trip between processes, worth batching gradients into
+
+    def pull(self, model) -> np.ndarray:
+        """Copy the latest parameters into ``model``; return each shard's version."""
+
+    def push(self, model, versions: np.ndarray) -> tuple[int, int, float]:
+        """Apply ``model``'s gradients; return (shards applied, shards dropped as stale, mean staleness)."""
+
+    def exchange(self, model, versions: np.ndarray) -> tuple[int, int, float, np.ndarray]:
+        """A push whose reply brings the latest parameters back into ``model`` (one round trip)."""
+
+    def exchange_many(self, model, grads: list, versions: np.ndarray) -> tuple[int, int, float, np.ndarray]:
+        """Several gradients (each a list over ``model``'s parameters) computed from the parameters of
+        ``versions``, applied in turn in one round trip; the latest parameters come back into ``model``."""
+
+
+class ReplayHandle(Protocol):
+    """The learner's handle on a :class:`~distrl.core.program.ReplayService`."""
+
+    size: int
+
+    def sample(self, batch_size: int, beta: float = 0.4):
+        """A :class:`~distrl.replay.SampledBatch`, or ``None`` while the rate limiter says wait."""
+
+    def update_priorities(self, slots: np.ndarray, priorities: np.ndarray) -> None: ...
+
+    def stats(self) -> dict[str, float]: ...
+
+
+class Backend(Protocol):
+    """Places a program: ``inline``, ``local`` or ``ray``, one class each (``runtime/backends/``)."""
+
+    name: str
+
+    def open(self, program, seed: int) -> dict[str, Any]:
+        """Build the services; return the learner's handles (by service name)."""
+
+    def start(self, weights: tuple[np.ndarray, int] | None) -> None:
+        """Publish the first weights and start every role's components."""
+
+    def publish(self, weights_fn, version: int) -> None: ...
+
+    def poll(self, timeout: float) -> tuple[list[dict], int]:
+        """Infos of finished steps that emitted into no channel, and how many components were restarted."""
+
+    def next_batch(self, timeout: float):
+        """``(batch, infos, token)`` from the consumed channel, or ``None`` after ``timeout``."""
+
+    def release(self, token) -> None: ...
+
+    def request(self, role: str) -> None:
+        """One step of a periodic role (an evaluation)."""
+
+    def set_hyperparameters(self, values: Mapping[str, float], components: Mapping[str, float]) -> None:
+        """``values`` to the services; ``components`` (a subset) also to every component."""
+
+    def pause(self, paused: bool) -> None: ...
+
+    def services(self) -> Mapping[str, Any]:
+        """The service adapters, for checkpoints and statistics."""
+
+    def stats(self) -> dict[str, Any]: ...
+
+    def pids(self) -> list[int]: ...
+
+    def close(self) -> None: ...
+
+
+class Stateless:
+    """A component base for the common case: no hyperparameters a run changes, nothing to close."""
+
+    def set_hyperparameters(self, values: Mapping[str, float]) -> None:
+        pass
+
+    def close(self) -> None:
+        pass

@@ -1,0 +1,33 @@
+"""What a system module (``distrl/agents/<system>/``) provides, and what its builder is given."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Mapping, Protocol
+
+from distrl.core.program import Program
+
+
+@dataclass(frozen=True)
+class BuildContext:
+    """Everything a builder needs besides its own config: the env, the budget, the evaluator's settings."""
+
+    env_id: str
+    env: Any  # distrl.envs.EnvSpec: spaces, shapes, dtypes
+    total_steps: int
+    eval_interval_steps: int = 0  # 0: no periodic evaluator
+    eval_episodes: int = 10
+
+
+class SystemModule(Protocol):
+    Config: type  # a frozen dataclass of settings (distrl.config.setting fields)
+    DOC: str
+    DEFAULT_TOTAL_STEPS: int
+    RENAMED_SETTINGS: Mapping[str, str]  # settings renamed since older runs were saved: old -> new
+    OLDER_RUN_DEFAULTS: Mapping[str, Any]  # values that reproduce runs saved before a setting existed
+
+    def build(self, cfg, ctx: BuildContext) -> Program:
+        """The system as a program of roles and services (assembly only)."""
+
+    def make_model(self, env, cfg):
+        """The network a checkpoint's ``model`` holds; ``model.greedy(obs)`` acts (evaluation, ``load_policy``)."""

@@ -1,0 +1,20 @@
+"""The runtime: places a program's roles and services and runs it.
+
+- ``trainer.py``: :class:`Trainer`, the steppable run (start, step, stats, set_hyperparameters, pause,
+  checkpoint, close); metrics, checkpoints and progress hang on it as observers (``run/observers.py``);
+- ``backends/``: ``inline``, ``local``, ``ray``, one class each behind ``core.protocols.Backend``,
+  registered in ``backends/__init__.py``; process hygiene and shared memory for ``local``;
+- ``services/``: one adapter per service per transport (weights, parameter server, replay, inference);
+- ``run/``: the run directory, checkpoints, metrics, progress, the accounting behind every summary.
+"""
+
+from distrl.runtime.backends import RUNTIMES, make_backend
+from distrl.runtime.run.observers import (
+    CheckpointObserver,
+    MetricsObserver,
+    Observer,
+    ProgressObserver,
+)
+from distrl.runtime.trainer import Trainer
+
+__all__ = ["RUNTIMES", "CheckpointObserver", "MetricsObserver", "Observer", "ProgressObserver", "Trainer", "make_backend"]

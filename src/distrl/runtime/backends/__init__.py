@@ -1,0 +1,26 @@
+"""The runtimes, registered in one place: one backend class each, imported on demand (so ``inline`` and
+``local`` never import Ray or gRPC)."""
+
+from __future__ import annotations
+
+import importlib
+
+from distrl.core.program import RUNTIMES
+
+_CLASSES = {"inline": ("distrl.runtime.backends.inline", "InlineBackend"),
+            "local": ("distrl.runtime.backends.local", "LocalBackend"),
+            "ray": ("distrl.runtime.backends.ray", "RayBackend")}
+assert tuple(_CLASSES) == RUNTIMES
+
+
+def make_backend(runtime: str, seed: int, torch_threads: int = 1, ray_address: str | None = None):
+    if runtime not in _CLASSES:
+        raise ValueError(f"unknown runtime {runtime!r} (valid: {', '.join(RUNTIMES)})")
+    module, name = _CLASSES[runtime]
+    cls = getattr(importlib.import_module(module), name)
+    options = {"inline": {}, "local": {"torch_threads": torch_threads},
+               "ray": {"torch_threads": torch_threads, "address": ray_address}}[runtime]
+    return cls(seed, **options)
+
+
+__all__ = ["RUNTIMES", "make_backend"]

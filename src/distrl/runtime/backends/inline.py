@@ -1,0 +1,178 @@
+"""The ``inline`` runtime: every component in this process, stepped in turn.
+
+Deterministic for a given seed (components take turns in a fixed order, one torch RNG), so any
+program can be debugged and profiled in lockstep. Each :meth:`poll` steps the next component that
+may step: one whose channel is short of a batch, whose replay admits its output, or that emits
+nowhere; periodic roles (an evaluator) step when the trainer requests them.
+"""
+
+from __future__ import annotations
+
+from distrl.core.program import (
+    Inference,
+    ParamServer,
+    PartitionedReplayService,
+    Program,
+    ReplayService,
+    Weights,
+)
+from distrl.core.types import allocate
+from distrl.runtime.backends.batching import concatenate
+from distrl.runtime.backends.placement import (
+    Worker,
+    component_seed,
+    emits_to_channel,
+    emits_to_replay,
+    feeds_channel,
+    users,
+    workers_of,
+)
+from distrl.runtime.services.inference.inline import InlineInference
+from distrl.runtime.services.param_server import SharedParamServer
+from distrl.runtime.services.replay import LocalReplay, SharedPartitionedReplay
+from distrl.runtime.services.weights import InProcessWeights
+
+
+class InlineBackend:
+    name = "inline"
+
+    def __init__(self, seed: int):
+        self.seed = seed
+        self.program: Program | None = None
+        self.adapters: dict = {}
+        self.workers: list[Worker] = []
+        self.ready: list = []  # (info, arrays) in the consumed channel
+        self.reports: list[dict] = []
+        self.requested: list[Worker] = []
+        self.next = 0
+        self.paused = False
+        self.hyper: dict = {}
+        self.transport_s = 0.0
+
+    def open(self, program: Program) -> dict:
+        program.check()
+        self.program = program
+        for name, spec in program.services.items():
+            if isinstance(spec, Weights):
+                self.adapters[name] = InProcessWeights()
+            elif isinstance(spec, ParamServer):
+                self.adapters[name] = SharedParamServer(spec)
+            elif isinstance(spec, ReplayService):
+                self.adapters[name] = LocalReplay(name, spec)
+            elif isinstance(spec, PartitionedReplayService):
+                self.adapters[name] = SharedPartitionedReplay(name, spec)
+            elif isinstance(spec, Inference):
+                self.adapters[name] = InlineInference(spec, users(program, name))
+        self.sources = [a for a in self.adapters.values() if a.emits == program.consumes]
+        return {name: self.adapters[name].learner_handle() for name in program.learner_uses}
+
+    def services(self) -> dict:
+        return self.adapters
+
+    def start(self, weights) -> None:
+        for adapter in self.adapters.values():
+            adapter.start()
+        if weights is not None:
+            self.publish(lambda: weights[0], weights[1])
+        self.workers = workers_of(self.program)
+        for w in self.workers:
+            handles = {name: self.adapters[name].worker_handle(w.role.name, w.index) for name in w.role.uses}
+            w.handle = w.role.make(w.index, component_seed(self.seed, w.position, w.index), handles)
+            if self.hyper:
+                w.handle.set_hyperparameters(dict(self.hyper))
+            # outputs waiting in a channel are not overwritten before the learner takes them
+            depth = self.program.services[w.role.emits].batch if emits_to_channel(self.program, w.role) else 1
+            w.buffers = [allocate(w.role.output) for _ in range(depth)] if w.role.output else []
+            w.turn = 0
+            # where its output goes, decided once (the program does not change while it runs)
+            w.to_channel = emits_to_channel(self.program, w.role)
+            w.to_replay = emits_to_replay(self.program, w.role)
+            w.feeds = feeds_channel(self.program, w.role)
+            w.readers = [self.adapters[n] for n in w.role.uses if isinstance(self.program.services[n], Weights)]
+        self.batch = self.program.services[self.program.consumes].batch if self.program.consumes else 0
+
+    def publish(self, weights_fn, version: int) -> None:
+        for adapter in self.adapters.values():
+            adapter.publish(weights_fn, version)
+
+    def set_hyperparameters(self, values, components) -> None:
+        for adapter in self.adapters.values():
+            adapter.set_hyperparameters(values)
+        if components:
+            self.hyper.update(components)  # components made later get them too
+            for w in self.workers:
+                w.handle.set_hyperparameters(components)
+
+    def _may_step(self, w: Worker) -> bool:
+        if w.role.interval_steps is not None:
+            return False
+        if w.feeds:  # no further ahead of the learner than one batch
+            return len(self.ready) + self._fed() < self.batch
+        if w.to_replay:
+            return self.adapters[w.role.emits].admits()
+        return True
+
+    def _fed(self) -> int:
+        return sum(len(source.ready) for source in self.sources)
+
+    def _step(self, w: Worker) -> None:
+        out = None
+        if w.buffers:
+            out = w.buffers[w.turn % len(w.buffers)]
+            w.turn += 1
+        pulled = sum(r.seconds for r in w.readers)
+        info = w.handle.step(out)
+        self.transport_s += sum(r.seconds for r in w.readers) - pulled
+        if w.to_channel:
+            self.ready.append((out, info))
+            return
+        if w.to_replay:
+            self.adapters[w.role.emits].offer(out)
+        self.reports.append(info)
+
+    def poll(self, timeout: float) -> tuple[list[dict], int]:
+        while self.requested:
+            self._step(self.requested.pop(0))
+        if not self.paused:
+            for k in range(len(self.workers)):
+                w = self.workers[(self.next + k) % len(self.workers)]
+                if self._may_step(w):
+                    self._step(w)
+                    self.next = (self.next + k + 1) % len(self.workers)
+                    break
+        reports, self.reports = self.reports, []
+        return reports, 0
+
+    def next_batch(self, timeout: float):
+        spec = self.program.services[self.program.consumes]
+        for source in self.sources:
+            while (item := source.take(0.0)) is not None:
+                self.ready.append(item)
+        if len(self.ready) < spec.batch:
+            return None
+        items, self.ready = self.ready[:spec.batch], self.ready[spec.batch:]
+        return concatenate(spec.spec, [a for a, _ in items]), [info for _, info in items], None
+
+    def release(self, token) -> None:
+        pass
+
+    def request(self, role: str) -> None:
+        self.requested.extend(w for w in self.workers if w.role.name == role)
+
+    def pause(self, paused: bool) -> None:
+        self.paused = paused
+
+    def stats(self) -> dict:
+        return {"block_s": 0.0, "transport_s": self.transport_s}
+
+    def pids(self) -> list[int]:
+        return []
+
+    def close(self) -> None:
+        for w in self.workers:
+            if w.handle is not None:
+                w.handle.close()
+                w.handle = None
+        for adapter in self.adapters.values():
+            adapter.close()
+        self.workers = []

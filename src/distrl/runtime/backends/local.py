@@ -1,0 +1,324 @@
+"""The ``local`` runtime (default): one process per component on one machine, data through shared memory.
+
+    trainer + learner (this process)
+        | -- step grant (+ a free slot index) -->  component (private pipe)  writes its output into the slot
+        | <-- slot index + small info --
+        | services: weights in one shared buffer (seqlock), parameter shards and partitioned replays
+        |           as shared tensors, an inference server's request/action arrays in shared memory
+
+The backend owns the slots: a component holds at most ``role.in_flight`` grants (credit-based flow
+control, so a fast actor cannot starve the others). Where a role's output goes is the program's
+business: a channel (the learner takes batches of slots, then releases them), a replay (inserted here
+when the replay's rate limiter admits it, then the slot is free again), or nowhere (the info is a
+report). A component that dies (killed, segfault, env exception) is noticed and replaced with the same
+index and a fresh seed; the slots it held go back to the pool, so nothing leaks and nothing is handed
+out twice.
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import time
+from collections import deque
+from multiprocessing.connection import wait
+
+from distrl.core.program import (
+    Channel,
+    Inference,
+    ParamServer,
+    PartitionedReplayService,
+    Program,
+    ReplayService,
+    Weights,
+)
+from distrl.core.types import ArraySpec
+from distrl.runtime.backends.batching import concatenate
+from distrl.runtime.backends.local_worker import GO, SET, worker_main
+from distrl.runtime.backends.placement import (
+    Worker,
+    component_seed,
+    emits_to_channel,
+    emits_to_replay,
+    users,
+    workers_of,
+)
+from distrl.runtime.backends.process import (
+    count_restart,
+    interrupts_blocked,
+    main_module_hidden,
+    stop_processes,
+)
+from distrl.runtime.backends.shared_memory import SharedArrays
+from distrl.runtime.services.inference.local import SharedMemoryInference
+from distrl.runtime.services.param_server import SharedParamServer
+from distrl.runtime.services.replay import LocalReplay, SharedPartitionedReplay
+from distrl.runtime.services.weights import SharedMemoryWeights
+
+
+class LocalBackend:
+    name = "local"
+
+    def __init__(self, seed: int, torch_threads: int = 1):
+        self.seed, self.torch_threads = seed, torch_threads
+        self.ctx = mp.get_context("spawn")
+        self.program: Program | None = None
+        self.adapters: dict = {}
+        self.workers: list[Worker] = []
+        self.slots: dict[str, SharedArrays] = {}  # per emitting role
+        self.free: dict[str, deque] = {}
+        self.ready: deque = deque()  # (role name, slot, info) in the consumed channel
+        self.pending: deque = deque()  # (worker, slot, info) waiting for their replay to admit them
+        self.reports: list[dict] = []
+        self.hyper: dict = {}
+        self.paused = False
+        self._pending_restarts = 0
+        self._last_check = 0.0
+        self._closed = False
+        self.control = None
+
+    # --- services --------------------------------------------------------------------------------
+    def open(self, program: Program) -> dict:
+        program.check()
+        self.program = program
+        for name, spec in program.services.items():
+            if isinstance(spec, Weights):
+                self.adapters[name] = SharedMemoryWeights()
+            elif isinstance(spec, ParamServer):
+                self.adapters[name] = SharedParamServer(spec)
+            elif isinstance(spec, ReplayService):
+                self.adapters[name] = LocalReplay(name, spec)
+            elif isinstance(spec, PartitionedReplayService):
+                self.adapters[name] = SharedPartitionedReplay(name, spec)
+            elif isinstance(spec, Inference):
+                channel = program.services[spec.emits]
+                self.adapters[name] = SharedMemoryInference(spec, users(program, name),
+                                                            queue_size=max(2 * channel.batch, users(program, name)))
+        self.sources = [a for a in self.adapters.values() if a.emits == program.consumes]
+        return {name: self.adapters[name].learner_handle() for name in program.learner_uses}
+
+    def services(self) -> dict:
+        return self.adapters
+
+    def publish(self, weights_fn, version: int) -> None:
+        for adapter in self.adapters.values():
+            adapter.publish(weights_fn, version)
+
+    def set_hyperparameters(self, values, components) -> None:
+        for adapter in self.adapters.values():
+            adapter.set_hyperparameters(values)
+        if components:
+            self.hyper.update(components)  # a restarted component gets them too
+            for w in self.workers:
+                self._send(w, (SET, dict(components)))
+
+    # --- components ------------------------------------------------------------------------------
+    def start(self, weights) -> None:
+        program = self.program
+        for adapter in self.adapters.values():
+            adapter.start()
+        if weights is not None:
+            self.publish(lambda: weights[0], weights[1])
+        self.workers = workers_of(program)
+        for role in program.roles:
+            if role.emits is not None:
+                n = role.count * role.in_flight
+                if emits_to_channel(program, role):  # enough for a batch to wait while every producer writes
+                    n = max(n, program.services[role.emits].batch + role.count)
+                self.slots[role.name] = SharedArrays.create(role.output, (n,))
+                self.free[role.name] = deque(range(n))
+        self.control = SharedArrays.create({"stop": ArraySpec((1,), "int8"),
+                                            "stats": ArraySpec((len(self.workers), 2), "float64")})
+        for row, w in enumerate(self.workers):
+            w.row = row
+            self._spawn(w)
+        self._dispatch()
+
+    def _spawn(self, w: Worker) -> None:
+        role = w.role
+        seed = component_seed(self.seed, w.position, w.index, w.restarts)
+        handles = {name: self.adapters[name].worker_handle(role.name, w.index) for name in role.uses}
+        timed = tuple(n for n in role.uses if isinstance(self.program.services[n], Weights))
+        parent_end, child_end = self.ctx.Pipe(duplex=True)
+        slots = self.slots[role.name].handle() if role.name in self.slots else None
+        args = (role.name, w.index, seed, role.make, handles, timed, slots, self.control.handle(), w.row, child_end,
+                self.torch_threads)
+        p = self.ctx.Process(target=worker_main, args=args, name=f"distrl-{w.name}", daemon=True)
+        with interrupts_blocked(), main_module_hidden():
+            p.start()
+        child_end.close()
+        for name in role.uses:
+            self.adapters[name].spawned(role.name, w.index)
+        w.handle, w.conn, w.outstanding = p, parent_end, []
+        if self.hyper:
+            self._send(w, (SET, dict(self.hyper)))
+
+    def _send(self, w: Worker, message) -> bool:
+        if w.conn is None:
+            return False
+        try:
+            w.conn.send(message)
+            return True
+        except (BrokenPipeError, OSError):
+            self._handle_death(w)
+            return False
+
+    def _grant(self, w: Worker) -> bool:
+        """One more step for ``w`` (with a free slot if its role emits); False if none can be given."""
+        if w.role.name in self.free:
+            if not self.free[w.role.name]:
+                return False
+            slot = self.free[w.role.name].popleft()
+            if not self._send(w, (GO, slot)):
+                self.free[w.role.name].appendleft(slot)
+                return False
+        elif not self._send(w, (GO, None)):
+            return False
+        w.outstanding.append(slot if w.role.name in self.free else None)
+        return True
+
+    def _dispatch(self) -> None:
+        """Grant steps to the components holding the fewest, up to their role's ``in_flight`` each
+        (periodic roles only on :meth:`request`; emitting roles only while their role has a free slot)."""
+        if self.paused or self._closed:
+            return
+        while True:
+            open_ = [w for w in self.workers if w.conn is not None and w.role.interval_steps is None
+                     and len(w.outstanding) < w.role.in_flight and self.free.get(w.role.name, True)]
+            if not open_ or not self._grant(min(open_, key=lambda k: len(k.outstanding))):
+                return  # (a failed grant means a death, whose handling dispatched again)
+
+    def request(self, role: str) -> None:
+        for w in self.workers:
+            if w.role.name == role and w.conn is not None and not w.outstanding:
+                self._grant(w)
+
+    def pause(self, paused: bool) -> None:
+        self.paused = paused
+        if not paused:
+            self._dispatch()
+
+    # --- data ------------------------------------------------------------------------------------
+    def _receive(self, timeout: float) -> None:
+        conns = {id(w.conn): w for w in self.workers if w.conn is not None}
+        for conn in wait([w.conn for w in conns.values()], timeout):
+            w = conns[id(conn)]
+            try:
+                while conn.poll():
+                    slot, info = conn.recv()
+                    self._arrived(w, slot, info)
+            except (EOFError, OSError):
+                self._handle_death(w)
+        self._check_processes()
+
+    def _arrived(self, w: Worker, slot, info: dict) -> None:
+        w.outstanding.remove(slot)
+        program, role = self.program, w.role
+        if emits_to_channel(program, role):
+            self.ready.append((role.name, slot, info))
+        elif emits_to_replay(program, role):
+            self.pending.append((w, slot, info))
+        else:
+            self.reports.append(info)
+            self._dispatch()
+
+    def _pump(self) -> None:
+        """Insert outputs waiting for their replay, in arrival order, as far as its rate limiter admits them."""
+        while self.pending:
+            w, slot, info = self.pending[0]
+            replay = self.adapters[w.role.emits]
+            if not replay.admits():
+                return
+            self.pending.popleft()
+            replay.offer(self.slots[w.role.name].view(slot))
+            self.free[w.role.name].append(slot)
+            self.reports.append(info)
+            self._dispatch()
+
+    def poll(self, timeout: float) -> tuple[list[dict], int]:
+        self._pump()
+        if not self.reports:
+            self._receive(timeout if not self.ready else 0.0)
+            self._pump()
+        reports, self.reports = self.reports, []
+        n, self._pending_restarts = self._pending_restarts, 0
+        return reports, n
+
+    def next_batch(self, timeout: float):
+        spec: Channel = self.program.services[self.program.consumes]
+        for source in self.sources:  # an inference server's unrolls (already copies)
+            while len(self.ready) < spec.batch:
+                item = source.take(timeout)
+                if item is None:
+                    break
+                self.ready.append((None, item[0], item[1]))
+        if len(self.ready) < spec.batch:
+            self._receive(timeout)
+            if len(self.ready) < spec.batch:
+                return None
+        items = [self.ready.popleft() for _ in range(spec.batch)]
+        arrays = [self.slots[r].view(s) if r is not None else s for r, s, _ in items]
+        token = [(r, s) for r, s, _ in items if r is not None]
+        return concatenate(spec.spec, arrays), [info for _, _, info in items], token
+
+    def release(self, token) -> None:
+        for role, slot in token:
+            self.free[role].append(slot)
+        self._dispatch()
+
+    # --- faults ----------------------------------------------------------------------------------
+    def _handle_death(self, w: Worker) -> None:
+        if self._closed or w.conn is None:
+            return
+        p = w.handle
+        p.join(timeout=1.0)
+        if p.is_alive():
+            p.kill()
+            p.join(timeout=1.0)
+        w.conn.close()
+        w.conn = None
+        for slot in w.outstanding:  # the dead component's slots come back
+            if slot is not None:
+                self.free[w.role.name].append(slot)
+        w.outstanding = []
+        w.restarts = count_restart(w.name, w.restarts, p.exitcode)
+        self._spawn(w)
+        self._pending_restarts += 1
+        self._dispatch()
+
+    def _check_processes(self) -> None:
+        now = time.perf_counter()
+        if now - self._last_check < 0.1:
+            return
+        self._last_check = now
+        for w in self.workers:
+            if w.conn is not None and not w.handle.is_alive():
+                self._handle_death(w)
+
+    # --- the rest --------------------------------------------------------------------------------
+    def stats(self) -> dict:
+        if self.control is None:
+            return {}
+        s = self.control.arrays["stats"]
+        return {"block_s": float(s[:, 0].sum()), "transport_s": float(s[:, 1].sum())}
+
+    def pids(self) -> list[int]:
+        return [w.handle.pid for w in self.workers if w.handle is not None and w.handle.is_alive()]
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        if self.control is not None:
+            self.control.arrays["stop"][0] = 1
+            stop_processes([w.handle for w in self.workers])
+        for w in self.workers:
+            if w.conn is not None:
+                w.conn.close()
+        self.ready.clear()
+        self.pending.clear()
+        for adapter in self.adapters.values():
+            adapter.close()
+        for arrays in self.slots.values():
+            arrays.close()
+        if self.control is not None:
+            self.control.close()

@@ -1,0 +1,67 @@
+"""The body of a component's process on the ``local`` runtime.
+
+Monobeast's shape with one private pipe per component instead of shared queues: the backend sends
+a step grant (with a free shared-memory slot when the role emits), the component writes its output
+straight into that slot and sends back the slot with a small info dict. Arrays are never pickled,
+and no lock is shared between processes, so a component killed at any instant cannot wedge the others.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+import traceback
+
+from distrl.runtime.backends.process import (
+    die_with_parent,
+    ignore_interrupts,
+    set_process_name,
+)
+from distrl.runtime.backends.shared_memory import SharedArrays
+
+GO, SET = 0, 1  # messages from the backend: (GO, slot or None), (SET, hyperparameters)
+
+
+def worker_main(name: str, index: int, seed: int, make, handles: dict, timed: tuple[str, ...], slots_handle,
+                control_handle, row: int, conn, torch_threads: int) -> None:
+    """``control_handle``: shared ``stop`` flag and ``stats`` rows ([seconds waiting for a grant, seconds
+    moving data]); this component writes row ``row``."""
+    ignore_interrupts()
+    die_with_parent()
+    set_process_name(f"distrl-{name}-{index}")
+    import torch
+
+    torch.set_num_threads(torch_threads)
+    slots = SharedArrays.attach(slots_handle) if slots_handle is not None else None
+    control = SharedArrays.attach(control_handle)
+    stop, stats = control.arrays["stop"], control.arrays["stats"]
+    ppid = os.getppid()
+    try:
+        component = make(index, seed, handles)
+        readers = [handles[n] for n in timed]  # handles that time their pulls: transport, not work
+        while not stop[0]:
+            t0 = time.perf_counter()
+            if not conn.poll(0.2):
+                stats[row, 0] += time.perf_counter() - t0
+                if os.getppid() != ppid:
+                    return
+                continue
+            kind, value = conn.recv()
+            if kind == SET:
+                component.set_hyperparameters(value)
+                continue
+            t1 = time.perf_counter()
+            pulled = sum(r.seconds for r in readers)
+            info = component.step(slots.view(value) if value is not None else None)
+            pulled = sum(r.seconds for r in readers) - pulled
+            t2 = time.perf_counter()
+            conn.send((value, info))
+            t3 = time.perf_counter()
+            stats[row, 0] += t1 - t0
+            stats[row, 1] += pulled + (t3 - t2)
+    except (EOFError, BrokenPipeError, KeyboardInterrupt):
+        return  # the backend is gone or stopping
+    except Exception:
+        traceback.print_exc()
+        sys.exit(1)

@@ -1,0 +1,60 @@
+"""What the three backends share about placing a program: which components exist, their seeds, and
+who may step next. No transport here."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from distrl.core.program import Channel, Inference, Program, ReplayService, Role
+
+
+def component_seed(run_seed: int, role_position: int, index: int, restarts: int = 0) -> int:
+    """The one seed formula: component ``index`` of the program's ``role_position``-th role, after
+    ``restarts`` restarts (a restarted component must not replay its predecessor's episodes). The first
+    role's components get ``run_seed + 1000 * index``, as actors always have."""
+    return run_seed + 1_000_003 * role_position + 1000 * index + 7919 * restarts
+
+
+@dataclass
+class Worker:
+    """One component of a role, as a backend tracks it."""
+
+    role: Role
+    position: int  # the role's place in the program
+    index: int
+    restarts: int = 0
+    outstanding: list = field(default_factory=list)  # steps granted and not yet back (slots, or None)
+    handle: Any = None  # the backend's own: an object, a process, a Ray actor
+
+    @property
+    def name(self) -> str:
+        return f"{self.role.name}-{self.index}"
+
+
+def workers_of(program: Program) -> list[Worker]:
+    return [Worker(role, position, i) for position, role in enumerate(program.roles) for i in range(role.count)]
+
+
+def emits_to_channel(program: Program, role: Role) -> bool:
+    return role.emits is not None and isinstance(program.services[role.emits], Channel)
+
+
+def emits_to_replay(program: Program, role: Role) -> bool:
+    return role.emits is not None and isinstance(program.services[role.emits], ReplayService)
+
+
+def feeds_channel(program: Program, role: Role) -> bool:
+    """Does ``role``'s work end up in the consumed channel, directly or through a service it uses (env actors
+    whose steps an inference server turns into unrolls)?"""
+    if program.consumes is None:
+        return False
+    if role.emits == program.consumes:
+        return True
+    return any(isinstance(program.services[name], Inference) and program.services[name].emits == program.consumes
+               for name in role.uses)
+
+
+def users(program: Program, service: str) -> int:
+    """Components that use ``service`` (an inference server keeps one slot for each)."""
+    return sum(r.count for r in program.roles if service in r.uses)

@@ -1,0 +1,339 @@
+"""The ``ray`` runtime: every component a Ray actor, outputs through the object store.
+
+``--runtime ray`` starts a local Ray instance; ``ray_address`` (or ``RAY_ADDRESS``) joins an existing
+cluster instead. Components are spread over the cluster's nodes and restarted by Ray's fault tolerance
+(``max_restarts=-1``); a restarted component notices it was reconstructed and takes a fresh seed.
+Each keeps ``role.in_flight`` step calls queued, so it starts its next step while the trainer is
+still busy with the last one. What a call carries besides its result comes from the services: the
+weights' object reference (one ``ray.put`` per version), hyperparameters the run changed. A role that
+emits into a replay inserts its output into the replay's Ray actor itself; the result says how many.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import sys
+import time
+import warnings
+from collections import deque
+
+from distrl.core.program import (
+    Inference,
+    ParamServer,
+    PartitionedReplayService,
+    Program,
+    ReplayService,
+    Weights,
+)
+from distrl.core.types import allocate
+from distrl.runtime.backends.batching import concatenate
+from distrl.runtime.backends.placement import (
+    Worker,
+    component_seed,
+    emits_to_channel,
+    emits_to_replay,
+    users,
+    workers_of,
+)
+from distrl.runtime.services.inference.ray import GrpcInference
+from distrl.runtime.services.param_server import RayParamServer
+from distrl.runtime.services.replay import RayPartitionedReplay, RayReplay
+from distrl.runtime.services.weights import RayWeights
+
+
+def connect_ray(address: str | None, num_cpus: int) -> bool:
+    """Join the cluster at ``address``, or start a local Ray instance; True when we started it."""
+    import ray
+
+    if ray.is_initialized():
+        return False
+    kwargs = dict(include_dashboard=False, logging_level="ERROR", configure_logging=True)
+    if address:
+        ray.init(address=address, **kwargs)
+        return False
+    ray.init(num_cpus=max(os.cpu_count() or 1, num_cpus), **kwargs)
+    return True
+
+
+def was_reconstructed() -> bool:
+    """Inside a Ray actor: is this a restart after the actor's process died?"""
+    import ray
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # a deprecation notice inside Ray's own property
+        return ray.get_runtime_context().was_current_actor_reconstructed
+
+
+# A component whose output goes nowhere makes several steps per call, so a call lasts at least MIN_CALL_S:
+# SEED's env actors (8 round trips to the inference server a step) went from ~92k to ~110k env steps/s.
+MIN_CALL_S = 0.05
+MAX_STEPS_PER_CALL = 64
+
+
+class _ComponentHost:
+    """Wraps any distrl component; the only Ray-aware code a component ever runs in."""
+
+    def __init__(self, name: str, make, index: int, seed: int, handles: dict, timed: tuple[str, ...], output, inserter,
+                 torch_threads: int):
+        import ray
+        import torch
+
+        from distrl.runtime.backends.process import set_process_name
+
+        set_process_name(f"distrl-{name}-{index}")
+        torch.set_num_threads(torch_threads)
+        if was_reconstructed():  # restarted after its process died: do not replay the same episodes
+            seed += 7919 * (1 + int.from_bytes(os.urandom(2), "little"))
+        self.node_id = ray.get_runtime_context().get_node_id()
+        self.handles, self.output, self.inserter = handles, output, inserter
+        self.readers = [handles[n] for n in timed]
+        self.component = make(index, seed, handles)
+
+    def step(self, updates: dict, hyperparameters: dict | None):
+        """One step: (output or None, info, items inserted into a replay)."""
+        self._receive(updates, hyperparameters)
+        out = allocate(self.output) if self.output is not None else None
+        pulled = sum(r.seconds for r in self.readers)
+        info = self.component.step(out)
+        info["transport_s"] = sum(r.seconds for r in self.readers) - pulled
+        info["node_id"] = self.node_id
+        inserted = 0
+        if self.inserter is not None:
+            inserted, out = self.inserter.insert(out), None
+        return out, info, inserted
+
+    def steps(self, updates: dict, hyperparameters: dict | None, count: int) -> list[dict]:
+        """``count`` steps of a component whose output goes nowhere (its work travels through services:
+        env actors, gradient workers): only the infos come back, in one result."""
+        self._receive(updates, hyperparameters)
+        infos = []
+        for _ in range(count):
+            t0 = time.perf_counter()
+            info = self.component.step(None)
+            info["step_s"] = time.perf_counter() - t0
+            info["node_id"] = self.node_id
+            infos.append(info)
+        return infos
+
+    def _receive(self, updates: dict, hyperparameters: dict | None) -> None:
+        for name, value in updates.items():
+            self.handles[name].receive(value)
+        if hyperparameters:
+            self.component.set_hyperparameters(hyperparameters)
+
+    def pid(self) -> int:
+        return os.getpid()
+
+
+class RayBackend:
+    name = "ray"
+
+    def __init__(self, seed: int, torch_threads: int = 1, address: str | None = None):
+        self.seed, self.torch_threads = seed, torch_threads
+        self.address = address or os.environ.get("RAY_ADDRESS")
+        self.started_ray = False
+        self.program: Program | None = None
+        self.adapters: dict = {}
+        self.workers: list[Worker] = []
+        self.ready: list = []  # (arrays, info) in the consumed channel
+        self.reports: list[dict] = []
+        self.node_ids: set[str] = set()
+        self.hyper: dict = {}  # hyperparameters for components: sent with every call (a restarted one gets them too)
+        self.paused = False
+        self.transport_s = 0.0
+        self._restarts = 0
+
+    def open(self, program: Program) -> dict:
+        import ray
+
+        program.check()
+        self.program, self.ray = program, ray
+        self.started_ray = connect_ray(self.address, sum(r.count for r in program.roles if r.cpus >= 1))
+        for name, spec in program.services.items():
+            if isinstance(spec, Weights):
+                self.adapters[name] = RayWeights(ray)
+            elif isinstance(spec, ParamServer):
+                self.adapters[name] = RayParamServer(ray, spec)
+            elif isinstance(spec, ReplayService):
+                self.adapters[name] = RayReplay(ray, name, spec)
+            elif isinstance(spec, PartitionedReplayService):
+                self.adapters[name] = RayPartitionedReplay(ray, name, spec)
+            elif isinstance(spec, Inference):
+                channel = program.services[spec.emits]
+                self.adapters[name] = GrpcInference(ray, spec, users(program, name), self.seed,
+                                                    queue_size=max(2 * channel.batch, users(program, name)))
+        self.sources = [a for a in self.adapters.values() if a.emits == program.consumes]
+        return {name: self.adapters[name].learner_handle() for name in program.learner_uses}
+
+    def services(self) -> dict:
+        return self.adapters
+
+    def start(self, weights) -> None:
+        for adapter in self.adapters.values():
+            adapter.start()
+        if weights is not None:
+            self.publish(lambda: weights[0], weights[1])
+        program = self.program
+        self.workers = workers_of(program)
+        for w in self.workers:
+            role = w.role
+            host = self.ray.remote(num_cpus=role.cpus, max_restarts=-1, max_task_retries=0)(_ComponentHost)
+            handles = {name: self.adapters[name].worker_handle(role.name, w.index) for name in role.uses}
+            timed = tuple(n for n in role.uses if isinstance(program.services[n], Weights))
+            inserter = self.adapters[role.emits].worker_handle(role.name, w.index) if emits_to_replay(program, role) else None
+            w.handle = host.options(scheduling_strategy="SPREAD").remote(
+                role.name, role.make, w.index, component_seed(self.seed, w.position, w.index), handles, timed,
+                role.output if role.emits else None, inserter, self.torch_threads)
+            w.inflight = deque()
+            w.held = 0
+            w.step_s = None  # a running mean of its step time, measured where it runs
+            w.failed = False
+        self._fill()
+
+    def _may_submit(self, w: Worker) -> bool:
+        # outputs waiting for the learner beyond the first count against the role's in_flight (as held slots do
+        # on local): a component runs ahead of the learner by at most in_flight steps plus one output
+        if self.paused or w.role.interval_steps is not None or len(w.inflight) + max(w.held - 1, 0) >= w.role.in_flight:
+            return False
+        if emits_to_replay(self.program, w.role):
+            return self.adapters[w.role.emits].admits()
+        return True
+
+    def _submit(self, w: Worker) -> None:
+        """One step call, carrying what the services send with it (the weights' reference) and the
+        components' hyperparameters."""
+        updates = {}
+        for name in w.role.uses:
+            value = self.adapters[name].call_args()
+            if value is not None:
+                updates[name] = value
+        if w.role.emits is None:
+            w.inflight.append(w.handle.steps.remote(updates, self.hyper or None, self._count(w)))
+        else:
+            w.inflight.append(w.handle.step.remote(updates, self.hyper or None))
+
+    def _count(self, w: Worker) -> int:
+        """Steps per call for a component whose output goes nowhere: enough that the call's work, not its
+        round trip, dominates (SEED's env actors take a few ms a step: ~0.5 ms a call was a tenth of it)."""
+        if w.step_s is None or w.role.interval_steps is not None:
+            return 1
+        return max(1, min(MAX_STEPS_PER_CALL, math.ceil(MIN_CALL_S / max(w.step_s, 1e-6))))
+
+    def _fill(self) -> None:
+        for w in self.workers:
+            while self._may_submit(w):
+                self._submit(w)
+
+    def publish(self, weights_fn, version: int) -> None:
+        for adapter in self.adapters.values():
+            adapter.publish(weights_fn, version)
+
+    def set_hyperparameters(self, values, components) -> None:
+        for adapter in self.adapters.values():
+            adapter.set_hyperparameters(values)
+        self.hyper.update(components)
+
+    def _receive(self, timeout: float) -> None:
+        from ray.exceptions import RayActorError
+
+        # wait only on each component's oldest call: a Ray actor runs its calls in order, but a later
+        # result can reach this node first, and per-component order is part of the contract
+        heads = {w.inflight[0]: w for w in self.workers if w.inflight}
+        if not heads:
+            return
+        done, _ = self.ray.wait(list(heads), num_returns=1, timeout=timeout)
+        if done:  # take whatever else is ready too, without waiting
+            more, _ = self.ray.wait([r for r in heads if r != done[0]], num_returns=len(heads) - 1, timeout=0) \
+                if len(heads) > 1 else ([], None)
+            done = done + more
+        for ref in done:
+            w = heads[ref]
+            w.inflight.popleft()
+            try:
+                result = self.ray.get(ref)
+            except RayActorError as e:
+                if not w.failed:  # its other calls in flight fail too: count the death once
+                    w.failed = True
+                    self._restarts += 1
+                    print(f"distrl: {w.name} died ({type(e).__name__}); Ray restarts it", file=sys.stderr, flush=True)
+                continue
+            w.failed = False
+            if isinstance(result, list):  # several steps of a component that emits nothing
+                for info in result:
+                    step_s = info.pop("step_s")
+                    w.step_s = step_s if w.step_s is None else 0.8 * w.step_s + 0.2 * step_s
+                    self.node_ids.add(info.pop("node_id", "?"))
+                    self.reports.append(info)
+                continue
+            out, info, inserted = result
+            self.node_ids.add(info.pop("node_id", "?"))
+            self.transport_s += info.pop("transport_s", 0.0)
+            if emits_to_channel(self.program, w.role):
+                self.ready.append((out, info, w))
+                w.held += 1
+                continue
+            if inserted:
+                self.adapters[w.role.emits].record_inserts(inserted)
+            self.reports.append(info)
+        self._fill()
+
+    def poll(self, timeout: float) -> tuple[list[dict], int]:
+        if not self.reports:
+            self._receive(0.0 if self.ready else timeout)
+        self._fill()
+        reports, self.reports = self.reports, []
+        n, self._restarts = self._restarts, 0
+        return reports, n
+
+    def next_batch(self, timeout: float):
+        spec = self.program.services[self.program.consumes]
+        for source in self.sources:
+            while len(self.ready) < spec.batch:
+                item = source.take(timeout)
+                if item is None:
+                    break
+                self.ready.append((*item, None))
+        if len(self.ready) < spec.batch:
+            self._receive(timeout)
+            if len(self.ready) < spec.batch:
+                return None
+        items, self.ready = self.ready[:spec.batch], self.ready[spec.batch:]
+        return concatenate(spec.spec, [a for a, _, _ in items]), [info for _, info, _ in items], [w for _, _, w in items]
+
+    def release(self, token) -> None:
+        for w in token:
+            if w is not None:
+                w.held -= 1
+        self._fill()
+
+    def request(self, role: str) -> None:
+        for w in self.workers:
+            if w.role.name == role and not w.inflight:
+                self._submit(w)
+
+    def pause(self, paused: bool) -> None:
+        self.paused = paused
+        self._fill()
+
+    def stats(self) -> dict:
+        return {"nodes": len(self.node_ids), "transport_s": self.transport_s}
+
+    def pids(self) -> list[int]:
+        return self.ray.get([w.handle.pid.remote() for w in self.workers], timeout=30)
+
+    def close(self) -> None:
+        if self.program is None:
+            return
+        for w in self.workers:
+            try:
+                self.ray.kill(w.handle, no_restart=True)
+            except Exception:
+                pass
+        for adapter in self.adapters.values():
+            adapter.close()
+        self.workers = []
+        if self.started_ray:
+            self.ray.shutdown()
+            self.started_ray = False
+        self.program = None

@@ -1,0 +1,90 @@
+"""What a trainer counts: env steps, episodes, policy lag and where the time went, per metrics row and
+over the whole run; and the summary with its bottleneck verdict."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from distrl.runtime.run.metrics import EpisodeStats, bottleneck, inference_bottleneck
+
+# info keys the trainer accounts itself; any other number a component reports becomes an ``actor_<key>`` column
+ACCOUNTED = {"env_steps", "version", "episode_returns", "episode_lengths", "env_s", "infer_s", "pid",
+             "seed", "actor_index", "metrics"}
+
+
+@dataclass
+class Interval:
+    """Sums since the last metrics row (or, for :class:`Totals`, since the run started)."""
+
+    steps: int = 0
+    wait_s: float = 0.0
+    learn_s: float = 0.0
+    publish_s: float = 0.0
+    env_s: float = 0.0
+    infer_s: float = 0.0
+    worker_learn_s: float = 0.0
+    lag: list = field(default_factory=list)
+    metrics: dict = field(default_factory=dict)
+
+    def add_info(self, info: dict, learner_version: int) -> None:
+        steps = info.get("env_steps", 0)
+        self.steps += steps
+        # policy lag: versions between the weights that made the data and the ones it trains; gradient-sharing
+        # workers measure it themselves (updates by others between their pull and their push)
+        if "staleness" in info:
+            self.lag.append(info["staleness"])
+        elif "version" in info and steps:
+            self.lag.append(learner_version - info["version"])
+        self.env_s += info.get("env_s", 0.0)
+        self.infer_s += info.get("infer_s", 0.0)
+        self.worker_learn_s += info.get("learn_s", 0.0)
+        for key, value in info.get("metrics", {}).items():  # named columns (e.g. eval_return_mean)
+            self.metrics.setdefault(key, []).append(value)
+        for key, value in info.items():
+            if key not in ACCOUNTED and isinstance(value, (int, float)) and not isinstance(value, bool):
+                self.metrics.setdefault(f"actor_{key}", []).append(value)
+
+    def add_metrics(self, metrics: dict) -> None:
+        for k, v in metrics.items():
+            self.metrics.setdefault(k, []).append(v)
+
+
+def row(env_steps: int, wall_s: float, dt: float, iv: Interval, episodes: EpisodeStats, updates: int,
+        restarts: int) -> dict[str, Any]:
+    busy = iv.wait_s + iv.learn_s
+    out = {"env_steps": env_steps, "wall_s": wall_s, "sps": iv.steps / max(dt, 1e-9),
+           "episode_return_mean": episodes.mean_return, "episodes": episodes.count, "learner_updates": updates,
+           "learner_wait_frac": iv.wait_s / busy if busy > 0 else float("nan"),
+           "policy_lag_mean": float(np.mean(iv.lag)) if iv.lag else float("nan"), "actor_restarts": restarts,
+           # where the time went in this interval (actor seconds are summed over actors)
+           "time_env_s": iv.env_s, "time_inference_s": iv.infer_s, "time_learn_s": iv.learn_s,
+           "time_wait_s": iv.wait_s, "time_transport_s": iv.publish_s}
+    for k, v in iv.metrics.items():
+        out[k] = float(np.mean(v))
+    return out
+
+
+def verdict(totals: Interval, actor: dict, services: dict, workers_learn: bool, served: bool) -> tuple[str, str, float]:
+    """The bottleneck verdict, the numbers behind it, and the learner's wait fraction."""
+    learner_total = totals.wait_s + totals.learn_s + totals.publish_s
+    wait_frac = totals.wait_s / learner_total if learner_total > 0 else float("nan")
+    actor_time = max(totals.env_s + totals.infer_s + actor.get("block_s", 0.0) + actor.get("transport_s", 0.0), 1e-9)
+    block_frac = actor.get("block_s", 0.0) / actor_time
+    transport_frac = (actor.get("transport_s", 0.0) + totals.publish_s) / (actor_time + learner_total)
+    if workers_learn:  # the workers learn themselves: split their time instead
+        work = max(totals.env_s + totals.infer_s + totals.worker_learn_s, 1e-9)
+        grad_frac = totals.worker_learn_s / work
+        return ("learner-bound" if grad_frac >= 0.5 else "actor-bound",
+                f"workers spend {1 - grad_frac:.0%} of their busy time stepping envs and choosing actions "
+                f"and {grad_frac:.0%} computing and applying gradients", wait_frac)
+    if served and "actor_idle_frac" in services:
+        return (*inference_bottleneck(wait_frac, services["actor_idle_frac"]), wait_frac)
+    return (*bottleneck(wait_frac, block_frac, transport_frac), wait_frac)
+
+
+def num(x: float | None):
+    return None if x is None or (isinstance(x, float) and math.isnan(x)) else round(float(x), 4)

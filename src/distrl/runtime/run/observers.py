@@ -1,0 +1,80 @@
+"""What hangs on a trainer: metrics rows (CSV and TensorBoard), checkpoints, the progress display.
+
+Each is an observer with the same four calls, so a run driven by PBT (or a notebook) can take any
+subset; the CLI's run takes all three.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from distrl.runtime.run.metrics import MetricsWriter
+from distrl.runtime.run.progress import Progress
+
+
+class Observer:
+    def on_start(self, trainer) -> None: ...
+
+    def on_step(self, trainer) -> None:
+        """After every trainer iteration: keep it cheap."""
+
+    def on_row(self, trainer, row: dict) -> None:
+        """A metrics row, every ``log_interval_s``."""
+
+    def on_close(self, trainer, summary: dict | None) -> None:
+        """The run ends (``summary`` is ``None`` when it ends in an error)."""
+
+
+class MetricsObserver(Observer):
+    def __init__(self, run_dir: Path):
+        self.run_dir = run_dir
+        self.writer: MetricsWriter | None = None
+
+    def on_start(self, trainer) -> None:
+        self.writer = MetricsWriter(self.run_dir)
+
+    def on_row(self, trainer, row: dict) -> None:
+        self.writer.write(row)
+
+    def on_close(self, trainer, summary) -> None:
+        if self.writer is not None:
+            self.writer.close()
+
+
+class CheckpointObserver(Observer):
+    """A checkpoint every ``interval_s`` seconds and one at the end of a run that did not fail."""
+
+    def __init__(self, interval_s: float):
+        self.interval_s = interval_s
+        self.last = time.perf_counter()
+
+    def on_start(self, trainer) -> None:
+        self.last = time.perf_counter()
+
+    def on_step(self, trainer) -> None:
+        if time.perf_counter() - self.last >= self.interval_s:
+            trainer.checkpoint()
+            self.last = time.perf_counter()
+
+    def on_close(self, trainer, summary) -> None:
+        if summary is not None:
+            trainer.checkpoint()
+
+
+class ProgressObserver(Observer):
+    def __init__(self, total_steps: int, label: str, enabled: bool = True):
+        self.total, self.label, self.enabled = total_steps, label, enabled
+        self.progress: Progress | None = None
+
+    def on_start(self, trainer) -> None:
+        self.progress = Progress(self.total, self.label, trainer.env_steps, enabled=self.enabled)
+
+    def on_row(self, trainer, row: dict) -> None:
+        self.progress.update(row["env_steps"], row["sps"], row["episode_return_mean"])
+
+    def on_close(self, trainer, summary) -> None:
+        if self.progress is not None:
+            stats = trainer.stats()
+            self.progress.update(stats["env_steps"], stats["sps"], stats["episode_return_mean"])
+            self.progress.close()

@@ -1,0 +1,183 @@
+"""SEED's streaming transport across machines: one gRPC bidirectional stream per env actor.
+
+As in the paper, each actor keeps one stream open and sends a request per env step; the server
+answers on the same stream. Messages are the raw bytes of the fixed-shape arrays (no protobuf
+schema, no pickle): the first message each way is a small JSON handshake in which the server
+assigns the actor a slot and tells it what to run (env id, envs per actor, seed, array layouts),
+so ``distrl join HOST:PORT`` needs nothing else. The server binds to 127.0.0.1 unless told
+otherwise (``--set bind=0.0.0.0:PORT`` to accept actors from other machines).
+
+gRPC calls the stream handler on its own thread pool; the handler copies the request into the
+slot's arrays and queues the slot; the inference loop polls that queue exactly as it polls pipes
+on ``local``. A stream that ends (actor gone, network cut) frees the slot after the loop has
+dropped its partial unroll, so a reconnecting actor starts clean in whatever slot is free.
+"""
+
+from __future__ import annotations
+
+import json
+import queue
+import threading
+from concurrent import futures
+
+import numpy as np
+
+from distrl.core.types import ArraySpec
+from distrl.runtime.services.inference.server import RequestSpec
+
+METHOD = "/distrl.Inference/Act"
+_OPTIONS = [("grpc.max_send_message_length", 64 << 20), ("grpc.max_receive_message_length", 64 << 20)]
+
+
+def _layout(specs: dict[str, ArraySpec]) -> list[tuple[str, ArraySpec, int, int]]:
+    out, offset = [], 0
+    for name, s in specs.items():
+        out.append((name, s, offset, s.nbytes))
+        offset += s.nbytes
+    return out
+
+
+def _spec_json(specs: dict[str, ArraySpec]) -> dict:
+    return {k: [list(s.shape), s.dtype] for k, s in specs.items()}
+
+
+def _spec_from_json(d: dict) -> dict[str, ArraySpec]:
+    return {k: ArraySpec(tuple(shape), dtype) for k, (shape, dtype) in d.items()}
+
+
+class GrpcTransport:
+    """Server end. ``actor_config(slot)`` is what the handshake tells the actor taking ``slot``."""
+
+    def __init__(self, request: RequestSpec, action: ArraySpec, num_slots: int, bind: str, actor_config):
+        import grpc
+
+        self.request_specs = request.arrays()
+        self.action_spec = ArraySpec((request.num_envs,) + action.shape, action.dtype)
+        self.requests = {k: s.empty((num_slots,)) for k, s in self.request_specs.items()}
+        self.actions = self.action_spec.empty((num_slots,))
+        self.layout = _layout(self.request_specs)
+        self.actor_config = actor_config
+        self.free = list(range(num_slots))
+        self._freed = threading.Condition()
+        self._ready: queue.SimpleQueue = queue.SimpleQueue()
+        self._left: queue.SimpleQueue = queue.SimpleQueue()
+        self._answered = [threading.Event() for _ in range(num_slots)]
+        self._stopping = threading.Event()
+        self.on_disconnect = lambda slot: None
+        self.server = grpc.server(futures.ThreadPoolExecutor(max_workers=num_slots + 2), options=_OPTIONS)
+        handler = grpc.stream_stream_rpc_method_handler(self._stream)  # bytes in, bytes out
+        self.server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(
+            METHOD.split("/")[1], {METHOD.split("/")[2]: handler}),))
+        host = bind.rsplit(":", 1)[0]
+        self.port = self.server.add_insecure_port(bind)
+        if self.port == 0:
+            raise OSError(f"cannot listen on {bind}")
+        self.address = f"{host}:{self.port}"
+        self.server.start()
+
+    def _stream(self, request_iterator, context):
+        hello = next(request_iterator, None)
+        if hello is None:
+            return
+        with self._freed:  # a reconnecting actor may arrive just before its old stream's slot is freed
+            self._freed.wait_for(lambda: self.free, timeout=2.0)
+            slot = self.free.pop(0) if self.free else None
+        if slot is None:
+            import grpc
+
+            context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, "every actor slot is taken")
+        answered = self._answered[slot]
+        try:
+            yield json.dumps({**self.actor_config(slot), "slot": slot, "request": _spec_json(self.request_specs),
+                              "actions": _spec_json({"actions": self.action_spec})}).encode()
+            for msg in request_iterator:
+                view = memoryview(msg)
+                for name, _, offset, nbytes in self.layout:
+                    dst = self.requests[name][slot]
+                    dst[...] = np.frombuffer(view[offset:offset + nbytes], dtype=dst.dtype).reshape(dst.shape)
+                answered.clear()
+                self._ready.put(slot)
+                while not answered.wait(0.1):
+                    if self._stopping.is_set() or not context.is_active():
+                        return
+                yield self.actions[slot].tobytes()
+        finally:
+            self._left.put(slot)  # freed by the loop, after it dropped the slot's partial unroll
+
+    def poll(self, timeout: float) -> list[int]:
+        while not self._left.empty():
+            slot = self._left.get()
+            self.on_disconnect(slot)
+            with self._freed:
+                self.free.append(slot)
+                self._freed.notify()
+        ready = []
+        try:
+            ready.append(self._ready.get(timeout=timeout))
+            while True:
+                ready.append(self._ready.get_nowait())
+        except queue.Empty:
+            pass
+        return ready
+
+    def respond(self, slots: np.ndarray) -> None:
+        for slot in slots.tolist():
+            self._answered[slot].set()
+
+    def close(self) -> None:
+        self._stopping.set()
+        self.server.stop(grace=None)
+
+
+class GrpcLink:
+    """Client end (the actor's): one stream, one message out and one back per env step."""
+
+    def __init__(self, address: str, timeout_s: float = 30.0):
+        import grpc
+
+        self._rpc_error = grpc.RpcError
+        self.channel = grpc.insecure_channel(address, options=_OPTIONS)
+        grpc.channel_ready_future(self.channel).result(timeout=timeout_s)
+        self._out: queue.SimpleQueue = queue.SimpleQueue()
+        call = self.channel.stream_stream(METHOD)
+        self._responses = call(iter(self._out.get, None))
+        self._out.put(b"hello")
+        self.config = json.loads(next(self._responses))
+        self.specs = _spec_from_json(self.config["request"])
+        self.action_spec = _spec_from_json(self.config["actions"])["actions"]
+
+    def request(self, arrays: dict[str, np.ndarray], timings: np.ndarray):
+        arrays = dict(arrays, timings=timings)
+        self._out.put(b"".join(np.ascontiguousarray(arrays[k], dtype=s.dtype).tobytes() for k, s in self.specs.items()))
+        try:
+            msg = next(self._responses)
+        except (self._rpc_error, StopIteration):
+            return None
+        return np.frombuffer(msg, dtype=self.action_spec.dtype).reshape(self.action_spec.shape)
+
+    def close(self) -> None:
+        self._out.put(None)
+        self.channel.close()
+
+
+class LazyGrpcLink:
+    """A picklable :class:`GrpcLink` for a Ray actor: it dials the server on its first request."""
+
+    def __init__(self, address: str, timeout_s: float = 30.0):
+        self.address, self.timeout_s = address, timeout_s
+        self.link: GrpcLink | None = None
+
+    def __getstate__(self):
+        return {"address": self.address, "timeout_s": self.timeout_s}
+
+    def __setstate__(self, state):
+        self.__init__(state["address"], state["timeout_s"])
+
+    def request(self, arrays: dict[str, np.ndarray], timings: np.ndarray):
+        if self.link is None:
+            self.link = GrpcLink(self.address, self.timeout_s)
+        return self.link.request(arrays, timings)
+
+    def close(self) -> None:
+        if self.link is not None:
+            self.link.close()

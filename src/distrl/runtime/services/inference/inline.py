@@ -1,0 +1,53 @@
+"""The inference service on ``inline``: env actors call the server directly, one request at a time.
+
+Deterministic for a seed (actors are stepped in a fixed order), so SEED learning can be debugged and
+tested in lockstep; the server code is the same as on ``local`` and ``ray``, only the transport is a
+function call.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from distrl.runtime.services.base import ServiceAdapter
+from distrl.runtime.services.inference.server import InferenceServer
+
+
+class InlineLink:
+    def __init__(self, service: "InlineInference", slot: int):
+        self.service, self.slot = service, slot
+
+    def request(self, arrays: dict[str, np.ndarray], timings: np.ndarray):
+        return self.service.serve(self.slot, arrays, timings)
+
+    def close(self) -> None:
+        pass
+
+
+class InlineInference(ServiceAdapter):
+    def __init__(self, spec, num_actors: int):
+        self.emits = spec.emits
+        policy = spec.make_policy()
+        self.server = InferenceServer(policy, spec.obs, num_actors, spec.num_envs, spec.unroll_length)
+        self.ready: list = []
+
+    def worker_handle(self, role: str, index: int):
+        return InlineLink(self, index)
+
+    def serve(self, slot: int, arrays: dict[str, np.ndarray], timings: np.ndarray):
+        out = self.server.serve(np.array([slot]), arrays["obs"][None], arrays["rewards"][None],
+                                arrays["terminated"][None], arrays["truncated"][None], timings[None])
+        self.ready.extend(self.server.take())
+        return out["actions"][0]
+
+    def publish(self, weights_fn, version: int) -> None:
+        self.server.policy.set_weights(weights_fn(), version)
+
+    def take(self, timeout: float):
+        return self.ready.pop(0) if self.ready else None
+
+    def stats(self, whole_run: bool = False) -> dict:
+        out = dict(self.server.stats(whole_run))
+        if whole_run:
+            out.update(actor_wait_s=0.0, unrolls_dropped=self.server.unrolls_dropped)
+        return out

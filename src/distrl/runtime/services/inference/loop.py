@@ -1,0 +1,145 @@
+"""The inference server's thread: dynamic batching over any transport.
+
+SEED runs inference next to the learner, on its device, in threads of the learner's process
+(the paper's "inference threads"); this is one such thread. It waits for the first request, then
+keeps collecting until ``max_batch`` requests are in or ``max_wait_s`` has passed since that first
+one, so a slow actor never holds the others' actions beyond the wait. New weights published by the
+learner are swapped in between batches, never during one. Completed unrolls go to a bounded queue:
+when the learner falls behind, the loop stops serving and the actors wait (back-pressure instead of
+unbounded memory).
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+import time
+from typing import Callable, Protocol
+
+import numpy as np
+
+from distrl.runtime.services.base import ServiceAdapter
+from distrl.runtime.services.inference.server import InferenceServer
+
+
+class ServerTransport(Protocol):
+    """How requests reach the loop: ``requests`` arrays ``[slot, ...]`` (see ``RequestSpec``) filled
+    by the transport, ``actions`` ``[slot, E, ...]`` read by it."""
+
+    requests: dict[str, np.ndarray]
+    actions: np.ndarray
+
+    def poll(self, timeout: float) -> list[int]:
+        """Slots whose request has fully arrived (each at most once until answered)."""
+
+    on_disconnect: Callable[[int], None]  # set by the loop; called from poll/respond when an actor leaves
+
+    def respond(self, slots: np.ndarray) -> None: ...
+
+
+class InferenceLoop(threading.Thread):
+    def __init__(self, server: InferenceServer, transport: ServerTransport, max_batch: int, max_wait_s: float,
+                 queue_size: int):
+        super().__init__(name="distrl-inference", daemon=True)
+        self.server = server
+        self.transport = transport
+        self.max_batch = max_batch
+        self.max_wait_s = max_wait_s
+        self.unrolls: queue.Queue = queue.Queue(maxsize=queue_size)
+        self.error: BaseException | None = None
+        self._stop_event = threading.Event()
+        self._weights = None
+        self._ready: list[int] = []  # slots whose request is in, not yet answered
+        transport.on_disconnect = self.disconnect
+
+    def set_weights(self, flat: np.ndarray, version: int) -> None:
+        self._weights = (flat, version)  # picked up between batches by the loop
+
+    def disconnect(self, slot: int) -> None:
+        """An actor left (called in this thread by the transport): forget its request and partial unroll."""
+        self.server.drop(slot)
+        if slot in self._ready:
+            self._ready.remove(slot)
+
+    def stop(self) -> None:
+        self._stop_event.set()
+
+    def run(self) -> None:
+        try:
+            while not self._stop_event.is_set():
+                self._step()
+        except BaseException as e:  # surfaced to the learner by the backend
+            self.error = e
+
+    def _step(self) -> None:
+        pending, self._weights = self._weights, None
+        if pending is not None:
+            self.server.policy.set_weights(*pending)
+        if not self._ready:
+            self._ready.extend(self.transport.poll(0.05))
+            if not self._ready:
+                return
+        deadline = time.perf_counter() + self.max_wait_s
+        while len(self._ready) < self.max_batch:
+            left = deadline - time.perf_counter()
+            if left <= 0:
+                break
+            self._ready.extend(self.transport.poll(left))
+        ready, self._ready = self._ready[:self.max_batch], self._ready[self.max_batch:]
+        slots = np.asarray(ready, dtype=np.int64)
+        req = self.transport.requests
+        out = self.server.serve(slots, req["obs"][slots], req["rewards"][slots], req["terminated"][slots],
+                                req["truncated"][slots], req["timings"][slots])
+        self.transport.actions[slots] = out["actions"]
+        self.transport.respond(slots)
+        for item in self.server.take():
+            while not self._stop_event.is_set():
+                try:
+                    self.unrolls.put(item, timeout=0.1)
+                    break
+                except queue.Full:
+                    continue
+
+
+class ThreadedInference(ServiceAdapter):
+    """The inference service where actors live in other processes (``local``, ``ray``): the server and
+    its loop thread in the trainer's process on one side of a transport, completed unrolls out to the
+    backend's channel (:meth:`take`), the learner's weights in (:meth:`publish`)."""
+
+    def __init__(self, spec, num_slots: int, make_transport, queue_size: int):
+        from distrl.runtime.services.inference.server import RequestSpec
+
+        self.spec = spec
+        self.emits = spec.emits
+        policy = spec.make_policy()
+        self.server = InferenceServer(policy, spec.obs, num_slots, spec.num_envs, spec.unroll_length)
+        self.transport = make_transport(RequestSpec(spec.obs, spec.num_envs), policy.outputs["actions"], num_slots)
+        self.loop = InferenceLoop(self.server, self.transport, spec.max_batch, spec.max_wait_s, queue_size=queue_size)
+        self._started = False
+
+    def publish(self, weights_fn, version: int) -> None:
+        self.loop.set_weights(weights_fn(), version)
+        if not self._started:  # the first weights are in: serve
+            self.loop.start()
+            self._started = True
+
+    def take(self, timeout: float):
+        """One completed ``(unroll, info)``, or ``None`` after ``timeout``; the loop's error, if it died."""
+        if self.loop.error is not None:
+            raise self.loop.error
+        try:
+            return self.loop.unrolls.get(timeout=timeout)
+        except queue.Empty:
+            return None
+
+    def stats(self, whole_run: bool = False) -> dict:
+        out = dict(self.server.stats(whole_run))
+        if whole_run:
+            out.update(actor_wait_s=self.server.totals.wait_s, unrolls_dropped=self.server.unrolls_dropped)
+        return out
+
+    def close(self) -> None:
+        if self._started:
+            self.loop.stop()
+            self.loop.join(timeout=2.0)
+        self.transport.close()

@@ -1,0 +1,203 @@
+"""The weights service on each transport: the learner publishes versioned flat weights, readers pull
+the newest between their steps (a reader that is not behind copies nothing).
+
+- :class:`InProcessWeights` (``inline``): the learner's weights are made only when a reader asks, once
+  per version.
+- :class:`SharedMemoryWeights` (``local``): one shared buffer with a sequence number (a seqlock, not a
+  lock): the writer makes the sequence odd, copies, makes it even; a reader copies and retries if the
+  sequence moved. No reader can block the writer, so an actor killed in the middle of a pull cannot
+  freeze the learner (a killed lock holder would).
+- :class:`RayWeights` (``ray``): made once per version, and only when a step call needs them; small
+  weights travel inside the calls of the components that use the service, large ones are ``ray.put``
+  once and their reference travels.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from distrl.core.types import ArraySpec
+from distrl.runtime.backends.shared_memory import SharedArrays
+from distrl.runtime.services.base import ServiceAdapter
+
+
+class _TimedReader:
+    seconds = 0.0  # time spent pulling: the transport share of a component's time
+
+    def _timed(self, newer_than: int):
+        t0 = time.perf_counter()
+        got = self._pull(newer_than)
+        self.seconds += time.perf_counter() - t0
+        return got
+
+
+class InProcessWeights(ServiceAdapter, _TimedReader):
+    def __init__(self):
+        self._fn = None
+        self.version = -1
+        self._flat: np.ndarray | None = None
+        self._flat_version = -1
+
+    def publish(self, weights_fn, version: int) -> None:
+        self._fn, self.version = weights_fn, version
+
+    def worker_handle(self, role: str, index: int):
+        return self
+
+    def pull(self, newer_than: int) -> tuple[np.ndarray, int] | None:
+        return self._timed(newer_than)
+
+    def _pull(self, newer_than: int):
+        if self._fn is None or self.version <= newer_than:
+            return None
+        if self._flat_version != self.version:
+            self._flat, self._flat_version = self._fn(), self.version
+        return self._flat, self.version
+
+
+class SharedWeights:
+    """The shared buffer: ``[sequence, version]`` and the flat weights."""
+
+    def __init__(self, arrays: SharedArrays):
+        self.arrays = arrays
+        self.flat = arrays.arrays["flat"]
+        self.meta = arrays.arrays["meta"]  # [sequence, version]
+
+    @classmethod
+    def create(cls, size: int) -> "SharedWeights":
+        arrays = SharedArrays.create({"flat": ArraySpec((size,), "float32"), "meta": ArraySpec((2,), "int64")})
+        weights = cls(arrays)
+        weights.meta[1] = -1
+        return weights
+
+    @classmethod
+    def attach(cls, handle) -> "SharedWeights":
+        return cls(SharedArrays.attach(handle))
+
+    def handle(self):
+        return self.arrays.handle()
+
+    def publish(self, flat: np.ndarray, version: int) -> None:
+        self.meta[0] += 1  # odd: write in progress
+        self.flat[:] = flat
+        self.meta[1] = version
+        self.meta[0] += 1  # even: consistent
+
+    @property
+    def version(self) -> int:
+        return int(self.meta[1])
+
+    def pull(self) -> tuple[np.ndarray, int]:
+        while True:
+            seq = int(self.meta[0])
+            if seq % 2:
+                continue
+            flat = self.flat.copy()
+            version = int(self.meta[1])
+            if int(self.meta[0]) == seq:
+                return flat, version
+
+    def close(self) -> None:
+        self.flat = self.meta = None
+        self.arrays.close()
+
+
+class SharedWeightsReader(_TimedReader):
+    """A worker process's handle: attaches to the shared buffer on first use."""
+
+    def __init__(self, handle):
+        self.handle = handle
+        self._shared: SharedWeights | None = None
+
+    def __getstate__(self):
+        return {"handle": self.handle}
+
+    def __setstate__(self, state):
+        self.__init__(state["handle"])
+
+    def pull(self, newer_than: int) -> tuple[np.ndarray, int] | None:
+        return self._timed(newer_than)
+
+    def _pull(self, newer_than: int):
+        if self._shared is None:
+            self._shared = SharedWeights.attach(self.handle)
+        if self._shared.version <= newer_than:
+            return None
+        return self._shared.pull()
+
+
+class SharedMemoryWeights(ServiceAdapter):
+    def __init__(self):
+        self.shared: SharedWeights | None = None
+
+    def publish(self, weights_fn, version: int) -> None:
+        flat = weights_fn()
+        if self.shared is None:
+            self.shared = SharedWeights.create(flat.shape[0])
+        self.shared.publish(flat, version)
+
+    def worker_handle(self, role: str, index: int):
+        return SharedWeightsReader(self.shared.handle())
+
+    def close(self) -> None:
+        if self.shared is not None:
+            self.shared.close()
+            self.shared = None
+
+
+INLINE_BYTES = 256 * 1024
+
+
+class RayWeightsReader(_TimedReader):
+    """A Ray actor's handle: the newest version's object reference arrives with its step calls and is
+    fetched only when the component pulls a version newer than its own."""
+
+    def __init__(self):
+        self._ref, self._version = None, -1
+        self._flat, self._flat_version = None, -1
+
+    def receive(self, value) -> None:
+        if value is not None and value[1] > self._version:
+            self._ref, self._version = value
+
+    def pull(self, newer_than: int) -> tuple[np.ndarray, int] | None:
+        return self._timed(newer_than)
+
+    def _pull(self, newer_than: int):
+        if self._ref is None or self._version <= newer_than:
+            return None
+        if self._flat_version != self._version:
+            if isinstance(self._ref, np.ndarray):
+                self._flat = self._ref
+            else:
+                import ray
+
+                self._flat = ray.get(self._ref)
+            self._flat_version = self._version
+        return self._flat, self._flat_version
+
+
+class RayWeights(ServiceAdapter):
+    def __init__(self, ray):
+        self.ray = ray
+        self._fn, self._version = None, -1
+        self._ref, self._ref_version = None, -1
+
+    def publish(self, weights_fn, version: int) -> None:
+        self._fn, self._version = weights_fn, version
+
+    def call_args(self):
+        if self._fn is None:
+            return None
+        if self._ref_version != self._version:  # made once per version, only when a call carries it
+            flat = self._fn()
+            # small weights travel inside the call (no object-store round trip: a put here, a get there);
+            # large ones (a CNN) are put once and the reference travels
+            self._ref = flat if flat.nbytes <= INLINE_BYTES else self.ray.put(flat)
+            self._ref_version = self._version
+        return (self._ref, self._ref_version)
+
+    def worker_handle(self, role: str, index: int):
+        return RayWeightsReader()

@@ -1,0 +1,359 @@
+"""The trainer: runs a program on a backend, one iteration at a time, and owns the run directory.
+
+    trainer = Trainer(program, run_cfg, run_dir, system="impala", observers=[...])
+    trainer.start()                      # services, learner (restored on resume), components
+    trainer.step(updates=100)            # or env_steps=..., or run() to the end of the budget
+    trainer.set_hyperparameters(lr=1e-3) # the one mutation point: learner, services, components
+    trainer.stats(); trainer.pause(); trainer.close()   # close() returns the summary
+
+An iteration is the same on every backend: collect what components reported (timing the wait),
+take a batch from the consumed channel (or let the learner sample its replays), update, publish
+weights, account env steps, episodes and policy lag, request periodic roles (an evaluation) when
+due. Metrics rows, checkpoints and the progress display are observers. Ctrl-C or SIGTERM ends
+``run`` cleanly: a final checkpoint is written and the backend stops every process it started.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from distrl.core.program import Inference, Program
+from distrl.runtime.backends import make_backend
+from distrl.runtime.run.accounting import Interval, num, row, verdict
+from distrl.runtime.run.checkpoint import (
+    latest_checkpoint,
+    load_checkpoint,
+    save_checkpoint,
+)
+from distrl.runtime.run.metrics import EpisodeStats
+
+
+class _StopRequested(Exception):
+    pass
+
+
+class Trainer:
+    def __init__(self, program: Program, run_cfg, run_dir: str | Path, *, system: str, resume: bool = False,
+                 observers: tuple = ()):
+        self.program, self.cfg, self.system = program, run_cfg, system
+        self.run_dir = Path(run_dir)
+        self.resume = resume
+        self.observers = list(observers)
+        self.backend = None
+        self.learner = None
+        self.env_steps = 0
+        self.restarts = 0
+        self.episodes = EpisodeStats()
+        self.totals, self.interval = Interval(), Interval()
+        self.lags: list[float] = []
+        self.base = {k: h.value for k, h in program.hyperparameters.items()}
+        self._applied: dict[str, float] = {}
+        self._wall_offset = 0.0
+        self._steps_at_start = 0
+        self._due = {r.name: r.interval_steps for r in program.roles if r.interval_steps}
+        self._idle = False
+        self._published = -1
+        self._t_start = self._last_row = None
+        self.interrupted = False
+
+    # --- life cycle ------------------------------------------------------------------------------
+    def start(self) -> None:
+        cfg = self.cfg
+        self.backend = make_backend(cfg.runtime, cfg.seed, cfg.torch_threads, cfg.ray_address)
+        handles = self.backend.open(self.program)
+        self.learner = self.program.make_learner(handles) if self.program.make_learner else None
+        if self.resume and (last := latest_checkpoint(self.run_dir / "checkpoints")) is not None:
+            self._restore(last)
+        self._push_hyperparameters(force=True)
+        weights = (self.learner.get_weights(), self.learner.version) if self.learner else None
+        self._published = self.learner.version if self.learner else -1
+        self.backend.start(weights)
+        for name, interval in self._due.items():  # the first evaluation after one interval of this session
+            self._due[name] = self.env_steps + interval
+        self._t_start = self._last_row = time.perf_counter()  # process start-up is not training time
+        self._steps_at_start = self.env_steps
+        for o in self.observers:
+            o.on_start(self)
+
+    def run(self) -> dict[str, Any]:
+        """Start, train to the budget (or ``max_wall_s``), close. Ctrl-C, SIGTERM and SIGHUP (a closed
+        terminal, a dropped SSH session) end it the same way: a final checkpoint, ``summary.json``, no
+        process left behind."""
+        previous = {sig: signal.signal(sig, _raise_stop) for sig in _STOP_SIGNALS}
+        try:
+            self.start()
+            self.step()
+        except (KeyboardInterrupt, _StopRequested):
+            self.interrupted = True
+        except BaseException:  # a learner error ends the run; the last checkpoint stays
+            self._restore_signals(previous)
+            self.close(failed=True)
+            raise
+        for sig in _STOP_SIGNALS:  # one stop is enough: the close below must not be cut short
+            signal.signal(sig, signal.SIG_IGN)
+        try:
+            return self.close()
+        finally:
+            self._restore_signals(previous)
+
+    @staticmethod
+    def _restore_signals(previous: dict) -> None:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+    def step(self, updates: int | None = None, env_steps: int | None = None) -> dict[str, Any]:
+        """Run iterations until ``updates`` more learner updates or ``env_steps`` more env steps (or, with
+        neither, the run's budget) are done; stop early at the budget or ``max_wall_s``."""
+        u0, s0 = self.updates, self.env_steps
+        while not self.done:
+            if updates is not None and self.updates - u0 >= updates:
+                break
+            if env_steps is not None and self.env_steps - s0 >= env_steps:
+                break
+            self._iterate()
+        return self.stats()
+
+    @property
+    def done(self) -> bool:
+        cfg = self.cfg
+        if self.env_steps >= cfg.total_steps:
+            return True
+        return cfg.max_wall_s is not None and time.perf_counter() - self._t_start >= cfg.max_wall_s
+
+    def pause(self, paused: bool = True) -> None:
+        """Stop (or resume) granting components new steps; what is in flight still arrives."""
+        self.backend.pause(paused)
+
+    def close(self, failed: bool = False) -> dict[str, Any] | None:
+        """Stop every component; write the last row, checkpoint and ``summary.json``; return the summary."""
+        backend = self.backend
+        if backend is None or self._t_start is None:  # start() itself failed: nothing ran
+            if backend is not None:
+                backend.close()
+            return None
+        actor, services = {}, {}
+        try:
+            actor = backend.stats()
+            for adapter in backend.services().values():
+                services.update(adapter.stats(whole_run=True))
+            if not failed:
+                for adapter in backend.services().values():
+                    adapter.sync()
+        finally:
+            summary = None if failed else self._summary(actor, services)
+            if not failed and self.interval.steps:
+                self._emit_row(time.perf_counter())
+            try:
+                for o in self.observers:
+                    o.on_close(self, summary)
+            finally:
+                backend.close()
+        if summary is not None:
+            (self.run_dir / "summary.json").write_text(json.dumps(summary, indent=1))
+        return summary
+
+    # --- the one mutation point ------------------------------------------------------------------
+    def set_hyperparameters(self, **values: float) -> None:
+        """Change base values of the program's hyperparameters (schedules scale them); they reach the
+        learner, the services and the components on every backend."""
+        unknown = set(values) - set(self.base)
+        if unknown:
+            raise KeyError(f"not a hyperparameter of this program: {', '.join(sorted(unknown))} "
+                           f"(valid: {', '.join(sorted(self.base))})")
+        self.base.update({k: float(v) for k, v in values.items()})
+        self._push_hyperparameters(force=True)
+
+    @property
+    def hyperparameters(self) -> dict[str, float]:
+        return dict(self.base)
+
+    def _push_hyperparameters(self, force: bool = False) -> None:
+        if not self.base:
+            return
+        progress = self.env_steps / max(self.cfg.total_steps, 1)
+        now = {k: h.at(progress, self.base[k]) for k, h in self.program.hyperparameters.items()}
+        changed = {k: v for k, v in now.items() if force or self._applied.get(k) != v}
+        if not changed:
+            return
+        self._applied.update(changed)
+        if self.learner is not None:
+            self.learner.set_hyperparameters(changed)
+        if self.backend is not None:
+            to_components = {k: v for k, v in changed.items() if self.program.hyperparameters[k].components}
+            self.backend.set_hyperparameters(changed, to_components)
+
+    # --- one iteration ---------------------------------------------------------------------------
+    def _iterate(self) -> None:
+        t0 = time.perf_counter()
+        reports, restarts = self.backend.poll(0.05 if self._idle else 0.0)
+        self.restarts += restarts
+        version = self.learner.version if self.learner else 0
+        for info in reports:
+            self._account(info, version)
+        metrics, t1 = None, time.perf_counter()
+        if self.program.consumes is not None:
+            item = self.backend.next_batch(0.0 if reports else 0.05)
+            if item is not None:
+                batch, infos, token = item
+                for info in infos:
+                    self._account(info, version)
+                self._push_hyperparameters()
+                t1 = time.perf_counter()
+                metrics = self.learner.step(batch)
+                self.backend.release(token)
+        elif self.learner is not None:
+            self._push_hyperparameters()
+            t1 = time.perf_counter()
+            metrics = self.learner.step(None)
+        else:
+            self._push_hyperparameters()
+        t2 = time.perf_counter()
+        iv, tot = self.interval, self.totals
+        if metrics is not None:
+            iv.wait_s += t1 - t0
+            tot.wait_s += t1 - t0
+            iv.learn_s += t2 - t1
+            tot.learn_s += t2 - t1
+            iv.add_metrics(metrics)
+            if self.learner.version != self._published:
+                self.backend.publish(self.learner.get_weights, self.learner.version)
+                self._published = self.learner.version
+                dt = time.perf_counter() - t2
+                iv.publish_s += dt
+                tot.publish_s += dt
+        else:
+            iv.wait_s += t2 - t0
+            tot.wait_s += t2 - t0
+        self._idle = metrics is None and not reports
+        for name, due in self._due.items():
+            if self.env_steps >= due:
+                self.backend.request(name)
+                self._due[name] = due + self.program.role(name).interval_steps
+        now = time.perf_counter()
+        if now - self._last_row >= self.cfg.log_interval_s and (self.interval.steps or self.interval.metrics):
+            self._emit_row(now)  # (a row with nothing in it would fix the CSV's columns too early)
+        for o in self.observers:
+            o.on_step(self)
+
+    def _account(self, info: dict, version: int) -> None:
+        self.env_steps += info.get("env_steps", 0)
+        self.interval.add_info(info, version)
+        self.totals.env_s += info.get("env_s", 0.0)
+        self.totals.infer_s += info.get("infer_s", 0.0)
+        self.totals.worker_learn_s += info.get("learn_s", 0.0)
+        if "episode_returns" in info:
+            self.episodes.add(info["episode_returns"], info["episode_lengths"])
+
+    def _emit_row(self, now: float) -> None:
+        r = row(self.env_steps, self.wall_s, now - self._last_row, self.interval, self.episodes, self.updates,
+                self.restarts)
+        for adapter in self.backend.services().values():
+            r.update(adapter.stats())
+        self.lags.extend(self.interval.lag)
+        self.interval = Interval()
+        self._last_row = now
+        for o in self.observers:
+            o.on_row(self, r)
+
+    # --- numbers ---------------------------------------------------------------------------------
+    @property
+    def updates(self) -> int:
+        """Learner updates; where the workers learn (A3C, GORILA), the updates the parameter server applied."""
+        if self.learner is not None:
+            return self.learner.version
+        counters = [a.counters() for a in self.backend.services().values()] if self.backend else []
+        return int(sum(sum(c.get("shard_versions", [])) for c in counters))
+
+    @property
+    def wall_s(self) -> float:
+        return self._wall_offset + time.perf_counter() - self._t_start
+
+    def stats(self) -> dict[str, Any]:
+        session = max(time.perf_counter() - self._t_start, 1e-9)
+        return {"env_steps": self.env_steps, "updates": self.updates, "episode_return_mean": self.episodes.mean_return,
+                "episodes": self.episodes.count, "sps": (self.env_steps - self._steps_at_start) / session,
+                "wall_s": self.wall_s, "actor_restarts": self.restarts, "hyperparameters": dict(self._applied)}
+
+    def _summary(self, actor: dict, services: dict) -> dict[str, Any]:
+        lags = self.lags + self.interval.lag
+        dropped = services.pop("unrolls_dropped", None)
+        actor_stats = dict(actor)
+        if "actor_wait_s" in services:  # an inference server: actors blocked waiting for actions
+            actor_stats["block_s"] = services.pop("actor_wait_s")
+        nodes = actor_stats.pop("nodes", None)
+        served = any(isinstance(s, Inference) for s in self.program.services.values())
+        name, numbers, wait_frac = verdict(self.totals, actor_stats, services, self.learner is None, served)
+        stats = self.stats()
+        tot = self.totals
+        split = {"wait_s": tot.wait_s, "learn_s": tot.learn_s, "publish_s": tot.publish_s, "env_s": tot.env_s,
+                 "infer_s": tot.infer_s, "worker_learn_s": tot.worker_learn_s}
+        summary = {
+            "system": self.system, "env": self.cfg.env, "runtime": self.cfg.runtime,
+            "env_steps": self.env_steps, "wall_s": round(self.wall_s, 3), "sps": round(stats["sps"], 1),
+            "episode_return_mean": num(self.episodes.mean_return), "episodes": self.episodes.count,
+            "learner_updates": self.updates, "learner_wait_frac": num(wait_frac),
+            "policy_lag_mean": num(float(np.mean(lags)) if lags else float("nan")),
+            "actor_restarts": self.restarts, "bottleneck": name, "bottleneck_detail": numbers,
+            "time_split_s": {k: round(v, 3) for k, v in {**split, **{f"actor_{k}": v for k, v in actor_stats.items()}}.items()},
+            "interrupted": self.interrupted,
+        }
+        summary.update({k: num(v) for k, v in services.items()})
+        if dropped is not None:
+            summary["unrolls_dropped"] = dropped
+        if nodes is not None:
+            summary["actor_nodes"] = nodes
+        return summary
+
+    # --- checkpoints -----------------------------------------------------------------------------
+    def _parts(self) -> tuple[dict, dict]:
+        modules, optimizers = self.learner.checkpoint_parts() if self.learner else ({}, {})
+        for adapter in self.backend.services().values():
+            m, o = adapter.checkpoint_parts()
+            modules, optimizers = {**modules, **m}, {**optimizers, **o}
+        return modules, optimizers
+
+    def checkpoint(self) -> Path:
+        adapters = self.backend.services()
+        for adapter in adapters.values():
+            adapter.sync()
+        modules, optimizers = self._parts()
+        counters = {"env_steps": self.env_steps, "wall_s": self.wall_s, "updates": self.updates,
+                    "actor_restarts": self.restarts, "episodes": self.episodes.state(),
+                    "learner": self.learner.counters() if self.learner else {},
+                    "services": {name: a.counters() for name, a in adapters.items()},
+                    "hyperparameters": dict(self.base)}
+
+        def save_services(folder: Path) -> None:
+            for adapter in adapters.values():
+                adapter.save(folder)
+
+        return save_checkpoint(self.run_dir / "checkpoints", self.env_steps, modules, optimizers, counters,
+                               keep=self.cfg.keep_checkpoints, extra=save_services)
+
+    def _restore(self, folder: Path) -> None:
+        modules, optimizers = self._parts()
+        saved = load_checkpoint(folder, modules, optimizers)
+        self.env_steps, self.restarts = saved["env_steps"], saved["actor_restarts"]
+        self._wall_offset = saved["wall_s"]
+        self.episodes.load(saved.get("episodes", {}))
+        if self.learner is not None:
+            self.learner.load_counters(saved.get("learner", {}))
+        services = saved.get("services")
+        for name, adapter in self.backend.services().items():
+            # checkpoints from before services kept their counters with the learner's
+            adapter.load_counters(services.get(name, {}) if services is not None else saved.get("learner", {}))
+            adapter.load(folder)
+        self.base.update({k: v for k, v in saved.get("hyperparameters", {}).items() if k in self.base})
+
+
+_STOP_SIGNALS = tuple(s for s in (signal.SIGTERM, getattr(signal, "SIGHUP", None)) if s is not None)
+
+
+def _raise_stop(signum, frame):
+    raise _StopRequested()

@@ -1,0 +1,36 @@
+"""Every system folder has the same shape and every system module states what the registry promises."""
+
+from pathlib import Path
+
+import pytest
+
+from distrl.agents.registry import SYSTEMS, get_system
+from distrl.core.program import Program
+from distrl.core.system import BuildContext
+from distrl.envs import env_spec
+
+AGENTS = Path(__file__).resolve().parents[2] / "src" / "distrl" / "agents"
+
+
+@pytest.mark.parametrize("name", sorted(SYSTEMS))
+def test_system_folder_has_the_common_shape(name):
+    folder = AGENTS / SYSTEMS[name].rsplit(".", 1)[1]
+    files = {p.name for p in folder.iterdir() if p.suffix in (".py", ".md")}
+    assert {"__init__.py", "config.py", "networks.py", "builder.py", "README.md"} <= files, files
+    readme = (folder / "README.md").read_text()
+    assert "```" in readme  # a data-flow sketch
+    # a learner of its own, or the README says whose it uses (SEED: IMPALA's; A3C/GORILA: the workers learn)
+    assert "learner.py" in files or "learner" in readme.lower()
+
+
+@pytest.mark.parametrize("name", sorted(SYSTEMS))
+def test_system_module_builds_a_program(name):
+    module = get_system(name)
+    for attr in ("Config", "DOC", "DEFAULT_TOTAL_STEPS", "RENAMED_SETTINGS", "OLDER_RUN_DEFAULTS", "build", "make_model"):
+        assert hasattr(module, attr), attr
+    env = "Pendulum-v1" if name == "apex-ddpg" else "CartPole-v1"
+    program = module.build(module.Config(), BuildContext(env, env_spec(env), 10_000, eval_interval_steps=1000))
+    assert isinstance(program, Program)
+    program.check()
+    assert "evaluator" in {r.name for r in program.roles}
+    assert module.make_model(env_spec(env), module.Config()) is not None

@@ -1,0 +1,225 @@
+"""The runtime contract, written once and run against every backend (inline, local, ray): a channel
+delivers intact, in order, with weights that advance; each service kind behaves the same; periodic roles
+step when asked; hyperparameters reach components; a killed component is replaced; nothing is left behind."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+
+from tests.runtime.backends.fakes import (
+    CheckingLearner,
+    counting_program,
+    param_program,
+    program_with_probe,
+    replay_program,
+)
+
+
+def started(make_backend, program, learner=None):
+    backend = make_backend()
+    handles = backend.open(program)
+    learner = learner or program.make_learner(handles)
+    backend.start((learner.get_weights(), learner.version))
+    return backend, learner
+
+
+def drive(backend, learner, n_batches: int, timeout: float = 60.0):
+    """The trainer's iteration, stripped down: the infos of ``n_batches`` batches and the restarts."""
+    infos, restarts = [], 0
+    deadline = time.monotonic() + timeout
+    done = 0
+    while done < n_batches:
+        assert time.monotonic() < deadline, "backend produced no data in time"
+        _, r = backend.poll(0.0)
+        restarts += r
+        item = backend.next_batch(0.05)
+        if item is None:
+            continue
+        batch, batch_infos, token = item
+        version = learner.version
+        learner.step(batch)
+        backend.release(token)
+        backend.publish(learner.get_weights, learner.version)
+        infos += [dict(info, learner_version=version) for info in batch_infos]
+        done += 1
+    return infos, restarts
+
+
+def check_intact_and_ordered(make_backend):
+    backend, learner = started(make_backend, counting_program(num_actors=2, batch=2))
+    try:
+        infos, _ = drive(backend, learner, 30)  # CheckingLearner asserts every payload is intact
+        deadline = time.monotonic() + 60  # a cold worker (another Ray node) may take a while to start
+        while {i["actor_index"] for i in infos} != {0, 1} and time.monotonic() < deadline:
+            infos += drive(backend, learner, 1)[0]
+    finally:
+        backend.close()
+    by_producer = {}
+    for info in infos:
+        by_producer.setdefault((info["pid"], info["seed"]), []).append(info)
+    assert {s for _, s in by_producer} >= {0, 1000}, list(by_producer)  # both actors delivered, seeds from the one formula
+    for producer_infos in by_producer.values():
+        versions = [i["version"] for i in producer_infos]
+        assert versions == sorted(versions), versions  # weights never go back in time
+        for i in producer_infos:
+            assert i["weight0"] == float(i["version"])  # the weights an actor used match their version
+            assert i["learner_version"] >= i["version"]  # data never comes from weights the learner has not made
+    assert max(i["version"] for i in infos) > 0  # weight versions advanced
+
+
+def check_hyperparameters_reach_components(make_backend):
+    program = counting_program(num_actors=2, batch=1, hyper_to_components=True)
+    backend, learner = started(make_backend, program)
+    try:
+        backend.set_hyperparameters({"epsilon": 0.25}, {"epsilon": 0.25})
+        deadline = time.monotonic() + 60
+        seen = set()
+        while seen != {0, 1}:
+            assert time.monotonic() < deadline, "components never saw the new value"
+            for info in drive(backend, learner, 1)[0]:
+                if info["hyper_epsilon"] == 0.25:
+                    seen.add(info["actor_index"])
+    finally:
+        backend.close()
+
+
+def check_replay_service(make_backend):
+    """Producers emit into a replay service; the learner samples it through its handle; the handle counts
+    every insert; the rate limiter keeps samples per insert near the ratio (never far above it)."""
+    program = replay_program(num_actors=2, samples_per_insert=1.0)
+    backend, learner = started(make_backend, program)
+    replay = backend.services()["replay"]
+    try:
+        deadline = time.monotonic() + 60
+        reported = 0
+        while learner.version < 40 or learner.seen != {0, 1}:
+            assert time.monotonic() < deadline, (learner.version, learner.seen)
+            reports, _ = backend.poll(0.02)
+            reported += sum(i["transitions"] for i in reports)
+            learner.step(None)
+        reports, _ = backend.poll(0.0)
+        reported += sum(i["transitions"] for i in reports)
+        assert replay.limiter.inserts == reported  # every reported output was inserted, counted by the handle
+        over = replay.limiter.samples - 1.0 * (replay.limiter.inserts - 32)
+        assert over <= 8 + 8, over  # at most the error buffer (and one batch) ahead of the ratio
+    finally:
+        backend.close()
+
+
+def check_param_server(make_backend, with_replay=False):
+    """Workers push gradients of ones (SGD, lr 0.1) to a 2-shard parameter server: every applied one moves
+    its shard's parameters by -lr, and the trainer's copy (after ``sync``) shows it; ``lr`` set through
+    the backend reaches the shards (0 freezes the model while versions go on). With a partitioned
+    replay every worker's writes land in its own partition."""
+    import torch
+
+    from tests.runtime.backends.fakes import tiny_model
+
+    backend = make_backend()
+    backend.open(param_program(num_workers=2, with_replay=with_replay, lr=0.1))
+    backend.start(None)
+    params = backend.services()["params"]
+    try:
+        counts = {0: 0, 1: 0}
+
+        def until(n_each: int) -> None:
+            deadline = time.monotonic() + 60
+            while min(counts.values()) < n_each:
+                assert time.monotonic() < deadline, counts
+                for info in backend.poll(0.05)[0]:
+                    counts[info["actor_index"]] += 1
+
+        until(17)  # 17 steps x 4 items fill each worker's 64-item partition
+        params.sync()
+        init = [p.detach() for p in tiny_model().parameters()]
+        versions = params.shards.versions.tolist()
+        for i, p in enumerate(params.shards.model.parameters()):
+            shard = next(s for s, members in enumerate(params.shards.shards) if i in members)
+            moved = (init[i] - p.detach()) / 0.1
+            assert torch.allclose(moved, torch.full_like(moved, float(versions[shard])), atol=2.5), (moved, versions)
+        backend.set_hyperparameters({"lr": 0.0}, {})
+        until(min(counts.values()) + 4)  # pushes already under way may still carry the old rate
+        params.sync()
+        frozen, before = [p.detach().clone() for p in params.shards.model.parameters()], sum(params.shards.versions.tolist())
+        until(min(counts.values()) + 4)
+        params.sync()
+        assert sum(params.shards.versions.tolist()) > before
+        assert all(torch.equal(a, b.detach()) for a, b in zip(frozen, params.shards.model.parameters()))
+        if with_replay:
+            assert backend.services()["replay"].stats()["replay_size"] > 64  # both partitions written
+    finally:
+        backend.close()
+
+
+def check_periodic_role(make_backend):
+    program = program_with_probe()
+    backend, learner = started(make_backend, program)
+    try:
+        drive(backend, learner, 3)
+        backend.request("probe")
+        deadline = time.monotonic() + 60
+        while True:
+            assert time.monotonic() < deadline, "the periodic role never reported"
+            reports, _ = backend.poll(0.05)
+            probes = [i for i in reports if "metrics" in i]
+            if probes:
+                assert probes[0]["metrics"]["probe_version"] >= 1  # it pulled weights the learner made
+                break
+            item = backend.next_batch(0.0)  # keep the actor's channel moving
+            if item is not None:
+                backend.release(item[2])
+    finally:
+        backend.close()
+
+
+def check_kill_restarts(make_backend):
+    """Kill actor 1's process: a replacement with the same index (and a fresh seed) keeps delivering."""
+    backend, learner = started(make_backend, counting_program(num_actors=2, batch=1))
+    try:
+        infos = []
+        while not any(i["actor_index"] == 1 for i in infos):
+            infos += drive(backend, learner, 1)[0]
+        victim = next(i for i in infos if i["actor_index"] == 1)
+        os.kill(victim["pid"], signal.SIGKILL)
+        restarts, later = 0, []
+        deadline = time.monotonic() + 90
+        while not any(i["actor_index"] == 1 and i["pid"] != victim["pid"] for i in later):
+            assert time.monotonic() < deadline, "actor 1 was not replaced in time"
+            more, r = drive(backend, learner, 1, timeout=90)
+            later += more
+            restarts += r
+        assert restarts >= 1
+        replacement = next(i for i in later if i["actor_index"] == 1 and i["pid"] != victim["pid"])
+        assert replacement["seed"] != victim["seed"]
+    finally:
+        backend.close()
+
+
+def check_shutdown_leaves_nothing(make_backend):
+    backend, learner = started(make_backend, counting_program(num_actors=2, batch=1))
+    drive(backend, learner, 3)
+    pids = backend.pids()
+    backend.close()
+    deadline = time.monotonic() + 10
+    while any(_alive(p) for p in pids) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not [p for p in pids if _alive(p)]
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split()[2] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+__all__ = ["CheckingLearner", "check_hyperparameters_reach_components", "check_intact_and_ordered",
+           "check_kill_restarts", "check_param_server", "check_periodic_role", "check_replay_service",
+           "check_shutdown_leaves_nothing", "drive", "started"]

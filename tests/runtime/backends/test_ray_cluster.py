@@ -1,0 +1,187 @@
+"""The runtime contract and an IMPALA run on a real two-node Ray cluster started on this machine.
+
+The cluster (two raylets, one CPU each, loopback only) is started once for the module and torn
+down at the end, and the last test checks that no Ray process is left behind.
+"""
+
+import subprocess
+import time
+
+import pytest
+
+ray = pytest.importorskip("ray", reason="ray extra not installed")
+from ray.cluster_utils import Cluster  # noqa: E402
+
+import distrl  # noqa: E402
+from distrl.runtime.backends import make_backend  # noqa: E402
+from tests.runtime.backends import contract  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    c = Cluster(initialize_head=True, head_node_args={"num_cpus": 1, "include_dashboard": False})
+    c.add_node(num_cpus=1)
+    c.wait_for_nodes()
+    ray.init(address=c.address, include_dashboard=False, logging_level="ERROR")
+    yield c
+    ray.shutdown()
+    c.shutdown()
+
+
+def _ray(cluster):
+    return lambda: make_backend("ray", seed=0, ray_address=cluster.address)
+
+
+def test_contract_intact_in_order_weights_advance(cluster):
+    contract.check_intact_and_ordered(_ray(cluster))
+
+
+def test_contract_hyperparameters_reach_components(cluster):
+    contract.check_hyperparameters_reach_components(_ray(cluster))
+
+
+def test_contract_replay_service(cluster):
+    contract.check_replay_service(_ray(cluster))
+
+
+@pytest.mark.parametrize("with_replay", [False, True], ids=["params", "params+partitioned-replay"])
+def test_contract_parameter_server(cluster, with_replay):
+    contract.check_param_server(_ray(cluster), with_replay)
+
+
+def test_contract_periodic_role(cluster):
+    contract.check_periodic_role(_ray(cluster))
+
+
+def test_contract_killed_actor_is_restarted_by_ray(cluster):
+    contract.check_kill_restarts(_ray(cluster))
+
+
+def test_contract_shutdown_kills_actors(cluster):
+    contract.check_shutdown_leaves_nothing(_ray(cluster))
+
+
+def test_impala_trains_on_both_nodes(cluster, tmp_path):
+    s = distrl.train("impala", env="CartPole-v1", runtime="ray", ray_address=cluster.address, total_steps=60_000,
+                     num_envs=16, unroll_length=16, run_dir=str(tmp_path / "r"), num_actors=2)
+    assert s["learner_updates"] >= 200
+    assert s["actor_nodes"] == 2  # SPREAD placed one actor on each node
+    assert s["policy_lag_mean"] is not None and s["episodes"] > 0
+
+
+def test_apex_dqn_on_ray_with_the_replay_in_its_own_actor(cluster, tmp_path):
+    """Actors on both nodes insert straight into a replay-server actor; the learner samples from it; a
+    resumed run gets the checkpointed replay back into a new server."""
+    import csv
+    import json
+
+    kw = dict(env="CartPole-v1", runtime="ray", ray_address=cluster.address, num_actors=2, num_envs=4, unroll_length=8,
+              min_replay=200, batch_size=32, run_dir=str(tmp_path / "r"), log_interval_s=0.2)
+    s = distrl.train("apex-dqn", total_steps=4000, **kw)
+    assert s["env_steps"] >= 4000 and s["learner_updates"] > 0 and s["actor_nodes"] == 2
+    rows = list(csv.DictReader(open(tmp_path / "r" / "metrics.csv")))
+    assert float(rows[-1]["replay_size"]) > 200  # as the server reports it
+    ckpt = sorted((tmp_path / "r" / "checkpoints").glob("step-*"))[-1]
+    saved = json.loads((ckpt / "replay.json").read_text())["storage"]["size"]
+    assert saved >= 3000  # the server's contents reached the run directory
+    s2 = distrl.train("apex-dqn", total_steps=6000, resume=True, **kw)
+    rows = list(csv.DictReader(open(tmp_path / "r" / "metrics.csv")))
+    resumed = [r for r in rows if int(r["env_steps"]) > s["env_steps"]]
+    assert s2["env_steps"] >= 6000 and float(resumed[0]["replay_size"]) >= saved  # nothing lost on resume
+
+
+def test_a3c_pushes_gradients_to_a_parameter_server_on_ray(cluster, tmp_path):
+    s = distrl.train("a3c", env="CartPole-v1", runtime="ray", ray_address=cluster.address, total_steps=8000,
+                     num_actors=2, num_envs=4, segments_per_report=5, run_dir=str(tmp_path / "r"))
+    assert s["env_steps"] >= 8000 and s["actor_nodes"] == 2
+    assert s["policy_lag_mean"] is not None and s["policy_lag_mean"] >= 0  # gradient staleness, in updates
+    # the checkpoint holds the parameter server's weights, not the coordinator's initial ones
+    import json
+
+    ckpt = sorted((tmp_path / "r" / "checkpoints").glob("step-*"))[-1]
+    counters = json.loads((ckpt / "state.json").read_text())["counters"]
+    assert sum(counters["services"]["params"]["shard_versions"]) >= 8000 // (5 * 4)
+
+
+def test_gorila_shards_are_ray_actors(cluster, tmp_path):
+    s = distrl.train("gorila", env="CartPole-v1", runtime="ray", ray_address=cluster.address, total_steps=6000,
+                     num_actors=2, num_envs=4, unroll_length=8, min_replay=100, batch_size=32, num_shards=2,
+                     run_dir=str(tmp_path / "r"))
+    assert s["env_steps"] >= 6000 and s["actor_nodes"] == 2
+    import json
+
+    ckpt = sorted((tmp_path / "r" / "checkpoints").glob("step-*"))[-1]
+    assert sum(json.loads((ckpt / "state.json").read_text())["counters"]["services"]["params"]["shard_versions"]) > 0
+
+
+def test_gorila_global_replay_is_a_ray_actor_and_resumes_whole(cluster, tmp_path):
+    """Bundles on both nodes write their partitions of one served replay and sample all of it; the
+    checkpoint holds the served contents and a resumed run starts from them."""
+    import csv
+    import json
+
+    kw = dict(env="CartPole-v1", runtime="ray", ray_address=cluster.address, num_actors=2, num_envs=4, unroll_length=8,
+              min_replay=100, batch_size=32, replay="global", prioritized=False, replay_capacity=5000, run_dir=str(tmp_path / "r"),
+              log_interval_s=0.2)
+    s = distrl.train("gorila", total_steps=4000, **kw)
+    assert s["env_steps"] >= 4000 and s["actor_nodes"] == 2 and s["learner_updates"] > 0
+    rows = list(csv.DictReader(open(tmp_path / "r" / "metrics.csv")))
+    assert float(rows[-1]["actor_shards_applied"]) > 0  # learners sampled the served replay and pushed gradients
+    ckpt = sorted((tmp_path / "r" / "checkpoints").glob("step-*"))[-1]
+    saved = [size for _, size in json.loads((ckpt / "replay.json").read_text())["counts"]]
+    assert min(saved) > 0 and sum(saved) >= 3500  # both partitions, everything written (CartPole: 1 item per step)
+    distrl.train("gorila", total_steps=6000, resume=True, **kw)
+    final = sorted((tmp_path / "r" / "checkpoints").glob("step-*"))[-1]
+    resumed = [size for _, size in json.loads((final / "replay.json").read_text())["counts"]]
+    assert sum(resumed) >= sum(saved) + 1500  # the resumed run kept what was saved
+
+
+def test_seed_actors_stream_to_the_inference_server_and_one_joins_by_address(cluster, tmp_path, monkeypatch):
+    """Two Ray actors and one actor that joins by address (here a thread; any machine could run it)."""
+    import socket
+    import threading
+
+    from distrl.agents.common import env_actor
+
+    with socket.socket() as sock:  # a free port for the server, so the joining actor knows where to dial
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    joined_steps = []
+    original_advance = env_actor.EnvActor.advance
+
+    def counting_advance(self, actions):
+        if threading.current_thread().name == "joiner":
+            joined_steps.append(1)
+        return original_advance(self, actions)
+
+    monkeypatch.setattr(env_actor.EnvActor, "advance", counting_advance)
+    joiner = threading.Thread(target=distrl.join, args=(f"127.0.0.1:{port}",), name="joiner", daemon=True)
+    joiner.start()
+    s = distrl.train("seed", env="CartPole-v1", runtime="ray", ray_address=cluster.address, total_steps=30_000,
+                     num_actors=2, num_envs=8, unroll_length=8, remote_actors=1, bind=f"127.0.0.1:{port}",
+                     run_dir=str(tmp_path / "r"))
+    joiner.join(timeout=30)
+    assert not joiner.is_alive()  # the joined actor left when the server stopped
+    assert s["env_steps"] >= 30_000 and s["learner_updates"] > 0 and s["latency_p50_ms"] > 0
+    assert len(joined_steps) > 50
+
+
+def _ray_processes() -> list[str]:
+    pids = subprocess.run(["pgrep", "-f", "raylet|gcs_server|ray::|default_worker.py"], capture_output=True,
+                          text=True).stdout.split()
+    out = []
+    for pid in pids:
+        try:
+            out.append(f"{pid} " + open(f"/proc/{pid}/cmdline").read().replace("\0", " ")[:120])
+        except FileNotFoundError:
+            pass
+    return out
+
+
+def test_zz_teardown_leaves_no_ray_process(cluster):
+    ray.shutdown()
+    cluster.shutdown()
+    deadline = time.monotonic() + 20  # workers exit shortly after their raylet
+    while _ray_processes() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert _ray_processes() == []

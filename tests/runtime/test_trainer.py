@@ -1,0 +1,136 @@
+"""The steppable trainer: start, step by updates or env steps, stats, the one hyperparameter mutation point,
+pause, observers, close; on the deterministic inline backend and on local."""
+
+import json
+
+import pytest
+
+from distrl.config import build as build_config
+from distrl.core.program import Hyperparameter, Program
+from distrl.run_config import RunConfig
+from distrl.runtime import Observer, Trainer
+from tests.runtime.backends.fakes import E, T, counting_program, param_program
+
+
+def run_cfg(tmp_path, **kw):
+    return build_config(RunConfig, dict({"total_steps": 10**6, "runtime": "inline", "run_dir": str(tmp_path)}, **kw))
+
+
+class Recorder(Observer):
+    def __init__(self):
+        self.calls = []
+
+    def on_start(self, trainer):
+        self.calls.append("start")
+
+    def on_row(self, trainer, row):
+        self.calls.append(("row", row["env_steps"]))
+
+    def on_close(self, trainer, summary):
+        self.calls.append(("close", summary is not None))
+
+
+def test_step_by_updates_and_by_env_steps(tmp_path):
+    trainer = Trainer(counting_program(num_actors=2, batch=2), run_cfg(tmp_path), tmp_path, system="fake")
+    trainer.start()
+    try:
+        stats = trainer.step(updates=5)
+        assert stats["updates"] == 5  # inline: exactly one batch per update
+        assert stats["env_steps"] == 5 * 2 * T * E
+        stats = trainer.step(env_steps=3 * T * E)
+        assert stats["env_steps"] >= 5 * 2 * T * E + 3 * T * E
+        assert set(stats) >= {"env_steps", "updates", "episode_return_mean", "sps", "wall_s", "hyperparameters"}
+    finally:
+        summary = trainer.close()
+    assert summary["learner_updates"] == trainer.updates and (tmp_path / "summary.json").is_file()
+
+
+def test_a_run_stops_at_its_budget_and_observers_see_it_all(tmp_path):
+    rec = Recorder()
+    trainer = Trainer(counting_program(), run_cfg(tmp_path, total_steps=20 * T * E, log_interval_s=1e-9), tmp_path,
+                      system="fake", observers=[rec])
+    summary = trainer.run()
+    assert summary["env_steps"] == 20 * T * E and not summary["interrupted"]
+    assert rec.calls[0] == "start" and rec.calls[-1] == ("close", True)
+    assert [c for c in rec.calls if c[0] == "row"][-1] == ("row", 20 * T * E)
+
+
+def test_hyperparameters_have_one_mutation_point(tmp_path):
+    trainer = Trainer(counting_program(num_actors=2, batch=1, hyper_to_components=True), run_cfg(tmp_path), tmp_path,
+                      system="fake")
+    trainer.start()
+    try:
+        assert trainer.hyperparameters == {"epsilon": 0.5}
+        trainer.step(updates=2)
+        trainer.set_hyperparameters(epsilon=0.125)
+        with pytest.raises(KeyError, match="not a hyperparameter"):
+            trainer.set_hyperparameters(lr=1.0)
+        assert trainer.stats()["hyperparameters"] == {"epsilon": 0.125}
+        trainer.backend.poll(0)  # inline: the next step of the next component
+        for w in trainer.backend.workers:
+            assert w.handle.hyper["epsilon"] == 0.125  # every component got it
+    finally:
+        trainer.close()
+
+
+def test_schedules_scale_the_base_value_and_reach_the_parameter_server(tmp_path):
+    """A linear schedule moves ``lr`` with the run's progress; set_hyperparameters changes the base it scales;
+    the parameter server (a service, no learner in this program) takes each value."""
+    program = param_program(num_workers=2, lr=0.1)
+    program = Program(roles=program.roles, services=program.services,
+                      hyperparameters={"lr": Hyperparameter(0.1, "linear")})
+    trainer = Trainer(program, run_cfg(tmp_path, total_steps=1000), tmp_path, system="fake")
+    trainer.start()
+    try:
+        shards = trainer.backend.services()["params"].shards
+        trainer.step(env_steps=500)
+        assert float(shards.lr) == pytest.approx(0.1 * (1 - trainer.env_steps / 1000), abs=0.1 * 10 / 1000)
+        trainer.set_hyperparameters(lr=0.02)
+        assert float(shards.lr) == pytest.approx(0.02 * (1 - trainer.env_steps / 1000))
+    finally:
+        trainer.close()
+
+
+@pytest.mark.parametrize("runtime", ["inline", "local"])
+def test_pause_stops_new_steps(tmp_path, runtime):
+    trainer = Trainer(counting_program(num_actors=2, batch=1), run_cfg(tmp_path, runtime=runtime), tmp_path, system="fake")
+    trainer.start()
+    try:
+        trainer.step(updates=3)
+        trainer.pause()
+        for _ in range(20):  # what was granted before the pause drains...
+            trainer._iterate()
+        drained = trainer.env_steps
+        for _ in range(20):  # ...and nothing more comes
+            trainer._iterate()
+        assert trainer.env_steps == drained
+        trainer.pause(False)
+        trainer.step(updates=2)
+        assert trainer.env_steps > drained
+    finally:
+        trainer.close()
+
+
+def test_a_checkpoint_restores_counters_hyperparameters_and_the_learners_state(tmp_path):
+    program = counting_program(num_actors=1, batch=1, hyper_to_components=True)
+    trainer = Trainer(program, run_cfg(tmp_path), tmp_path, system="fake")
+    trainer.start()
+    trainer.step(updates=4)
+    trainer.set_hyperparameters(epsilon=0.3)
+    folder = trainer.checkpoint()
+    trainer.close()
+    saved = json.loads((folder / "state.json").read_text())["counters"]
+    assert saved["env_steps"] == 4 * T * E and saved["hyperparameters"] == {"epsilon": 0.3}
+    again = Trainer(program, run_cfg(tmp_path), tmp_path, system="fake", resume=True)
+    again.start()
+    try:
+        assert again.env_steps == 4 * T * E and again.hyperparameters == {"epsilon": 0.3}
+    finally:
+        again.close()
+
+
+def test_programs_are_checked_for_undeclared_services():
+    from distrl.core.program import Role
+
+    with pytest.raises(ValueError, match="undeclared service 'weights'"):
+        Program(roles=(Role("actor", print, uses=("weights",)),)).check()
