@@ -1,29 +1,49 @@
 """distrl: distributed deep reinforcement learning on one component model.
 
     import distrl
-    summary = distrl.train("a2c", env="CartPole-v1", total_steps=500_000, runtime="inline")
-    policy = distrl.load_policy(summary["run_dir"]); action = policy.act(obs)
+    summary = distrl.train("a2c", env="CartPole-v1", total_steps=200_000, runtime="inline")
+    policy = distrl.load_policy(summary["run_dir"])
+    print(distrl.evaluate(summary["run_dir"], episodes=10))
+
+Importing distrl is cheap: torch, Gymnasium and the runtime load on the first call.
 """
 
-__version__ = "0.1.0"
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+__version__ = "0.2.0"
 
 
-def train(*args, **kwargs):
+def train(system: str, env: str | None = None, *, config_file: str | None = None, resume: bool = False,
+          force: bool = False, progress: bool = False, **settings: Any) -> dict[str, Any]:
+    """Train ``system`` (``"impala"``, ``"a2c"``, ``"apex-dqn"``, ... see ``distrl list``) on ``env`` and return
+    its summary (also written to ``<run_dir>/summary.json``).
+
+    ``settings`` are any run or system settings, e.g. ``total_steps=200_000, seed=3, runtime="inline",
+    num_actors=4, lr=1e-3, run_dir="runs/exp1"``. ``config_file`` is a YAML file of settings (keyword
+    settings win). ``resume=True`` continues the run in ``run_dir`` from its last checkpoint; ``force=True``
+    deletes an existing ``run_dir`` first. Bad settings raise ``distrl.errors.ConfigError`` with one line.
+    """
     from distrl.api import train as _train
 
-    return _train(*args, **kwargs)
+    return _train(system, env, config_file=config_file, resume=resume, force=force, progress=progress, **settings)
 
 
-def load_policy(run_dir):
+def load_policy(run_dir: str | Path):
+    """The greedy policy of a run's latest checkpoint: ``policy.act(observation)`` returns an action."""
     from distrl.api import load_policy as _load
 
     return _load(run_dir)
 
 
-def evaluate(run_dir, episodes: int = 10, **kwargs):
+def evaluate(run_dir: str | Path, episodes: int = 10, seed: int = 12345, video: bool = False) -> dict[str, Any]:
+    """Play ``episodes`` with a run's greedy policy (env seeds ``seed, seed+1, ...``); returns ``mean_return``,
+    ``std_return``, ``episodes`` and, with ``video``, the path of a GIF of the first episode."""
     from distrl.api import evaluate as _evaluate
 
-    return _evaluate(run_dir, episodes, **kwargs)
+    return _evaluate(run_dir, episodes, seed=seed, video=video)
 
 
 def join(address: str, timeout_s: float = 30.0) -> None:

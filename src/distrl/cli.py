@@ -1,8 +1,10 @@
-"""The ``distrl`` command: train, eval, list, plot.
+"""The ``distrl`` command: train, eval, list, plot, join.
 
 Flags of ``distrl train`` are generated from :class:`distrl.run_config.RunConfig` (fields marked
 ``cli``); every other setting, of the run or the system, is reachable with ``--set key=value``
-or a YAML file. User errors print one line and exit with code 2, without a traceback.
+or a YAML file. User errors print one line and exit with code 2, without a traceback. A run ends
+with a short summary for a person on a terminal, and with one JSON line where the output is read
+by a program (a pipe or a file, or ``--json``).
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import os
 import sys
 
 from distrl.errors import ConfigError
@@ -20,15 +23,24 @@ class _Parser(argparse.ArgumentParser):
         raise ConfigError(f"{message} (see 'distrl {self.prog.split()[-1]} --help')" if " " in self.prog else message)
 
 
+class _Help(argparse.ArgumentDefaultsHelpFormatter):
+    """Shows every option's default."""
+
+
 def _build_parser() -> argparse.ArgumentParser:
+    from distrl import __version__
+    from distrl.agents.registry import SYSTEMS
     from distrl.config import field_types
     from distrl.run_config import RunConfig
 
     parser = _Parser(prog="distrl", description="Distributed deep RL: train, evaluate, list and plot.")
+    parser.add_argument("--version", action="version", version=f"distrl {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
-    train = sub.add_parser("train", help="train a system on an env")
-    train.add_argument("system", help="system name (see 'distrl list')")
+    systems = ", ".join(SYSTEMS)
+    train = sub.add_parser("train", help="train a system on an env", formatter_class=_Help,
+                           description=f"Train a system on an env. Systems: {systems} ('distrl list' shows their settings).")
+    train.add_argument("system", help=f"one of: {systems}")
     types = field_types(RunConfig)
     for f in dataclasses.fields(RunConfig):
         if f.metadata.get("cli"):
@@ -41,39 +53,58 @@ def _build_parser() -> argparse.ArgumentParser:
     train.add_argument("--resume", action="store_true", help="continue the run in --run-dir from its last checkpoint")
     train.add_argument("--force", action="store_true", help="delete an existing --run-dir and start anew")
     train.add_argument("--quiet", action="store_true", help="no progress display")
+    train.add_argument("--json", action="store_true", help="end with the summary as one JSON line, also on a terminal")
 
-    ev = sub.add_parser("eval", help="play episodes with a trained run's greedy policy; prints one JSON line")
+    ev = sub.add_parser("eval", help="play episodes with a trained run's greedy policy; prints one JSON line",
+                        formatter_class=_Help)
     ev.add_argument("run_dir")
-    ev.add_argument("--episodes", type=int, default=10)
-    ev.add_argument("--seed", type=int, default=12345)
+    ev.add_argument("--episodes", type=int, default=10, help="episodes to play")
+    ev.add_argument("--seed", type=int, default=12345, help="env seed of the first episode (then +1 each)")
     ev.add_argument("--video", action="store_true", help="also save the first episode as RUN_DIR/videos/eval-episode-0.gif")
 
     sub.add_parser("list", help="every system and its settings with defaults")
 
-    join = sub.add_parser("join", help="run an env actor for a SEED server at HOST:PORT (it says what to run)")
+    join = sub.add_parser("join", help="run an env actor for a SEED server at HOST:PORT (it says what to run)",
+                          formatter_class=_Help)
     join.add_argument("address", metavar="HOST:PORT")
     join.add_argument("--timeout", type=float, default=30.0, help="seconds to wait for the server")
 
-    pl = sub.add_parser("plot", help="learning curves of one or more runs as a PNG")
+    pl = sub.add_parser("plot", help="learning curves of one or more runs as a PNG", formatter_class=_Help)
     pl.add_argument("run_dirs", nargs="+")
-    pl.add_argument("-o", "--output", default="curves.png")
+    pl.add_argument("-o", "--output", default=None, help="PNG file to write (default: curves.png in the first run dir)")
     return parser
 
 
 def _cmd_train(args) -> int:
     from distrl.api import train
     from distrl.config import parse_assignments
-
-    settings = parse_assignments(args.assignments)
     from distrl.run_config import RunConfig
 
+    settings = parse_assignments(args.assignments)
     for f in dataclasses.fields(RunConfig):
         if f.metadata.get("cli") and getattr(args, f.name, None) is not None:
             settings[f.name] = getattr(args, f.name)
     summary = train(args.system, config_file=args.config_file, resume=args.resume, force=args.force,
                     progress=not args.quiet, **settings)
-    print(json.dumps(summary))
-    return 130 if summary.get("interrupted") else 0
+    code = 130 if summary.get("interrupted") else 0
+    if sys.stdout.isatty() and not args.json:
+        _say(human_summary(summary))
+    else:
+        _say(json.dumps(summary))
+    return code
+
+
+def human_summary(s: dict) -> str:
+    """What a person wants at the end of a run; the full record stays in ``summary.json``."""
+    ret = "n/a" if s.get("episode_return_mean") is None else f"{s['episode_return_mean']:.1f}"
+    lag = "n/a" if s.get("policy_lag_mean") is None else f"{s['policy_lag_mean']:.1f}"
+    lines = [f"{s['system']} on {s['env']} ({s['runtime']}): {s['env_steps']:,} env steps in {s['wall_s']:.1f} s "
+             f"({s['sps']:,.0f} env steps/s){'  [interrupted]' if s.get('interrupted') else ''}",
+             f"  return: {ret} (mean of the last 100 of {s['episodes']:,} episodes)",
+             f"  bottleneck: {s['bottleneck']}: {s['bottleneck_detail']}",
+             f"  learner updates: {s['learner_updates']:,}; policy lag: {lag} versions; actor restarts: {s['actor_restarts']}",
+             f"  run dir: {s['run_dir']}  (next: distrl eval {s['run_dir']} --episodes 20; distrl plot {s['run_dir']})"]
+    return "\n".join(lines)
 
 
 def _cmd_list(args) -> int:
@@ -81,30 +112,36 @@ def _cmd_list(args) -> int:
     from distrl.config import describe
     from distrl.run_config import RunConfig
 
+    out = []
+
     def show(title: str, cls) -> None:
-        print(title)
+        out.append(title)
         for name, tp, default, doc in describe(cls):
-            print(f"  {name:<24} {tp:<6} {str(default):<14} {doc}")
+            out.append(f"  {name:<24} {tp:<6} {str(default):<14} {doc}")
 
     show("run settings (every system):", RunConfig)
     for name in SYSTEMS:
         module = get_system(name)
-        print()
+        out.append("")
         show(f"{name}: {module.DOC}", module.Config)
+    _say("\n".join(out))
     return 0
 
 
 def _cmd_eval(args) -> int:
     from distrl.api import evaluate
 
-    print(json.dumps(evaluate(args.run_dir, episodes=args.episodes, seed=args.seed, video=args.video)))
+    _say(json.dumps(evaluate(args.run_dir, episodes=args.episodes, seed=args.seed, video=args.video)))
     return 0
 
 
 def _cmd_plot(args) -> int:
+    from pathlib import Path
+
     from distrl.plotting import plot_runs
 
-    print(plot_runs(args.run_dirs, args.output))
+    output = args.output or str(Path(args.run_dirs[0]) / "curves.png")
+    _say(plot_runs(args.run_dirs, output))
     return 0
 
 
@@ -113,6 +150,14 @@ def _cmd_join(args) -> int:
 
     join(args.address, timeout_s=args.timeout)
     return 0
+
+
+def _say(text: str) -> None:
+    """Print, or, if whoever read our output is gone (``| head``, ``| tee`` ended by Ctrl-C), stay quiet."""
+    try:
+        print(text, flush=True)
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit
 
 
 def main(argv: list[str] | None = None) -> int:
