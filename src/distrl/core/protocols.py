@@ -90,8 +90,9 @@ class Backend(Protocol):
 
     name: str
 
-    def open(self, program, seed: int) -> dict[str, Any]:
-        """Build the services; return the learner's handles (by service name)."""
+    def open(self, program) -> dict[str, Any]:
+        """Build the services; return the learner's handles (by service name). (The run's seed is given
+        to the backend's constructor, with its transport options.)"""
 
     def start(self, weights: tuple[np.ndarray, int] | None) -> None:
         """Publish the first weights and start every role's components."""

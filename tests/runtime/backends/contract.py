@@ -197,6 +197,22 @@ def check_kill_restarts(make_backend):
         backend.close()
 
 
+def check_step_error_restarts(make_backend):
+    """A component whose step raises (an env bug) is replaced, with a fresh seed, and the run goes on."""
+    from tests.runtime.backends.fakes import failing_program
+
+    backend, learner = started(make_backend, failing_program())
+    try:
+        infos, restarts, deadline = [], 0, time.monotonic() + 90
+        while not any(i["actor_index"] == 1 and i["seed"] != 1000 for i in infos):
+            assert time.monotonic() < deadline, "the failed component was not replaced"
+            more, r = drive(backend, learner, 1, timeout=90)
+            infos, restarts = infos + more, restarts + r
+        assert restarts == 1
+    finally:
+        backend.close()
+
+
 def check_shutdown_leaves_nothing(make_backend):
     backend, learner = started(make_backend, counting_program(num_actors=2, batch=1))
     drive(backend, learner, 3)
@@ -221,5 +237,5 @@ def _alive(pid: int) -> bool:
 
 
 __all__ = ["CheckingLearner", "check_hyperparameters_reach_components", "check_intact_and_ordered",
-           "check_kill_restarts", "check_param_server", "check_periodic_role", "check_replay_service",
+           "check_kill_restarts", "check_param_server", "check_step_error_restarts", "check_periodic_role", "check_replay_service",
            "check_shutdown_leaves_nothing", "drive", "started"]

@@ -232,3 +232,22 @@ def program_with_probe(interval_steps=T * E * 4) -> Program:
     probe = Role("probe", Probe, count=1, uses=("weights",), interval_steps=interval_steps, in_flight=1, cpus=0)
     return Program(roles=base.roles + (probe,), services=base.services, make_learner=base.make_learner,
                    consumes=base.consumes)
+
+
+class FailingActor(CountingActor):
+    """Its first life (the seed of restart 0) raises on its third step, as an env bug would."""
+
+    def step(self, out):
+        if self.seed == 1000 * self.index and self.index == 1 and self.seq == 2:
+            raise RuntimeError("an env raised")
+        return super().step(out)
+
+
+def make_failing_actor(index, seed, handles):
+    return FailingActor(index, seed, handles.get("weights"))
+
+
+def failing_program() -> Program:
+    actors = Role("actor", make_failing_actor, count=2, uses=("weights",), emits="unrolls", output=SPEC)
+    return Program(roles=(actors,), services={"unrolls": Channel(SPEC, batch=1), "weights": Weights()},
+                   make_learner=CheckingLearner, consumes="unrolls")

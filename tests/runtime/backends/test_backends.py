@@ -47,6 +47,10 @@ def test_local_killed_actor_is_replaced():
     contract.check_kill_restarts(make_local)
 
 
+def test_local_component_whose_step_raises_is_replaced():
+    contract.check_step_error_restarts(make_local)
+
+
 def test_local_shutdown_leaves_no_process():
     contract.check_shutdown_leaves_nothing(make_local)
 

@@ -57,6 +57,10 @@ def test_contract_killed_actor_is_restarted_by_ray(cluster):
     contract.check_kill_restarts(_ray(cluster))
 
 
+def test_contract_component_whose_step_raises_is_replaced(cluster):
+    contract.check_step_error_restarts(_ray(cluster))
+
+
 def test_contract_shutdown_kills_actors(cluster):
     contract.check_shutdown_leaves_nothing(_ray(cluster))
 

@@ -24,6 +24,7 @@ from distrl.runtime.backends.placement import (
     emits_to_channel,
     emits_to_replay,
     feeds_channel,
+    slot_offsets,
     users,
     workers_of,
 )
@@ -62,7 +63,7 @@ class InlineBackend:
             elif isinstance(spec, PartitionedReplayService):
                 self.adapters[name] = SharedPartitionedReplay(name, spec)
             elif isinstance(spec, Inference):
-                self.adapters[name] = InlineInference(spec, users(program, name))
+                self.adapters[name] = InlineInference(spec, slot_offsets(program, name), users(program, name))
         self.sources = [a for a in self.adapters.values() if a.emits == program.consumes]
         return {name: self.adapters[name].learner_handle() for name in program.learner_uses}
 

@@ -39,6 +39,7 @@ from distrl.runtime.backends.placement import (
     component_seed,
     emits_to_channel,
     emits_to_replay,
+    slot_offsets,
     users,
     workers_of,
 )
@@ -91,7 +92,7 @@ class LocalBackend:
                 self.adapters[name] = SharedPartitionedReplay(name, spec)
             elif isinstance(spec, Inference):
                 channel = program.services[spec.emits]
-                self.adapters[name] = SharedMemoryInference(spec, users(program, name),
+                self.adapters[name] = SharedMemoryInference(spec, slot_offsets(program, name), users(program, name),
                                                             queue_size=max(2 * channel.batch, users(program, name)))
         self.sources = [a for a in self.adapters.values() if a.emits == program.consumes]
         return {name: self.adapters[name].learner_handle() for name in program.learner_uses}
@@ -202,6 +203,8 @@ class LocalBackend:
         conns = {id(w.conn): w for w in self.workers if w.conn is not None}
         for conn in wait([w.conn for w in conns.values()], timeout):
             w = conns[id(conn)]
+            if w.conn is not conn:  # replaced while this loop ran (its death was handled): not the new one's
+                continue
             try:
                 while conn.poll():
                     slot, info = conn.recv()
@@ -280,7 +283,7 @@ class LocalBackend:
             if slot is not None:
                 self.free[w.role.name].append(slot)
         w.outstanding = []
-        w.restarts = count_restart(w.name, w.restarts, p.exitcode)
+        w.restarts = count_restart(w.name, w.restarts, f"died (exit code {p.exitcode})")
         self._spawn(w)
         self._pending_restarts += 1
         self._dispatch()

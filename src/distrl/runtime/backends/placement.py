@@ -55,6 +55,17 @@ def feeds_channel(program: Program, role: Role) -> bool:
                for name in role.uses)
 
 
+def slot_offsets(program: Program, service: str) -> dict[str, int]:
+    """Where each role's components start among the service's slots (an inference server keeps one per
+    component that uses it; two roles using it must not share slots)."""
+    offsets, n = {}, 0
+    for role in program.roles:
+        if service in role.uses:
+            offsets[role.name] = n
+            n += role.count
+    return offsets
+
+
 def users(program: Program, service: str) -> int:
     """Components that use ``service`` (an inference server keeps one slot for each)."""
     return sum(r.count for r in program.roles if service in r.uses)

@@ -16,14 +16,13 @@ class ActorCrashLoop(RuntimeError):
     """An actor keeps dying right after every restart: give up instead of restarting forever."""
 
 
-def count_restart(name: str, restarts: int, exitcode, how: str = "died") -> int:
-    """One more restart of component ``name``: past ``MAX_RESTARTS_PER_ACTOR`` give up, else say so on stderr.
-    Returns the new count."""
+def count_restart(name: str, restarts: int, reason: str) -> int:
+    """One more restart of component ``name`` (``reason``: what happened to it): past
+    ``MAX_RESTARTS_PER_ACTOR`` give up, else say so on stderr. Returns the new count."""
     restarts += 1
     if restarts > MAX_RESTARTS_PER_ACTOR:
-        raise ActorCrashLoop(f"{name} died {restarts} times (last exit code {exitcode}); giving up")
-    print(f"distrl: {name} {how} (exit code {exitcode}); restarting it with a fresh seed (restart {restarts})",
-          file=sys.stderr, flush=True)
+        raise ActorCrashLoop(f"{name} {reason} {restarts} times; giving up")
+    print(f"distrl: {name} {reason}; restarting it with a fresh seed (restart {restarts})", file=sys.stderr, flush=True)
     return restarts
 
 

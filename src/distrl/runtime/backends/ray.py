@@ -1,8 +1,9 @@
 """The ``ray`` runtime: every component a Ray actor, outputs through the object store.
 
 ``--runtime ray`` starts a local Ray instance; ``ray_address`` (or ``RAY_ADDRESS``) joins an existing
-cluster instead. Components are spread over the cluster's nodes and restarted by Ray's fault tolerance
-(``max_restarts=-1``); a restarted component notices it was reconstructed and takes a fresh seed.
+cluster instead. Components are spread over the cluster's nodes. A component whose process dies or
+whose step raises is replaced by the backend, as on ``local``: a new actor with the same index, a
+fresh seed from its restart count (``component_seed``), and the crash-loop limit (``count_restart``).
 Each keeps ``role.in_flight`` step calls queued, so it starts its next step while the trainer is
 still busy with the last one. What a call carries besides its result comes from the services: the
 weights' object reference (one ``ray.put`` per version), hyperparameters the run changed. A role that
@@ -13,9 +14,7 @@ from __future__ import annotations
 
 import math
 import os
-import sys
 import time
-import warnings
 from collections import deque
 
 from distrl.core.program import (
@@ -36,6 +35,7 @@ from distrl.runtime.backends.placement import (
     users,
     workers_of,
 )
+from distrl.runtime.backends.process import count_restart
 from distrl.runtime.services.inference.ray import GrpcInference
 from distrl.runtime.services.param_server import RayParamServer
 from distrl.runtime.services.replay import RayPartitionedReplay, RayReplay
@@ -56,15 +56,6 @@ def connect_ray(address: str | None, num_cpus: int) -> bool:
     return True
 
 
-def was_reconstructed() -> bool:
-    """Inside a Ray actor: is this a restart after the actor's process died?"""
-    import ray
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # a deprecation notice inside Ray's own property
-        return ray.get_runtime_context().was_current_actor_reconstructed
-
-
 # A component whose output goes nowhere makes several steps per call, so a call lasts at least MIN_CALL_S:
 # SEED's env actors (8 round trips to the inference server a step) went from ~92k to ~110k env steps/s.
 MIN_CALL_S = 0.05
@@ -83,8 +74,6 @@ class _ComponentHost:
 
         set_process_name(f"distrl-{name}-{index}")
         torch.set_num_threads(torch_threads)
-        if was_reconstructed():  # restarted after its process died: do not replay the same episodes
-            seed += 7919 * (1 + int.from_bytes(os.urandom(2), "little"))
         self.node_id = ray.get_runtime_context().get_node_id()
         self.handles, self.output, self.inserter = handles, output, inserter
         self.readers = [handles[n] for n in timed]
@@ -174,27 +163,48 @@ class RayBackend:
             adapter.start()
         if weights is not None:
             self.publish(lambda: weights[0], weights[1])
-        program = self.program
-        self.workers = workers_of(program)
+        self.workers = workers_of(self.program)
+        consumes = self.program.consumes
+        batch = self.program.services[consumes].batch if consumes else 1
         for w in self.workers:
-            role = w.role
-            host = self.ray.remote(num_cpus=role.cpus, max_restarts=-1, max_task_retries=0)(_ComponentHost)
-            handles = {name: self.adapters[name].worker_handle(role.name, w.index) for name in role.uses}
-            timed = tuple(n for n in role.uses if isinstance(program.services[n], Weights))
-            inserter = self.adapters[role.emits].worker_handle(role.name, w.index) if emits_to_replay(program, role) else None
-            w.handle = host.options(scheduling_strategy="SPREAD").remote(
-                role.name, role.make, w.index, component_seed(self.seed, w.position, w.index), handles, timed,
-                role.output if role.emits else None, inserter, self.torch_threads)
-            w.inflight = deque()
-            w.held = 0
+            w.inflight, w.held, w.failed = deque(), 0, False
             w.step_s = None  # a running mean of its step time, measured where it runs
-            w.failed = False
+            # outputs a channel producer may hold in the learner's queue without losing its calls in flight:
+            # its share of a batch (the learner must be able to fill one) and one more
+            w.hold = max(1, -(-batch // w.role.count)) if emits_to_channel(self.program, w.role) else 0
+            self._spawn(w)
         self._fill()
 
+    def _spawn(self, w: Worker) -> None:
+        """A Ray actor for ``w`` with the one seed formula; restarts are the backend's, as on ``local`` (not
+        Ray's): a restarted component gets a fresh seed from its restart count, and a crash loop is stopped."""
+        role = w.role
+        host = self.ray.remote(num_cpus=role.cpus, max_restarts=0, max_task_retries=0)(_ComponentHost)
+        handles = {name: self.adapters[name].worker_handle(role.name, w.index) for name in role.uses}
+        timed = tuple(n for n in role.uses if isinstance(self.program.services[n], Weights))
+        inserter = self.adapters[role.emits].worker_handle(role.name, w.index) if emits_to_replay(self.program, role) else None
+        w.handle = host.options(scheduling_strategy="SPREAD").remote(
+            role.name, role.make, w.index, component_seed(self.seed, w.position, w.index, w.restarts), handles, timed,
+            role.output if role.emits else None, inserter, self.torch_threads)
+
+    def _restart(self, w: Worker, error: Exception) -> None:
+        """The component's process died, or its step raised: a new actor in its place (outputs already taken
+        stay valid; calls still queued on the old one are dropped)."""
+        try:
+            self.ray.kill(w.handle, no_restart=True)
+        except Exception:
+            pass
+        w.inflight.clear()
+        cause = str(error).strip().splitlines()[-1][:200] if str(error).strip() else type(error).__name__
+        w.restarts = count_restart(w.name, w.restarts, f"failed ({cause})")
+        self._restarts += 1
+        self._spawn(w)
+
     def _may_submit(self, w: Worker) -> bool:
-        # outputs waiting for the learner beyond the first count against the role's in_flight (as held slots do
-        # on local): a component runs ahead of the learner by at most in_flight steps plus one output
-        if self.paused or w.role.interval_steps is not None or len(w.inflight) + max(w.held - 1, 0) >= w.role.in_flight:
+        # outputs waiting for the learner beyond the component's share count against its in_flight (as held
+        # slots do on local): a component runs ahead of the learner by at most in_flight steps and its share
+        ahead = max(w.held - w.hold, 0)
+        if self.paused or w.role.interval_steps is not None or len(w.inflight) + ahead >= w.role.in_flight:
             return False
         if emits_to_replay(self.program, w.role):
             return self.adapters[w.role.emits].admits()
@@ -235,7 +245,7 @@ class RayBackend:
         self.hyper.update(components)
 
     def _receive(self, timeout: float) -> None:
-        from ray.exceptions import RayActorError
+        from ray.exceptions import RayActorError, RayTaskError
 
         # wait only on each component's oldest call: a Ray actor runs its calls in order, but a later
         # result can reach this node first, and per-component order is part of the contract
@@ -249,16 +259,14 @@ class RayBackend:
             done = done + more
         for ref in done:
             w = heads[ref]
+            if not w.inflight or w.inflight[0] != ref:  # the component was restarted meanwhile
+                continue
             w.inflight.popleft()
             try:
                 result = self.ray.get(ref)
-            except RayActorError as e:
-                if not w.failed:  # its other calls in flight fail too: count the death once
-                    w.failed = True
-                    self._restarts += 1
-                    print(f"distrl: {w.name} died ({type(e).__name__}); Ray restarts it", file=sys.stderr, flush=True)
+            except (RayActorError, RayTaskError) as e:
+                self._restart(w, e)
                 continue
-            w.failed = False
             if isinstance(result, list):  # several steps of a component that emits nothing
                 for info in result:
                     step_s = info.pop("step_s")

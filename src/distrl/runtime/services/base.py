@@ -61,6 +61,10 @@ class ServiceAdapter:
         """Numbers for the metrics row (or, ``whole_run``, for the summary)."""
         return {}
 
+    def applied_updates(self) -> int:
+        """Updates this service applied (a parameter server's, where workers learn); 0 for the others."""
+        return 0
+
     def take(self, timeout: float):
         """One ``(arrays, info)`` for the channel this service feeds, or ``None`` after ``timeout``."""
         return None

@@ -119,6 +119,9 @@ class SharedParamServer(ServiceAdapter):
     def stats(self, whole_run: bool = False) -> dict:
         return _stats(self.shards)
 
+    def applied_updates(self) -> int:
+        return int(self.shards.versions.sum())
+
 
 def _parts(shards: SharedShards):
     return {"model": shards.model}, {f"optimizer_shard{s}": opt for s, opt in enumerate(shards.optimizers)}
@@ -247,7 +250,9 @@ class RayParamServer(ServiceAdapter):
 
     def start(self) -> None:
         params = [p.detach().numpy() for p in self.shards.model.parameters()]
-        server_cls = self.ray.remote(num_cpus=0, max_restarts=-1)(ShardServer)
+        # not restarted by Ray: a restarted shard would start again from this session's first weights; a
+        # dead shard fails its workers' exchanges, the run stops, and resumes from its last checkpoint
+        server_cls = self.ray.remote(num_cpus=0, max_restarts=0)(ShardServer)
         lr = float(self.shards.lr)
         self.servers = [server_cls.remote([params[i] for i in shard], self.spec.make_optimizer, self.spec.max_staleness,
                                           int(self.shards.versions[s]), int(self.shards.dropped[s]),
@@ -291,10 +296,17 @@ class RayParamServer(ServiceAdapter):
         SharedParamServer.load_counters(self, c)
 
     def stats(self, whole_run: bool = False) -> dict:
+        self._refresh()
+        return _stats(self.shards)
+
+    def applied_updates(self) -> int:
+        self._refresh()
+        return int(self.shards.versions.sum())
+
+    def _refresh(self) -> None:
         if self.servers:
             for s, (version, dropped) in enumerate(self.ray.get([srv.counts.remote() for srv in self.servers])):
                 self.shards.versions[s], self.shards.dropped[s] = version, dropped
-        return _stats(self.shards)
 
     def close(self) -> None:
         for server in self.servers:

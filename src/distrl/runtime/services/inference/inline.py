@@ -25,14 +25,15 @@ class InlineLink:
 
 
 class InlineInference(ServiceAdapter):
-    def __init__(self, spec, num_actors: int):
+    def __init__(self, spec, offsets: dict[str, int], num_slots: int):
         self.emits = spec.emits
+        self.offsets = offsets  # role -> its first slot
         policy = spec.make_policy()
-        self.server = InferenceServer(policy, spec.obs, num_actors, spec.num_envs, spec.unroll_length)
+        self.server = InferenceServer(policy, spec.obs, num_slots, spec.num_envs, spec.unroll_length)
         self.ready: list = []
 
     def worker_handle(self, role: str, index: int):
-        return InlineLink(self, index)
+        return InlineLink(self, self.offsets[role] + index)
 
     def serve(self, slot: int, arrays: dict[str, np.ndarray], timings: np.ndarray):
         out = self.server.serve(np.array([slot]), arrays["obs"][None], arrays["rewards"][None],

@@ -124,19 +124,21 @@ class SharedMemoryLink:
 class SharedMemoryInference(ThreadedInference):
     """The adapter: one slot per env actor; each (re)started actor gets a fresh pipe to its slot."""
 
-    def __init__(self, spec, num_actors: int, queue_size: int):
-        super().__init__(spec, num_actors, SharedMemoryTransport, queue_size)
+    def __init__(self, spec, offsets: dict[str, int], num_slots: int, queue_size: int):
+        super().__init__(spec, num_slots, SharedMemoryTransport, queue_size)
+        self.offsets = offsets  # role -> its first slot
         self._ctx = mp.get_context("spawn")
         self._child_ends: dict[int, object] = {}
 
     def worker_handle(self, role: str, index: int):
+        slot = self.offsets[role] + index
         parent_end, child_end = self._ctx.Pipe(duplex=True)
-        self.transport.attach(index, parent_end)
-        self._child_ends[index] = child_end
-        return SharedMemoryLink(self.transport.shared.handle(), index, child_end)
+        self.transport.attach(slot, parent_end)
+        self._child_ends[slot] = child_end
+        return SharedMemoryLink(self.transport.shared.handle(), slot, child_end)
 
     def spawned(self, role: str, index: int) -> None:
         """The actor's process has its end of the pipe: close ours, so its death reads as end-of-file."""
-        end = self._child_ends.pop(index, None)
+        end = self._child_ends.pop(self.offsets[role] + index, None)
         if end is not None:
             end.close()
