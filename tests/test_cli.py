@@ -1,8 +1,15 @@
 """The real CLI in a subprocess: exit codes, one-line errors, run dirs, eval JSON, plot, list."""
 
 import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
 
 import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
 
 TINY = ["--total-steps", "5000", "--quiet", "--set", "num_envs=8"]
 
@@ -88,3 +95,100 @@ def test_eval_video_writes_a_gif(cli, tmp_path):
     assert r.returncode == 0, r.stderr
     gif = run / "videos" / "eval-episode-0.gif"
     assert gif.read_bytes()[:3] == b"GIF" and json.loads(r.stdout.strip().splitlines()[-1])["video"] == str(gif)
+
+
+def test_version_and_help_say_what_there_is(cli):
+    import tomllib
+
+    from distrl import __version__
+
+    r = cli("--version")
+    assert r.returncode == 0 and r.stdout.strip() == f"distrl {__version__}"
+    assert tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"] == __version__
+    train_help = cli("train", "--help").stdout
+    for system in ("a2c", "a3c", "impala", "apex-dqn", "apex-ddpg", "gorila", "seed"):
+        assert system in train_help
+    assert "(default: 10)" in cli("eval", "--help").stdout.replace("\n", " ").replace("  ", " ")
+
+
+def _blocked(tmp_path, module: str) -> dict:
+    """An environment in which importing ``module`` fails, as it would where it is not installed."""
+    fake = tmp_path / "blocked"
+    fake.mkdir(exist_ok=True)
+    (fake / f"{module}.py").write_text("raise ImportError('not installed')\n")
+    return {"PYTHONPATH": str(fake) + os.pathsep + str(ROOT)}
+
+
+@pytest.mark.parametrize("module,args,fragment", [
+    ("ray", ["train", "impala", "--runtime", "ray"], "pip install -e '.[ray]'"),
+    ("Box2D", ["train", "impala", "--env", "LunarLander-v3"], "pip install -e '.[box2d]'"),
+])
+def test_a_missing_extra_is_one_line_naming_the_install(cli, tmp_path, module, args, fragment):
+    r = cli(*args, "--total-steps", "1000", cwd=tmp_path, env=_blocked(tmp_path, module))
+    assert r.returncode == 2, r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and fragment in lines[0] and "Traceback" not in r.stderr, r.stderr
+    assert not (tmp_path / "runs").exists()  # checked before the run dir is made
+
+
+def test_a_closed_pipe_ends_the_run_quietly(tmp_path):
+    """``distrl train ... | head -1``: once the reader is gone, no BrokenPipeError traceback."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    proc = subprocess.Popen([sys.executable, "-m", "distrl", "train", "a2c", "--total-steps", "60000", "--set", "num_envs=8",
+                             "--set", "log_interval_s=0.05", "--run-dir", str(tmp_path / "r")], cwd=tmp_path, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc.stdout.readline()  # the first progress line, then the reader leaves
+    proc.stdout.close()
+    err = proc.stderr.read()
+    assert proc.wait(timeout=120) == 0 and "Traceback" not in err and "BrokenPipe" not in err, err
+    assert json.loads((tmp_path / "r" / "summary.json").read_text())["env_steps"] >= 60000
+
+
+def _under_a_terminal(args: list[str], cwd, columns: int = 80, timeout: float = 120.0) -> tuple[int, str]:
+    """Run the CLI with its output on a pseudo-terminal of ``columns`` columns; (exit code, what it showed)."""
+    import fcntl
+    import pty
+    import select
+    import struct
+    import termios
+
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: a terminal of the given size
+        os.chdir(cwd)
+        os.environ["PYTHONPATH"] = str(ROOT)
+        os.environ["COLUMNS"], os.environ["LINES"] = str(columns), "24"
+        os.execv(sys.executable, [sys.executable, "-m", "distrl", *args])
+    fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", 24, columns, 0, 0))
+    out, deadline = b"", time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([fd], [], [], 0.5)
+        if ready:
+            try:
+                chunk = os.read(fd, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            out += chunk
+    _, status = os.waitpid(pid, 0)
+    return os.waitstatus_to_exitcode(status), out.decode(errors="replace")
+
+
+def test_a_terminal_of_80_columns_gets_a_whole_bar_and_a_human_summary(tmp_path):
+    code, shown = _under_a_terminal(["train", "a2c", "--total-steps", "60000", "--set", "num_envs=8",
+                                     "--run-dir", str(tmp_path / "r")], tmp_path)
+    assert code == 0, shown
+    assert "…" not in shown  # nothing cut short to fit
+    assert "sps" in shown and "ETA" in shown  # the bar's numbers
+    assert "a2c on CartPole-v1 (inline)" in shown and "env steps/s" in shown and "run dir:" in shown
+    assert '{"system"' not in shown  # the JSON stays in summary.json (and --json, and pipes)
+
+
+def test_plot_writes_into_the_run_dir_and_eval_numbers_are_rounded(cli, tmp_path):
+    run = tmp_path / "run"
+    assert cli("train", "a2c", "--run-dir", str(run), *TINY, cwd=tmp_path).returncode == 0
+    r = cli("plot", str(run), cwd=tmp_path)
+    assert r.returncode == 0 and (run / "curves.png").read_bytes()[:4] == b"\x89PNG" and not (tmp_path / "curves.png").exists()
+    result = json.loads(cli("eval", str(run), "--episodes", "3", cwd=tmp_path).stdout.strip().splitlines()[-1])
+    for key in ("mean_return", "std_return"):
+        assert result[key] == round(result[key], 6)

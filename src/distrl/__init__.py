@@ -31,6 +31,16 @@ def train(system: str, env: str | None = None, *, config_file: str | None = None
     return _train(system, env, config_file=config_file, resume=resume, force=force, progress=progress, **settings)
 
 
+def make_trainer(system: str, env: str | None = None, **settings: Any):
+    """A run you step yourself (same arguments as :func:`train`): ``trainer.start()``, then
+    ``trainer.step(env_steps=...)`` or ``trainer.step(updates=...)``, ``trainer.stats()``,
+    ``trainer.set_hyperparameters(lr=...)`` (the one mutation point), ``trainer.pause()``,
+    ``trainer.checkpoint()``, and ``trainer.close()``, which returns the summary."""
+    from distrl.api import make_trainer as _make
+
+    return _make(system, env, **settings)
+
+
 def load_policy(run_dir: str | Path):
     """The greedy policy of a run's latest checkpoint: ``policy.act(observation)`` returns an action."""
     from distrl.api import load_policy as _load
@@ -53,4 +63,4 @@ def join(address: str, timeout_s: float = 30.0) -> None:
     _join(address, timeout_s)
 
 
-__all__ = ["__version__", "evaluate", "join", "load_policy", "train"]
+__all__ = ["__version__", "evaluate", "join", "load_policy", "make_trainer", "train"]

@@ -18,7 +18,19 @@ import numpy as np
 
 from distrl.errors import ConfigError
 
-ATARI_HINT = "Atari needs the atari extra: pip install 'distrl[atari]'"
+ATARI_HINT = "Atari needs the atari extra: pip install -e '.[atari]' (from a clone) or pip install 'distrl[atari]'"
+# what to install when Gymnasium says an env's dependency is missing (its own hint names pip install gymnasium[...])
+EXTRA_HINTS = {"box2d": "box2d", "mujoco": "mujoco"}
+
+
+def missing_dependency(env_id: str, error: Exception) -> ConfigError:
+    """One line naming the extra to install, for Gymnasium's DependencyNotInstalled."""
+    text = str(error).lower()
+    extra = next((e for key, e in EXTRA_HINTS.items() if key in text), None)
+    if extra is None:
+        return ConfigError(f"env '{env_id}' needs a package that is not installed: {str(error).splitlines()[0]}")
+    return ConfigError(f"env '{env_id}' needs the {extra} extra: pip install -e '.[{extra}]' (from a clone) "
+                       f"or pip install 'distrl[{extra}]'")
 
 
 def _register_atari() -> None:
@@ -72,10 +84,13 @@ def make_env(env_id: str, seed: int | None = None, *, training: bool = False, re
     """One environment (evaluation, video, spaces)."""
     check_env_id(env_id)
     name = _strip(env_id)
-    if is_atari(name):
-        env = _atari_env(name, training, render_mode)
-    else:  # only pass render_mode when asked: a user's env need not accept it
-        env = gym.make(name, render_mode=render_mode) if render_mode else gym.make(name)
+    try:
+        if is_atari(name):
+            env = _atari_env(name, training, render_mode)
+        else:  # only pass render_mode when asked: a user's env need not accept it
+            env = gym.make(name, render_mode=render_mode) if render_mode else gym.make(name)
+    except gym.error.DependencyNotInstalled as e:
+        raise missing_dependency(env_id, e) from None
     if seed is not None:
         env.reset(seed=seed)
         env.action_space.seed(seed)

@@ -58,7 +58,7 @@ class Trainer:
         self._steps_at_start = 0
         self._due = {r.name: r.interval_steps for r in program.roles if r.interval_steps}
         self._idle = False
-        self._published = -1
+        self._published = self._first_version = -1
         self._t_start = self._last_row = None
         self.interrupted = False
 
@@ -72,7 +72,7 @@ class Trainer:
             self._restore(last)
         self._push_hyperparameters(force=True)
         weights = (self.learner.get_weights(), self.learner.version) if self.learner else None
-        self._published = self.learner.version if self.learner else -1
+        self._published = self._first_version = self.learner.version if self.learner else -1
         self.backend.start(weights)
         for name, interval in self._due.items():  # the first evaluation after one interval of this session
             self._due[name] = self.env_steps + interval
@@ -196,7 +196,7 @@ class Trainer:
         version = self.learner.version if self.learner else 0
         for info in reports:
             self._account(info, version)
-        metrics, t1 = None, time.perf_counter()
+        metrics, t1, release = None, time.perf_counter(), None
         if self.program.consumes is not None:
             item = self.backend.next_batch(0.0 if reports else 0.05)
             if item is not None:
@@ -206,7 +206,7 @@ class Trainer:
                 self._push_hyperparameters()
                 t1 = time.perf_counter()
                 metrics = self.learner.step(batch)
-                self.backend.release(token)
+                release = token
         elif self.learner is not None:
             self._push_hyperparameters()
             t1 = time.perf_counter()
@@ -227,6 +227,10 @@ class Trainer:
                 dt = time.perf_counter() - t2
                 iv.publish_s += dt
                 tot.publish_s += dt
+        if release is not None:  # after the publish: the slots' producers start on the newest weights
+            self.backend.release(release)
+        elif self.learner is not None and self.learner.version == self._first_version:  # still starting up
+            tot.startup_s += t2 - t0
         else:
             iv.wait_s += t2 - t0
             tot.wait_s += t2 - t0
@@ -267,8 +271,7 @@ class Trainer:
         """Learner updates; where the workers learn (A3C, GORILA), the updates the parameter server applied."""
         if self.learner is not None:
             return self.learner.version
-        counters = [a.counters() for a in self.backend.services().values()] if self.backend else []
-        return int(sum(sum(c.get("shard_versions", [])) for c in counters))
+        return sum(a.applied_updates() for a in self.backend.services().values()) if self.backend else 0
 
     @property
     def wall_s(self) -> float:
@@ -291,7 +294,7 @@ class Trainer:
         name, numbers, wait_frac = verdict(self.totals, actor_stats, services, self.learner is None, served)
         stats = self.stats()
         tot = self.totals
-        split = {"wait_s": tot.wait_s, "learn_s": tot.learn_s, "publish_s": tot.publish_s, "env_s": tot.env_s,
+        split = {"startup_s": tot.startup_s, "wait_s": tot.wait_s, "learn_s": tot.learn_s, "publish_s": tot.publish_s, "env_s": tot.env_s,
                  "infer_s": tot.infer_s, "worker_learn_s": tot.worker_learn_s}
         summary = {
             "system": self.system, "env": self.cfg.env, "runtime": self.cfg.runtime,
@@ -301,7 +304,7 @@ class Trainer:
             "policy_lag_mean": num(float(np.mean(lags)) if lags else float("nan")),
             "actor_restarts": self.restarts, "bottleneck": name, "bottleneck_detail": numbers,
             "time_split_s": {k: round(v, 3) for k, v in {**split, **{f"actor_{k}": v for k, v in actor_stats.items()}}.items()},
-            "interrupted": self.interrupted,
+            "interrupted": self.interrupted, "run_dir": str(self.run_dir),
         }
         summary.update({k: num(v) for k, v in services.items()})
         if dropped is not None:

@@ -21,6 +21,7 @@ class Interval:
     """Sums since the last metrics row (or, for :class:`Totals`, since the run started)."""
 
     steps: int = 0
+    startup_s: float = 0.0  # the learner's wait for its first batch (processes starting), not counted as wait
     wait_s: float = 0.0
     learn_s: float = 0.0
     publish_s: float = 0.0
@@ -71,14 +72,14 @@ def row(env_steps: int, wall_s: float, dt: float, iv: Interval, episodes: Episod
 def verdict(totals: Interval, actor: dict, services: dict, workers_learn: bool, served: bool) -> tuple[str, str, float]:
     """The bottleneck verdict, the numbers behind it, and the learner's wait fraction."""
     learner_total = totals.wait_s + totals.learn_s + totals.publish_s
-    wait_frac = totals.wait_s / learner_total if learner_total > 0 else float("nan")
+    wait_frac = totals.wait_s / learner_total if learner_total > 0 and not workers_learn else float("nan")
     actor_time = max(totals.env_s + totals.infer_s + actor.get("block_s", 0.0) + actor.get("transport_s", 0.0), 1e-9)
     block_frac = actor.get("block_s", 0.0) / actor_time
     transport_frac = (actor.get("transport_s", 0.0) + totals.publish_s) / (actor_time + learner_total)
-    if workers_learn:  # the workers learn themselves: split their time instead
+    if workers_learn:  # the workers learn themselves (no learner waits for them): split their time instead
         work = max(totals.env_s + totals.infer_s + totals.worker_learn_s, 1e-9)
         grad_frac = totals.worker_learn_s / work
-        return ("learner-bound" if grad_frac >= 0.5 else "actor-bound",
+        return ("gradient-bound" if grad_frac >= 0.5 else "env-bound",
                 f"workers spend {1 - grad_frac:.0%} of their busy time stepping envs and choosing actions "
                 f"and {grad_frac:.0%} computing and applying gradients", wait_frac)
     if served and "actor_idle_frac" in services:

@@ -105,17 +105,22 @@ class EpisodeStats:
 
 
 def bottleneck(learner_wait_frac: float, actor_block_frac: float, transport_frac: float) -> tuple[str, str]:
-    """Name the bottleneck from the time split, with the numbers behind the verdict.
+    """Name the bottleneck from the time split, with the numbers behind the verdict; a verdict never
+    contradicts its numbers.
 
-    - learner-bound: actors spend their time blocked on full queues while the learner never waits;
+    - learner-bound: actors spend their time blocked on a full pipeline while the learner never waits;
     - actor-bound: the learner waits for data while actors are busy stepping envs;
+    - pipeline-bound: both sides wait (the learner for data, actors for free slots): too few outputs in
+      flight between them, or start-up still dominates a short run;
     - transport-bound: moving data (copies, queues, weight syncs) takes the largest share.
     """
     numbers = (f"learner waits {learner_wait_frac:.0%} of its time for data, actors are blocked "
                f"{actor_block_frac:.0%} of theirs on a full pipeline, transport takes {transport_frac:.0%}")
     if transport_frac >= max(learner_wait_frac, actor_block_frac, 0.25):
         verdict = "transport-bound"
-    elif learner_wait_frac >= 0.2 and learner_wait_frac >= actor_block_frac:
+    elif learner_wait_frac >= 0.2 and actor_block_frac >= 0.2:
+        verdict = "pipeline-bound"
+    elif learner_wait_frac >= 0.2:
         verdict = "actor-bound"
     elif actor_block_frac >= 0.2:
         verdict = "learner-bound"
