@@ -28,6 +28,8 @@ TINY = ["--total-steps", "5000", "--quiet", "--set", "num_envs=8"]
     (["train", "seed", "--env", "CartPole-v1", "--set", "bind=nowhere"], "bind 'nowhere' is not HOST:PORT"),
     (["join", "nowhere"], "join address 'nowhere' is not HOST:PORT"),
     (["join", "127.0.0.1:9", "--timeout", "0.5"], "no SEED server answered at 127.0.0.1:9"),
+    (["train", "impala", "--runtime", "ray", "--set", "ray_address=127.0.0.1:9"], "no Ray cluster answered at 127.0.0.1:9"),
+    (["train", "seed", "--set", "inference_device=cuda:7"], "inference_device=cuda:7"),
 ])
 def test_bad_input_is_one_line_exit_2(cli, tmp_path, args, fragment):
     r = cli(*args, cwd=tmp_path)

@@ -17,7 +17,7 @@ __version__ = "0.2.0"
 
 
 def train(system: str, env: str | None = None, *, config_file: str | None = None, resume: bool = False,
-          force: bool = False, progress: bool = False, **settings: Any) -> dict[str, Any]:
+          force: bool = False, progress: bool = False, token: str | None = None, **settings: Any) -> dict[str, Any]:
     """Train ``system`` (``"impala"``, ``"a2c"``, ``"apex-dqn"``, ... see ``distrl list``) on ``env`` and return
     its summary (also written to ``<run_dir>/summary.json``).
 
@@ -28,7 +28,8 @@ def train(system: str, env: str | None = None, *, config_file: str | None = None
     """
     from distrl.api import train as _train
 
-    return _train(system, env, config_file=config_file, resume=resume, force=force, progress=progress, **settings)
+    return _train(system, env, config_file=config_file, resume=resume, force=force, progress=progress, token=token,
+                  **settings)
 
 
 def make_trainer(system: str, env: str | None = None, **settings: Any):
@@ -56,11 +57,13 @@ def evaluate(run_dir: str | Path, episodes: int = 10, seed: int = 12345, video: 
     return _evaluate(run_dir, episodes, seed=seed, video=video)
 
 
-def join(address: str, timeout_s: float = 30.0) -> None:
-    """Run an env actor for the SEED server at ``HOST:PORT`` until the server stops."""
+def join(address: str, timeout_s: float = 30.0, token: str | None = None, env: str | None = None,
+         tls_ca: str | None = None) -> None:
+    """Run an env actor for the SEED server at ``HOST:PORT`` (with the run's ``token``; ``tls_ca``, the
+    server's PEM certificate, for a TLS server) until the server stops."""
     from distrl.api import join as _join
 
-    _join(address, timeout_s)
+    _join(address, timeout_s, token=token, env=env, tls_ca=tls_ca)
 
 
 __all__ = ["__version__", "evaluate", "join", "load_policy", "make_trainer", "train"]

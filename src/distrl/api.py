@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import secrets
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -61,7 +63,10 @@ def _from_saved(cls, saved: dict, renamed: dict, older_defaults: dict, what: str
     if unknown:
         raise ConfigError(f"the run's saved {what} settings include {', '.join(unknown)}, which this version of "
                           f"distrl does not know (saved by another version?)")
-    return cls(**_tuples(values))
+    try:  # coerced and validated like command-line settings: a hand-edited config.yaml gets the same checks
+        return config_mod.build(cls, _tuples(values))
+    except ConfigError as e:
+        raise ConfigError(f"the run's saved {what} settings: {e}") from None
 
 
 def _tuples(d: dict) -> dict:
@@ -69,21 +74,30 @@ def _tuples(d: dict) -> dict:
 
 
 def train(system: str, env: str | None = None, *, config_file: str | None = None, resume: bool = False,
-          force: bool = False, progress: bool = False, **settings: Any) -> dict[str, Any]:
+          force: bool = False, progress: bool = False, token: str | None = None, **settings: Any) -> dict[str, Any]:
     """Train ``system`` and return its summary (also written to ``<run_dir>/summary.json``).
 
     ``settings`` are any run or system settings (see ``distrl list``), e.g.
     ``distrl.train("a2c", env="CartPole-v1", total_steps=200_000, lr=1e-3, runtime="inline")``.
     """
-    return make_trainer(system, env, config_file=config_file, resume=resume, force=force, progress=progress,
-                        **settings).run()
+    trainer = make_trainer(system, env, config_file=config_file, resume=resume, force=force, progress=progress,
+                           token=token, **settings)
+    fresh = not resume and not (trainer.run_dir / "config.yaml").exists()
+    try:
+        return trainer.run()
+    except BaseException:
+        if fresh and not trainer.started:  # it failed before training began: leave no half-made run dir
+            shutil.rmtree(trainer.run_dir, ignore_errors=True)
+        raise
 
 
 def make_trainer(system: str, env: str | None = None, *, config_file: str | None = None, resume: bool = False,
-                 force: bool = False, progress: bool = False, **settings: Any) -> Trainer:
+                 force: bool = False, progress: bool = False, token: str | None = None, **settings: Any) -> Trainer:
     """A :class:`~distrl.runtime.Trainer` for ``system``, its run dir prepared and its config written, not
     started: ``trainer.start()``, ``trainer.step(env_steps=...)``, ``trainer.set_hyperparameters(...)``,
-    ``trainer.close()``. Every input is checked before anything is written."""
+    ``trainer.close()``. Every input is checked before anything is written. ``token`` (or ``DISTRL_TOKEN``;
+    by default a new random one) is the secret peers that connect over the network must present; it is
+    written to ``<run_dir>/token`` (0600), never to ``config.yaml``."""
     overrides: dict[str, Any] = config_mod.load_yaml(config_file) if config_file else {}
     if env is not None:
         overrides["env"] = env
@@ -103,6 +117,11 @@ def make_trainer(system: str, env: str | None = None, *, config_file: str | None
     spec = env_spec(run_cfg.env)
     if run_cfg.runtime == "ray":
         require_ray()
+        from distrl.runtime.backends.ray import check_reachable
+
+        address = run_cfg.ray_address or os.environ.get("RAY_ADDRESS")
+        if address:
+            check_reachable(address, timeout_s=10.0)
     ctx = BuildContext(run_cfg.env, spec, run_cfg.total_steps, eval_interval_steps=run_cfg.eval_interval_steps,
                        eval_episodes=run_cfg.eval_episodes)
     program = module.build(sys_cfg, ctx)
@@ -113,13 +132,32 @@ def make_trainer(system: str, env: str | None = None, *, config_file: str | None
     run_dir = Path(run_cfg.run_dir) if run_cfg.run_dir else default_run_dir(system, run_cfg.env)
     prepare_run_dir(run_dir, resume=resume, force=force)
     run_cfg = dataclasses.replace(run_cfg, run_dir=str(run_dir))
-    write_config(run_dir, system, run_cfg, sys_cfg)
+    identity = {"system": system, "env": run_cfg.env, "observation_space": repr(spec.observation_space),
+                "action_space": repr(spec.action_space)}
     torch.set_num_threads(run_cfg.torch_threads)
     torch.manual_seed(run_cfg.seed)
     np.random.seed(run_cfg.seed)
     observers = (MetricsObserver(run_dir), CheckpointObserver(run_cfg.checkpoint_interval_s),
                  ProgressObserver(run_cfg.total_steps, f"{system} {run_cfg.env}", enabled=progress))
-    return Trainer(program, run_cfg, run_dir, system=system, resume=resume, observers=observers)
+    # config.yaml is (re)written only once the services, the learner and a resumed checkpoint have loaded:
+    # a command that fails before that leaves the run dir as it was
+    token = token or os.environ.get("DISTRL_TOKEN") or secrets.token_urlsafe(24)
+
+    def ready() -> None:
+        write_config(run_dir, system, run_cfg, sys_cfg)
+        write_token(run_dir, token)
+
+    return Trainer(program, run_cfg, run_dir, system=system, resume=resume, observers=observers, identity=identity,
+                   on_ready=ready, token=token)
+
+
+def write_token(run_dir: Path, token: str) -> None:
+    """The run's secret, readable by its owner only (0600): what ``distrl join --token-file`` reads."""
+    path = run_dir / "token"
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as f:
+        f.write(token + "\n")
+    os.chmod(path, 0o600)
 
 
 def require_ray() -> None:
@@ -144,8 +182,13 @@ class Policy:
         self.model = module.make_model(self.spec, sys_cfg)
         ckpt = latest_checkpoint(self.run_dir / "checkpoints")
         if ckpt is None:
-            raise ConfigError(f"run dir '{run_dir}' has no checkpoint yet")
-        load_checkpoint(ckpt, {"model": self.model})
+            raise ConfigError(f"run dir '{run_dir}' has no loadable checkpoint (yet)")
+        try:
+            load_checkpoint(ckpt, {"model": self.model})
+        except Exception as e:  # damaged files, or weights of another system or env
+            first = str(e).strip().splitlines()[0][:200] if str(e).strip() else type(e).__name__
+            raise ConfigError(f"checkpoint {ckpt} cannot be loaded into a {self.system} model for {self.env_id} "
+                              f"({first})") from None
         self.model.eval()
         space = self.spec.action_space
         self._clip = None if self.spec.discrete else (space.low, space.high)
@@ -198,11 +241,16 @@ def _write_gif(path: Path, frames: list[np.ndarray]) -> Path:
     return path
 
 
-def join(address: str, timeout_s: float = 30.0) -> None:
+def join(address: str, timeout_s: float = 30.0, token: str | None = None, env: str | None = None,
+         tls_ca: str | None = None) -> None:
     """Run one env actor for the SEED inference server at ``address`` (``HOST:PORT``) until it stops.
 
-    The server's handshake says which env, how many copies and which seed, so this needs nothing
-    but the address and ``pip install distrl``. Bad addresses and full servers are one-line errors.
+    ``token`` is the run's secret (printed by the server, in its run dir's ``token`` file, or
+    ``DISTRL_TOKEN``). The server's handshake says which env, how many copies and which seed; an env id
+    that would import a module (``module:EnvId``) is accepted only if ``env`` names the same one, so a
+    server can never make this machine import code it did not choose. ``tls_ca`` (a PEM file: the
+    server's ``tls_cert`` or its authority) makes the stream TLS. Bad addresses, wrong tokens and full
+    servers are one-line errors.
     """
     import grpc
 
@@ -213,16 +261,31 @@ def join(address: str, timeout_s: float = 30.0) -> None:
 
     if split_address(address) is None:
         raise ConfigError(f"join address '{address}' is not HOST:PORT (e.g. 10.0.0.5:50051)")
+    token = token or os.environ.get("DISTRL_TOKEN") or ""
+    ca = None
+    if tls_ca:
+        try:
+            with open(tls_ca, "rb") as f:
+                ca = f.read()
+        except OSError as e:
+            raise ConfigError(f"cannot read --tls-ca '{tls_ca}': {e.strerror}") from None
     try:
-        link = GrpcLink(address, timeout_s=timeout_s)
+        link = GrpcLink(address, timeout_s=timeout_s, token=token, ca=ca)
     except grpc.FutureTimeoutError:
         raise ConfigError(f"no SEED server answered at {address} within {timeout_s:g}s "
-                          "(is it running with --set bind=HOST:PORT and --set remote_actors=N?)") from None
+                          "(is it running with --set bind=HOST:PORT and --set remote_actors=N? "
+                          "A TLS server needs --tls-ca, a plain one must not get it)") from None
     except grpc.RpcError as e:
-        raise ConfigError(f"the SEED server at {address} refused the actor: {e.details()}") from None
+        hint = " (pass the run's --token)" if e.code() == grpc.StatusCode.UNAUTHENTICATED else ""
+        raise ConfigError(f"the SEED server at {address} refused the actor: {e.details()}{hint}") from None
     cfg = link.config
-    actor = EnvActor(cfg["env_id"], cfg["num_envs"], cfg["seed"])
-    print(f"distrl: joined {address} as actor slot {cfg['slot']} ({cfg['num_envs']} x {cfg['env_id']})", flush=True)
+    env_id = cfg["env_id"]
+    if (":" in env_id or env is not None) and env != env_id:
+        link.close()
+        raise ConfigError(f"the server runs env '{env_id}'; join it only with --env {env_id} "
+                          "(an env id that names a module imports that module here)")
+    actor = EnvActor(env_id, cfg["num_envs"], cfg["seed"])
+    print(f"distrl: joined {address} as actor slot {cfg['slot']} ({cfg['num_envs']} x {env_id})", flush=True)
     try:
         run_env_actor(actor, link)
     finally:

@@ -15,7 +15,7 @@ import json
 import os
 import sys
 
-from distrl.errors import ConfigError
+from distrl.errors import ConfigError, RunStopped
 
 
 class _Parser(argparse.ArgumentParser):
@@ -54,6 +54,8 @@ def _build_parser() -> argparse.ArgumentParser:
     train.add_argument("--force", action="store_true", help="delete an existing --run-dir and start anew")
     train.add_argument("--quiet", action="store_true", help="no progress display")
     train.add_argument("--json", action="store_true", help="end with the summary as one JSON line, also on a terminal")
+    train.add_argument("--token", default=None, help="the secret network peers must present (default: DISTRL_TOKEN, "
+                       "or a new random one, written to RUN_DIR/token)")
 
     ev = sub.add_parser("eval", help="play episodes with a trained run's greedy policy; prints one JSON line",
                         formatter_class=_Help)
@@ -68,6 +70,10 @@ def _build_parser() -> argparse.ArgumentParser:
                           formatter_class=_Help)
     join.add_argument("address", metavar="HOST:PORT")
     join.add_argument("--timeout", type=float, default=30.0, help="seconds to wait for the server")
+    join.add_argument("--token", default=None, help="the run's secret (printed by the server; default: DISTRL_TOKEN)")
+    join.add_argument("--token-file", default=None, help="read the secret from this file (the run dir's 'token')")
+    join.add_argument("--env", default=None, help="the env id the server runs; needed where it names a module")
+    join.add_argument("--tls-ca", default=None, help="PEM certificate to check a TLS server by (its tls_cert)")
 
     pl = sub.add_parser("plot", help="learning curves of one or more runs as a PNG", formatter_class=_Help)
     pl.add_argument("run_dirs", nargs="+")
@@ -85,7 +91,7 @@ def _cmd_train(args) -> int:
         if f.metadata.get("cli") and getattr(args, f.name, None) is not None:
             settings[f.name] = getattr(args, f.name)
     summary = train(args.system, config_file=args.config_file, resume=args.resume, force=args.force,
-                    progress=not args.quiet, **settings)
+                    progress=not args.quiet, token=args.token, **settings)
     code = 130 if summary.get("interrupted") else 0
     if sys.stdout.isatty() and not args.json:
         _say(human_summary(summary))
@@ -148,7 +154,13 @@ def _cmd_plot(args) -> int:
 def _cmd_join(args) -> int:
     from distrl.api import join
 
-    join(args.address, timeout_s=args.timeout)
+    token = args.token
+    if args.token_file:
+        try:
+            token = open(args.token_file).read().strip()
+        except OSError as e:
+            raise ConfigError(f"cannot read --token-file '{args.token_file}': {e.strerror}") from None
+    join(args.address, timeout_s=args.timeout, token=token, env=args.env, tls_ca=args.tls_ca)
     return 0
 
 
@@ -168,6 +180,9 @@ def main(argv: list[str] | None = None) -> int:
     except ConfigError as e:
         print(f"distrl: error: {e}", file=sys.stderr)
         return 2
+    except RunStopped as e:
+        print(f"distrl: stopped: {e}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         print("distrl: interrupted", file=sys.stderr)
         return 130

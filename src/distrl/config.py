@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import math
 import types
 import typing
 from pathlib import Path
@@ -17,6 +18,9 @@ from typing import Any
 import yaml
 
 from distrl.errors import ConfigError
+
+MAX_INT = 2**31 - 1  # the largest count or size any setting takes unless it declares its own limit
+MAX_LAYER = 65_536  # the widest hidden layer a ``hidden`` setting takes
 
 
 def setting(default: Any, doc: str, *, low: float | None = None, high: float | None = None,
@@ -77,17 +81,35 @@ def coerce(name: str, value: Any, tp: type, optional: bool) -> Any:
         if tp is float:
             if isinstance(value, bool):
                 raise ValueError
-            return float(value)
+            number = float(value)
+            if not math.isfinite(number):  # nan, inf, 1e400: a run would train on NaN or never log
+                raise _NotFinite
+            return number
         if tp is tuple:
             if isinstance(value, str):
                 value = [v for v in value.replace("(", "").replace(")", "").split(",") if v.strip()]
-            return tuple(int(v) for v in value)
+            if isinstance(value, (int, float)):
+                raise ValueError
+            return tuple(int(v) if not isinstance(v, float) or v.is_integer() else _not_int() for v in value)
         if tp is str:
+            if not isinstance(value, (str, int, float)) or isinstance(value, bool):
+                raise ValueError
             return str(value)
-    except (TypeError, ValueError):
+    except _NotFinite:
+        raise ConfigError(f"setting '{name}' must be a finite number; got {value!r}") from None
+    except (TypeError, ValueError, OverflowError):
         kind = "a comma-separated list of integers" if tp is tuple else f"of type {tp.__name__}"
-        raise ConfigError(f"setting '{name}' must be {kind}, got {value!r}") from None
+        shown = repr(value) if len(repr(value)) <= 60 else repr(value)[:57] + "..."
+        raise ConfigError(f"setting '{name}' must be {kind}, got {shown}") from None
     return value
+
+
+class _NotFinite(Exception):
+    pass
+
+
+def _not_int():
+    raise ValueError
 
 
 def validate(cfg) -> None:
@@ -101,6 +123,14 @@ def validate(cfg) -> None:
         if choices and value not in choices:
             raise ConfigError(f"setting '{f.name}' must be one of {', '.join(map(str, choices))}; got {value!r}")
         low, high = meta.get("low"), meta.get("high")
+        if isinstance(value, int) and not isinstance(value, bool) and high is None:
+            high = MAX_INT  # a size or a count beyond this is a typo, not a plan (and would not fit an index)
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ConfigError(f"setting '{f.name}' must be a finite number; got {value}")
+        if isinstance(value, tuple):
+            if not value or any(v < 1 or v > MAX_LAYER for v in value):
+                raise ConfigError(f"setting '{f.name}' must be one or more sizes, each from 1 to {MAX_LAYER}; got {value}")
+            continue
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             if low is not None and (value <= low if meta.get("low_open") else value < low):
                 op = ">" if meta.get("low_open") else ">="
@@ -148,6 +178,8 @@ def load_yaml(path: str | Path) -> dict[str, Any]:
         data = yaml.safe_load(path.read_text()) or {}
     except yaml.YAMLError as e:
         raise ConfigError(f"config file '{path}' is not valid YAML: {str(e).splitlines()[0]}") from None
+    except (UnicodeDecodeError, OSError) as e:
+        raise ConfigError(f"config file '{path}' cannot be read as text ({type(e).__name__})") from None
     if not isinstance(data, dict):
         raise ConfigError(f"config file '{path}' must hold a mapping of setting: value")
     flat: dict[str, Any] = {}

@@ -8,3 +8,8 @@ traceback; library callers get an ordinary exception they can catch.
 
 class ConfigError(ValueError):
     """Bad user input: the message says what was wrong and what is valid."""
+
+
+class RunStopped(RuntimeError):
+    """A run that cannot go on (its learner keeps getting non-finite values, an actor keeps crashing): the
+    message says why and what was kept; the CLI prints it as one line and exits with code 1."""

@@ -13,8 +13,8 @@ from distrl.core.program import (
 @dataclass(frozen=True)
 class RunConfig:
     env: str = setting("CartPole-v1", "Gymnasium env id (also 'module:EnvId' for your own env, 'ALE/...' for Atari).", cli=True)
-    total_steps: int | None = setting(None, "Environment steps to train for (summed over all envs and actors); default: the system's budget that solves CartPole.", low=1, cli=True)
-    seed: int = setting(0, "Random seed for envs, exploration and weights.", low=0, cli=True)
+    total_steps: int | None = setting(None, "Environment steps to train for (summed over all envs and actors); default: the system's budget that solves CartPole.", low=1, high=10**13, cli=True)
+    seed: int = setting(0, "Random seed for envs, exploration and weights.", low=0, high=2**32 - 1, cli=True)
     runtime: str | None = setting(None, "Where components run: inline (one process), local (processes + shared memory) or ray; default local where the system supports it, else inline.", choices=RUNTIMES, cli=True)
     run_dir: str | None = setting(None, "Run directory; default runs/<system>-<env>-<time>.", cli=True)
     log_interval_s: float = setting(1.0, "Seconds between metrics rows (CSV, TensorBoard, progress).", low=0.0, low_open=True)
@@ -25,3 +25,5 @@ class RunConfig:
     max_wall_s: float | None = setting(None, "Stop after this many seconds even if total_steps is not reached.", low=0.0, low_open=True)
     eval_interval_steps: int = setting(0, "Env steps between periodic greedy evaluations on their own env copies (eval_return_mean in metrics.csv and TensorBoard); 0: none (an evaluator process costs a busy 2-core machine ~10% of its env steps/s).", low=0)
     eval_episodes: int = setting(5, "Episodes per periodic evaluation (played at once on their own env copies).", low=1)
+    step_timeout_s: float = setting(300.0, "A component whose step takes longer than this (stopped, deadlocked, a hung env) is reported and restarted.", low=0.0, low_open=True)
+    max_restarts: int = setting(10, "Restarts of one component within 5 minutes before the run stops as a crash loop (counted per window: rare crashes in a long run are always restarted).", low=0, high=10_000)

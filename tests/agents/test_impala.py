@@ -132,3 +132,17 @@ def test_metrics_rows_carry_the_time_split(tmp_path):
     for col in ("time_env_s", "time_inference_s", "time_learn_s", "time_wait_s", "time_transport_s",
                 "learner_wait_frac", "policy_lag_mean", "actor_restarts", "sps"):
         assert col in header
+
+
+def test_a_crash_loop_ends_the_run_with_one_line_a_summary_and_the_env_error_once(tmp_path):
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    r = subprocess.run([sys.executable, "-m", "distrl", "train", "impala", "--env", "tests.envs.crashing:DistrlAlwaysCrash-v0",
+                        "--total-steps", "100000", "--quiet", "--run-dir", str(tmp_path / "r"), "--set", "num_actors=2",
+                        "--set", "num_envs=2", "--set", "max_restarts=2"], env=env, capture_output=True, text=True,
+                       timeout=180)
+    assert r.returncode == 1, r.stderr
+    last = r.stderr.strip().splitlines()[-1]
+    assert last.startswith("distrl: stopped:") and "simulated bug in the env's step" in last, last
+    assert r.stderr.count("Traceback") <= 2  # printed once per component, then only counted
+    summary = json.loads((tmp_path / "r" / "summary.json").read_text())
+    assert "crash" not in summary.get("bottleneck", "") and "simulated bug" in summary["stopped"]

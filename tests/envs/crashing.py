@@ -32,3 +32,13 @@ class CrashOnce(gym.Env):
 
 
 gym.register("DistrlCrashOnce-v0", entry_point=CrashOnce)
+
+
+class AlwaysCrash(CrashOnce):
+    """An env with a bug: every step raises the same error."""
+
+    def step(self, action):
+        raise ValueError("simulated bug in the env's step")
+
+
+gym.register("DistrlAlwaysCrash-v0", entry_point=AlwaysCrash)

@@ -33,7 +33,7 @@ def test_user_env_through_module_form():
 
 @pytest.mark.parametrize("env_id,message", [
     ("CartPole-v9", "did you mean 'CartPole-v1'"),
-    ("no_such_module:Foo-v0", "cannot import module"),
+    ("no_such_module:Foo-v0", "importing module 'no_such_module' failed"),
 ])
 def test_unknown_env_ids(env_id, message):
     with pytest.raises(ConfigError, match=message):

@@ -113,7 +113,7 @@ class Inference:
     observations; the server batches requests (up to ``max_batch``, waiting at most ``max_wait_s``
     after the first), runs ``make_policy()`` on its device, and assembles unrolls into ``emits``.
     ``bind`` is where a streaming transport listens (port 0 picks one); ``remote_slots`` are extra
-    slots for actors that join by address."""
+    slots for actors that join by address; ``tls_cert``/``tls_key`` (PEM files) make the stream TLS."""
 
     make_policy: Callable[[], Any]
     obs: ArraySpec
@@ -125,6 +125,8 @@ class Inference:
     env_id: str = ""
     bind: str = "127.0.0.1:0"
     remote_slots: int = 0
+    tls_cert: str = ""
+    tls_key: str = ""
 
 
 def served_unroll_spec(obs: ArraySpec, outputs: dict[str, ArraySpec], state: ArraySpec | None, num_envs: int,

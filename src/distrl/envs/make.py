@@ -55,8 +55,10 @@ def check_env_id(env_id: str) -> None:
         module, _, name = env_id.partition(":")
         try:
             importlib.import_module(module)
-        except ImportError as e:
-            raise ConfigError(f"env '{env_id}': cannot import module '{module}' ({e})") from None
+        except Exception as e:  # not only ImportError: the user's module may raise anything while it loads
+            first = str(e).strip().splitlines()[0] if str(e).strip() else ""
+            raise ConfigError(f"env '{env_id}': importing module '{module}' failed: {type(e).__name__}"
+                              + (f": {first}" if first else "")) from None
         env_id = name
     if is_atari(env_id):
         _register_atari()
@@ -143,9 +145,12 @@ class EnvSpec:
 def env_spec(env_id: str) -> EnvSpec:
     env = make_env(env_id)
     try:
-        action_space = env.action_space
+        action_space, obs_space = env.action_space, env.observation_space
         if not isinstance(action_space, (gym.spaces.Discrete, gym.spaces.Box)):
             raise ConfigError(f"env '{env_id}' has action space {action_space}; distrl supports Discrete and Box")
-        return EnvSpec(env.observation_space, action_space)
+        if not isinstance(obs_space, gym.spaces.Box):  # Taxi, FrozenLake, Blackjack: integers or tuples
+            raise ConfigError(f"env '{env_id}' has observation space {obs_space}; distrl supports Box observations "
+                              f"(wrap the env, e.g. one-hot encode a Discrete one)")
+        return EnvSpec(obs_space, action_space)
     finally:
         env.close()

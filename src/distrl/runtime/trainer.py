@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import signal
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -24,14 +25,18 @@ from typing import Any
 import numpy as np
 
 from distrl.core.program import Inference, Program
+from distrl.errors import ConfigError, RunStopped
 from distrl.runtime.backends import make_backend
 from distrl.runtime.run.accounting import Interval, num, row, verdict
 from distrl.runtime.run.checkpoint import (
     latest_checkpoint,
+    list_checkpoints,
     load_checkpoint,
     save_checkpoint,
 )
 from distrl.runtime.run.metrics import EpisodeStats
+
+NONFINITE_LIMIT = 25  # updates skipped in a row (or gradients by one worker) before a run stops
 
 
 class _StopRequested(Exception):
@@ -40,7 +45,12 @@ class _StopRequested(Exception):
 
 class Trainer:
     def __init__(self, program: Program, run_cfg, run_dir: str | Path, *, system: str, resume: bool = False,
-                 observers: tuple = ()):
+                 observers: tuple = (), identity: dict | None = None, on_ready=None, token: str = ""):
+        """``identity`` (system, env, spaces) is written into every checkpoint and checked on resume;
+        ``on_ready()`` runs once the services, the learner and a resumed checkpoint have all loaded."""
+        self.identity = identity or {"system": system, "env": run_cfg.env}
+        self.on_ready = on_ready
+        self.token = token  # the run's secret for peers that connect over the network (never in config.yaml)
         self.program, self.cfg, self.system = program, run_cfg, system
         self.run_dir = Path(run_dir)
         self.resume = resume
@@ -60,17 +70,26 @@ class Trainer:
         self._idle = False
         self._published = self._first_version = -1
         self._t_start = self._last_row = None
+        self._nonfinite_seen, self._nonfinite_streak = 0, 0
         self.interrupted = False
+        self.stopped: str | None = None
 
     # --- life cycle ------------------------------------------------------------------------------
     def start(self) -> None:
         cfg = self.cfg
-        self.backend = make_backend(cfg.runtime, cfg.seed, cfg.torch_threads, cfg.ray_address)
+        self.backend = make_backend(cfg.runtime, cfg.seed, cfg.torch_threads, cfg.ray_address, cfg.step_timeout_s,
+                                    cfg.max_restarts, self.token)
         handles = self.backend.open(self.program)
         self.learner = self.program.make_learner(handles) if self.program.make_learner else None
-        if self.resume and (last := latest_checkpoint(self.run_dir / "checkpoints")) is not None:
+        if self.resume:
+            last = latest_checkpoint(self.run_dir / "checkpoints")
+            if last is None:
+                raise ConfigError(f"cannot resume '{self.run_dir}': it holds no loadable checkpoint")
             self._restore(last)
+        if self.on_ready is not None:  # everything loaded: now the run dir may change (config.yaml)
+            self.on_ready()
         self._push_hyperparameters(force=True)
+        self._nonfinite_seen = self.learner.counters().get("nonfinite_skipped", 0) if self.learner else 0
         weights = (self.learner.get_weights(), self.learner.version) if self.learner else None
         self._published = self._first_version = self.learner.version if self.learner else -1
         self.backend.start(weights)
@@ -86,11 +105,14 @@ class Trainer:
         terminal, a dropped SSH session) end it the same way: a final checkpoint, ``summary.json``, no
         process left behind."""
         previous = {sig: signal.signal(sig, _raise_stop) for sig in _STOP_SIGNALS}
+        stopped = None
         try:
             self.start()
             self.step()
         except (KeyboardInterrupt, _StopRequested):
             self.interrupted = True
+        except RunStopped as e:  # a crash loop, non-finite data: ended like an interrupt, then reported
+            self.stopped, stopped = str(e), e
         except BaseException:  # a learner error ends the run; the last checkpoint stays
             self._restore_signals(previous)
             self.close(failed=True)
@@ -98,9 +120,14 @@ class Trainer:
         for sig in _STOP_SIGNALS:  # one stop is enough: the close below must not be cut short
             signal.signal(sig, signal.SIG_IGN)
         try:
-            return self.close()
+            summary = self.close(failed=not self.started)
         finally:
             self._restore_signals(previous)
+        if stopped is not None:
+            raise stopped
+        if summary is None:  # interrupted before training began: nothing to sum up
+            raise KeyboardInterrupt
+        return summary
 
     @staticmethod
     def _restore_signals(previous: dict) -> None:
@@ -118,6 +145,11 @@ class Trainer:
                 break
             self._iterate()
         return self.stats()
+
+    @property
+    def started(self) -> bool:
+        """Did :meth:`start` finish (components running, training under way)?"""
+        return self._t_start is not None
 
     @property
     def done(self) -> bool:
@@ -216,6 +248,7 @@ class Trainer:
         t2 = time.perf_counter()
         iv, tot = self.interval, self.totals
         if metrics is not None:
+            self._watch_nonfinite(metrics.get("nonfinite_skipped"), version)
             iv.wait_s += t1 - t0
             tot.wait_s += t1 - t0
             iv.learn_s += t2 - t1
@@ -227,13 +260,13 @@ class Trainer:
                 dt = time.perf_counter() - t2
                 iv.publish_s += dt
                 tot.publish_s += dt
-        if release is not None:  # after the publish: the slots' producers start on the newest weights
-            self.backend.release(release)
         elif self.learner is not None and self.learner.version == self._first_version:  # still starting up
             tot.startup_s += t2 - t0
         else:
             iv.wait_s += t2 - t0
             tot.wait_s += t2 - t0
+        if release is not None:  # after the publish: the slots' producers start on the newest weights
+            self.backend.release(release)
         self._idle = metrics is None and not reports
         for name, due in self._due.items():
             if self.env_steps >= due:
@@ -245,7 +278,28 @@ class Trainer:
         for o in self.observers:
             o.on_step(self)
 
+    def _watch_nonfinite(self, skipped, version_before: int) -> None:
+        """Updates skipped for non-finite values in a row stop the run (the last checkpoint with finite
+        weights is kept: pruning never deletes it); an odd one is only counted."""
+        if skipped is None:
+            return
+        if skipped > self._nonfinite_seen and self.learner.version == version_before:
+            self._nonfinite_streak += int(skipped - self._nonfinite_seen)
+        elif self.learner.version != version_before:
+            self._nonfinite_streak = 0
+        self._nonfinite_seen = skipped
+        if self._nonfinite_streak >= NONFINITE_LIMIT:
+            last = latest_checkpoint(self.run_dir / "checkpoints")
+            raise RunStopped(f"the learner's loss or gradient was not finite in {self._nonfinite_streak} updates in a "
+                             f"row (NaN or inf in the data, or diverging); the last checkpoint with finite weights "
+                             f"is {last if last else 'none yet'}")
+
     def _account(self, info: dict, version: int) -> None:
+        skipped = info.get("nonfinite_skipped", 0)  # workers that learn count their own skipped gradients
+        if skipped >= NONFINITE_LIMIT:
+            last = latest_checkpoint(self.run_dir / "checkpoints")
+            raise RunStopped(f"a worker's gradients were not finite {skipped} times (NaN or inf in its data, or "
+                             f"diverging); the last checkpoint with finite weights is {last if last else 'none yet'}")
         self.env_steps += info.get("env_steps", 0)
         self.interval.add_info(info, version)
         self.totals.env_s += info.get("env_s", 0.0)
@@ -306,6 +360,8 @@ class Trainer:
             "time_split_s": {k: round(v, 3) for k, v in {**split, **{f"actor_{k}": v for k, v in actor_stats.items()}}.items()},
             "interrupted": self.interrupted, "run_dir": str(self.run_dir),
         }
+        if self.stopped:
+            summary["stopped"] = self.stopped
         summary.update({k: num(v) for k, v in services.items()})
         if dropped is not None:
             summary["unrolls_dropped"] = dropped
@@ -326,7 +382,7 @@ class Trainer:
         for adapter in adapters.values():
             adapter.sync()
         modules, optimizers = self._parts()
-        counters = {"env_steps": self.env_steps, "wall_s": self.wall_s, "updates": self.updates,
+        counters = {**self.identity, "env_steps": self.env_steps, "wall_s": self.wall_s, "updates": self.updates,
                     "actor_restarts": self.restarts, "episodes": self.episodes.state(),
                     "learner": self.learner.counters() if self.learner else {},
                     "services": {name: a.counters() for name, a in adapters.items()},
@@ -340,8 +396,16 @@ class Trainer:
                                keep=self.cfg.keep_checkpoints, extra=save_services)
 
     def _restore(self, folder: Path) -> None:
+        newest = list_checkpoints(self.run_dir / "checkpoints")[-1]
+        if newest != folder:  # a newer one is incomplete (a crash while writing) or holds non-finite weights
+            print(f"distrl: {newest.name} cannot be used; resuming from {folder.name}", file=sys.stderr, flush=True)
         modules, optimizers = self._parts()
-        saved = load_checkpoint(folder, modules, optimizers)
+        try:
+            saved = load_checkpoint(folder, modules, optimizers)
+        except Exception as e:  # a foreign or damaged checkpoint: shapes or files that do not fit this run
+            first = str(e).strip().splitlines()[0][:200] if str(e).strip() else type(e).__name__
+            raise ConfigError(f"checkpoint {folder} does not fit this run ({first})") from None
+        check_counters(saved, self.identity, folder)
         self.env_steps, self.restarts = saved["env_steps"], saved["actor_restarts"]
         self._wall_offset = saved["wall_s"]
         self.episodes.load(saved.get("episodes", {}))
@@ -353,6 +417,18 @@ class Trainer:
             adapter.load_counters(services.get(name, {}) if services is not None else saved.get("learner", {}))
             adapter.load(folder)
         self.base.update({k: v for k, v in saved.get("hyperparameters", {}).items() if k in self.base})
+
+
+def check_counters(saved: dict, identity: dict, folder: Path) -> None:
+    """A checkpoint's counters are trusted only after this: the same system and env as the run resuming it
+    (where the checkpoint says), and counts of the right types and signs."""
+    for key, value in identity.items():
+        if key in saved and saved[key] != value:
+            raise ConfigError(f"checkpoint {folder} was saved by a run with {key} {saved[key]!r}, not {value!r}")
+    for key, kind in (("env_steps", int), ("actor_restarts", int), ("wall_s", (int, float))):
+        value = saved.get(key)
+        if not isinstance(value, kind) or isinstance(value, bool) or not (value >= 0) or value != value:
+            raise ConfigError(f"checkpoint {folder}: state.json holds {key}={value!r}, not a count >= 0")
 
 
 _STOP_SIGNALS = tuple(s for s in (signal.SIGTERM, getattr(signal, "SIGHUP", None)) if s is not None)

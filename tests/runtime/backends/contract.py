@@ -213,6 +213,26 @@ def check_step_error_restarts(make_backend):
         backend.close()
 
 
+def check_stuck_component_is_replaced(make_backend):
+    """A component that stops answering (SIGSTOP: a deadlock, a hung env) is killed and replaced once its step
+    has taken longer than the step timeout."""
+    backend, learner = started(make_backend, counting_program(num_actors=2, batch=1))
+    try:
+        infos = []
+        while not any(i["actor_index"] == 1 for i in infos):
+            infos += drive(backend, learner, 1)[0]
+        victim = next(i for i in infos if i["actor_index"] == 1)["pid"]
+        os.kill(victim, signal.SIGSTOP)
+        later, restarts, deadline = [], 0, time.monotonic() + 60
+        while not any(i["actor_index"] == 1 and i["pid"] != victim for i in later):
+            assert time.monotonic() < deadline, "the stuck component was not replaced"
+            more, r = drive(backend, learner, 1, timeout=60)
+            later, restarts = later + more, restarts + r
+        assert restarts >= 1 and not _alive(victim)
+    finally:
+        backend.close()
+
+
 def check_shutdown_leaves_nothing(make_backend):
     backend, learner = started(make_backend, counting_program(num_actors=2, batch=1))
     drive(backend, learner, 3)
@@ -237,5 +257,5 @@ def _alive(pid: int) -> bool:
 
 
 __all__ = ["CheckingLearner", "check_hyperparameters_reach_components", "check_intact_and_ordered",
-           "check_kill_restarts", "check_param_server", "check_step_error_restarts", "check_periodic_role", "check_replay_service",
+           "check_kill_restarts", "check_param_server", "check_step_error_restarts", "check_stuck_component_is_replaced", "check_periodic_role", "check_replay_service",
            "check_shutdown_leaves_nothing", "drive", "started"]

@@ -51,6 +51,10 @@ def test_local_component_whose_step_raises_is_replaced():
     contract.check_step_error_restarts(make_local)
 
 
+def test_local_stuck_component_is_replaced():
+    contract.check_stuck_component_is_replaced(lambda: make_backend("local", seed=0, step_timeout_s=2.0))
+
+
 def test_local_shutdown_leaves_no_process():
     contract.check_shutdown_leaves_nothing(make_local)
 

@@ -141,11 +141,17 @@ def test_gorila_global_replay_is_a_ray_actor_and_resumes_whole(cluster, tmp_path
 
 
 def test_seed_actors_stream_to_the_inference_server_and_one_joins_by_address(cluster, tmp_path, monkeypatch):
-    """Two Ray actors and one actor that joins by address (here a thread; any machine could run it)."""
+    """Two Ray actors and one actor that joins by address (here a thread; any machine could run it), all over
+    TLS: Ray's actors are handed the certificate, the joining one is given it (``--tls-ca``)."""
     import socket
     import threading
 
     from distrl.agents.common import env_actor
+    from tests.runtime.services.inference.tls import self_signed
+
+    cert, key = self_signed("127.0.0.1")
+    (tmp_path / "cert.pem").write_bytes(cert)
+    (tmp_path / "key.pem").write_bytes(key)
 
     with socket.socket() as sock:  # a free port for the server, so the joining actor knows where to dial
         sock.bind(("127.0.0.1", 0))
@@ -159,11 +165,13 @@ def test_seed_actors_stream_to_the_inference_server_and_one_joins_by_address(clu
         return original_advance(self, actions)
 
     monkeypatch.setattr(env_actor.EnvActor, "advance", counting_advance)
-    joiner = threading.Thread(target=distrl.join, args=(f"127.0.0.1:{port}",), name="joiner", daemon=True)
+    joiner = threading.Thread(target=distrl.join, args=(f"127.0.0.1:{port}",), kwargs={"token": "a-run-secret", "tls_ca": str(tmp_path / "cert.pem")},
+                              name="joiner", daemon=True)
     joiner.start()
     s = distrl.train("seed", env="CartPole-v1", runtime="ray", ray_address=cluster.address, total_steps=30_000,
                      num_actors=2, num_envs=8, unroll_length=8, remote_actors=1, bind=f"127.0.0.1:{port}",
-                     run_dir=str(tmp_path / "r"))
+                     run_dir=str(tmp_path / "r"), token="a-run-secret", tls_cert=str(tmp_path / "cert.pem"),
+                     tls_key=str(tmp_path / "key.pem"))
     joiner.join(timeout=30)
     assert not joiner.is_alive()  # the joined actor left when the server stopped
     assert s["env_steps"] >= 30_000 and s["learner_updates"] > 0 and s["latency_p50_ms"] > 0

@@ -9,6 +9,7 @@ parameter-server service (shared memory on ``local``, shard actors on ``ray``), 
 
 from __future__ import annotations
 
+import math
 import time
 from typing import Any
 
@@ -31,6 +32,7 @@ class A3CWorker(Stateless):
         self.buffer = allocate(spec)
         self.version = 0
         self.index = index
+        self.nonfinite = 0  # gradients not pushed because they were not finite
 
     def step(self, out=None) -> dict[str, Any]:
         cfg = self.cfg
@@ -47,15 +49,20 @@ class A3CWorker(Stateless):
             loss, _ = a2c_loss(self.local, self.buffer, cfg)
             self.local.zero_grad(set_to_none=True)
             loss.backward()
-            torch.nn.utils.clip_grad_norm_(self.local_params, cfg.max_grad_norm, foreach=True)
-            applied, dropped, staleness = self.params.push(self.local, versions)
-            lags.append(staleness)  # other workers' updates between this pull and push
+            norm = float(torch.nn.utils.clip_grad_norm_(self.local_params, cfg.max_grad_norm, foreach=True))
+            applied = 0
+            if math.isfinite(norm) and math.isfinite(float(loss.detach())):
+                applied, dropped, staleness = self.params.push(self.local, versions)
+                lags.append(staleness)  # other workers' updates between this pull and push
+            else:  # a NaN or inf never reaches the shared model
+                self.nonfinite += 1
             learn_s += time.perf_counter() - t0
         self.version = int(np.sum(versions)) + applied
         return {"env_steps": cfg.segments_per_report * cfg.t_max * cfg.num_envs, "version": self.version,
                 "actor_index": self.index,
                 "episode_returns": np.concatenate(returns), "episode_lengths": np.concatenate(lengths),
-                "env_s": env_s, "infer_s": infer_s, "learn_s": learn_s, "staleness": float(np.mean(lags))}
+                "env_s": env_s, "infer_s": infer_s, "learn_s": learn_s,
+                "staleness": float(np.mean(lags)) if lags else 0.0, "nonfinite_skipped": self.nonfinite}
 
     def close(self) -> None:
         self.actor.close()

@@ -32,15 +32,11 @@ class ApexDDPGLearner(ReplayLearner):
         q = self.model.q(t["obs"], t["action"])
         delta = y - q
         critic_loss = (t["weights"] * F.huber_loss(q, y, reduction="none")).mean()
-        self.critic_opt.zero_grad(set_to_none=True)
-        critic_loss.backward()
-        torch.nn.utils.clip_grad_norm_(self.critic_params, cfg.max_grad_norm, foreach=True)
-        self.critic_opt.step()
+        if not self.finite_step(critic_loss, self.critic_params, self.critic_opt):
+            return None, None
         actor_loss = -self.model.q(t["obs"], self.model.mu(t["obs"])).mean()  # dQ/da through mu only
-        self.actor_opt.zero_grad(set_to_none=True)
-        actor_loss.backward()
-        torch.nn.utils.clip_grad_norm_(self.actor_params, cfg.max_grad_norm, foreach=True)
-        self.actor_opt.step()
+        if not self.finite_step(actor_loss, self.actor_params, self.actor_opt):
+            return None, None
         with torch.no_grad():
             torch._foreach_lerp_(list(self.target.parameters()), self.params, cfg.target_tau)
         return float(critic_loss.detach()), delta.detach().abs().numpy()

@@ -26,10 +26,8 @@ class ApexDQNLearner(ReplayLearner):
         cfg = self.cfg
         t = tensors(batch)
         loss, delta = dqn_loss(self.model, self.target, t, t["weights"], double_q=True)
-        self.optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(self.params, cfg.max_grad_norm, foreach=True)
-        self.optimizer.step()
+        if not self.finite_step(loss, self.params, self.optimizer):
+            return None, None
         if cfg.target_tau is not None:
             with torch.no_grad():
                 torch._foreach_lerp_(list(self.target.parameters()), self.params, cfg.target_tau)

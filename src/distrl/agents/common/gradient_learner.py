@@ -5,6 +5,7 @@ applies the schedule."""
 
 from __future__ import annotations
 
+import math
 from typing import Mapping
 
 import numpy as np
@@ -22,6 +23,7 @@ class GradientLearner:
         self.optimizer = make_optimizer(cfg.optimizer, self.params, cfg.lr)
         self.hyper = {"lr": cfg.lr}
         self.version = 0
+        self.nonfinite = 0  # updates skipped because the loss or the gradient was not finite
 
     def set_hyperparameters(self, values: Mapping[str, float]) -> None:
         self.hyper.update(values)
@@ -30,13 +32,18 @@ class GradientLearner:
                 group["lr"] = values["lr"]
 
     def apply(self, loss: torch.Tensor) -> dict[str, float]:
-        """Back-propagate, clip, step; one new weights version."""
+        """Back-propagate, clip, step; one new weights version. A non-finite loss or gradient (a NaN or inf
+        in the batch, an overflow) is not applied: the update is skipped and counted."""
         self.optimizer.zero_grad(set_to_none=True)
         loss.backward()
-        grad_norm = torch.nn.utils.clip_grad_norm_(self.params, self.cfg.max_grad_norm, foreach=True)
+        grad_norm = float(torch.nn.utils.clip_grad_norm_(self.params, self.cfg.max_grad_norm, foreach=True))
+        if not (math.isfinite(grad_norm) and math.isfinite(float(loss.detach()))):
+            self.optimizer.zero_grad(set_to_none=True)
+            self.nonfinite += 1
+            return {"nonfinite_skipped": float(self.nonfinite), "lr": self.hyper["lr"]}
         self.optimizer.step()
         self.version += 1
-        return {"grad_norm": float(grad_norm), "lr": self.hyper["lr"]}
+        return {"grad_norm": grad_norm, "lr": self.hyper["lr"], "nonfinite_skipped": float(self.nonfinite)}
 
     def get_weights(self) -> np.ndarray:
         return to_flat(self.params)
@@ -45,7 +52,8 @@ class GradientLearner:
         return {"model": self.model}, {"optimizer": self.optimizer}
 
     def counters(self) -> dict:
-        return {"version": self.version}
+        return {"version": self.version, "nonfinite_skipped": self.nonfinite}
 
     def load_counters(self, c: dict) -> None:
         self.version = c.get("version", 0)
+        self.nonfinite = c.get("nonfinite_skipped", 0)

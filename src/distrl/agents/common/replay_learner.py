@@ -9,6 +9,7 @@ same handle works whether the replay lives in this process or in a Ray actor. Su
 
 from __future__ import annotations
 
+import math
 from typing import Mapping
 
 import numpy as np
@@ -30,8 +31,10 @@ class ReplayLearner:
         self.lrs = {name: opt.param_groups[0]["lr"] for name, opt in self.optimizers.items()}
         self.version = 0
         self.updates = 0
+        self.nonfinite = 0  # updates skipped because the loss or the gradient was not finite
 
-    def update(self, batch: SampledBatch) -> tuple[float, np.ndarray]:
+    def update(self, batch: SampledBatch) -> tuple[float | None, np.ndarray | None]:
+        """One update from ``batch``: (loss, |delta| as new priorities), or (None, None) if it was not applied."""
         raise NotImplementedError
 
     def set_hyperparameters(self, values: Mapping[str, float]) -> None:
@@ -42,25 +45,44 @@ class ReplayLearner:
                     group["lr"] = values[name]
 
     def step(self, batch=None) -> dict[str, float] | None:
-        losses = []
-        while len(losses) < self.max_updates_per_step:
+        losses, tried = [], 0
+        while tried < self.max_updates_per_step:
             sampled = self.replay.sample(self.cfg.batch_size, beta=self.cfg.priority_beta)
             if sampled is None:
                 break
+            tried += 1
             loss, td_abs = self.update(sampled)
+            if loss is None:  # a non-finite loss or gradient: not applied, priorities left as they were
+                self.nonfinite += 1
+                continue
             self.replay.update_priorities(sampled.slots, td_abs)
             self.updates += 1
             self.version += 1
             losses.append(loss)
-        if not losses:
+        if not tried:
             return None
-        return {"loss": float(np.mean(losses)), **self.lrs}
+        out = {**self.lrs, "nonfinite_skipped": float(self.nonfinite)}
+        if losses:
+            out["loss"] = float(np.mean(losses))
+        return out
+
+    def finite_step(self, loss: torch.Tensor, params, optimizer: torch.optim.Optimizer) -> bool:
+        """Back-propagate ``loss``, clip, and step ``optimizer`` only if the loss and the gradient are finite."""
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        norm = float(torch.nn.utils.clip_grad_norm_(params, self.cfg.max_grad_norm, foreach=True))
+        if not (math.isfinite(norm) and math.isfinite(float(loss.detach()))):
+            optimizer.zero_grad(set_to_none=True)
+            return False
+        optimizer.step()
+        return True
 
     def counters(self) -> dict:
-        return {"updates": self.updates, "version": self.version}
+        return {"updates": self.updates, "version": self.version, "nonfinite_skipped": self.nonfinite}
 
     def load_counters(self, c: dict) -> None:
         self.updates, self.version = c.get("updates", 0), c.get("version", 0)
+        self.nonfinite = c.get("nonfinite_skipped", 0)
 
 
 def chunk_to_insert(chunk: dict[str, np.ndarray]) -> tuple[dict[str, np.ndarray], np.ndarray]:

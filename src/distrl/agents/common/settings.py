@@ -9,15 +9,16 @@ from distrl.config import setting
 
 
 def num_actors(what: str = "Actor processes") -> object:
-    return setting(os.cpu_count() or 2, f"{what} (default: one per core).", low=1)
+    return setting(os.cpu_count() or 2, f"{what} (default: one per core).", low=1, high=4096)
 
 
 def num_envs(default: int, note: str = "") -> object:
-    return setting(default, "Envs each actor steps together (numpy-vectorised where the env allows)" + note + ".", low=1)
+    return setting(default, "Envs each actor steps together (numpy-vectorised where the env allows)" + note + ".", low=1,
+                   high=65_536)
 
 
 def unroll_length(default: int, meaning: str = "Env steps per env in each unroll or chunk an actor sends") -> object:
-    return setting(default, meaning + ".", low=1)
+    return setting(default, meaning + ".", low=1, high=100_000)
 
 
 def gamma(default: float = 0.99) -> object:
@@ -44,3 +45,12 @@ def hidden(default: tuple) -> object:
 def reward_clip(where: str = "actor") -> object:
     return setting(None, f"Clip rewards to [-x, x] in the {where}; none keeps them (ALE/ ids default to 1).",
                    low=0.0, low_open=True)
+
+
+def priority_alpha(when: str = "") -> object:
+    """Schaul et al. 2016, P(i) = p_i^alpha / sum p^alpha: 0 is uniform, 1 full prioritisation."""
+    return setting(0.6, f"Prioritisation exponent alpha{when} (0 uniform, 1 fully proportional).", low=0.0, high=1.0)
+
+
+def priority_beta(when: str = "") -> object:
+    return setting(0.4, f"Importance-sampling exponent beta{when}.", low=0.0, high=1.0)

@@ -59,7 +59,8 @@ class GorilaBundle(Stateless):
         info.pop("transitions", None)
         return {**info, "version": self.learner.version, "actor_index": self.index,
                 "staleness": float(np.mean(staleness)) if staleness else 0.0, "shards_applied": applied,
-                "shards_dropped": dropped, "learn_s": time.perf_counter() - t0}
+                "shards_dropped": dropped, "learn_s": time.perf_counter() - t0,
+                "nonfinite_skipped": self.learner.nonfinite}
 
     def close(self) -> None:
         self.actor.close()

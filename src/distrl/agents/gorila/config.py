@@ -27,8 +27,8 @@ class GorilaConfig:
                           choices=("local", "global"))
     prioritized: bool = setting(True, "Prioritized sampling of each bundle's local replay by |TD error| (Schaul et al. 2016; "
                                 "a later improvement, false is the paper's uniform replay; replay=global needs false).")
-    priority_alpha: float = setting(0.6, "Prioritisation exponent alpha (prioritized=true).", low=0.0)
-    priority_beta: float = setting(0.4, "Importance-sampling exponent beta (prioritized=true).", low=0.0, high=1.0)
+    priority_alpha: float = common.priority_alpha(" (prioritized=true)")
+    priority_beta: float = common.priority_beta(" (prioritized=true)")
     replay_capacity: int = setting(50_000, "Transitions each bundle's replay (or its part of the global one) holds, oldest evicted first.", low=1)
     min_replay: int = setting(1_000, "Transitions in a learner's replay (local or global) before it starts.", low=1)
     batch_size: int = setting(64, "Transitions per gradient.", low=1)

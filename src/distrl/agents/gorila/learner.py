@@ -6,6 +6,7 @@ The target network is refreshed from those every ``target_update_period`` global
 from __future__ import annotations
 
 import copy
+import math
 
 import numpy as np
 import torch
@@ -21,6 +22,7 @@ class BundleLearner:
         self.versions = params.pull(model)
         self.target.load_state_dict(model.state_dict())
         self.last_target_sync = int(np.sum(self.versions))
+        self.nonfinite = 0  # gradients not sent because they were not finite
 
     @property
     def version(self) -> int:
@@ -36,19 +38,23 @@ class BundleLearner:
         if self.params.travels:
             grads = []
             for _ in range(n):
-                self._compute()
-                grads.append([p.grad.detach().clone() for p in self.model.parameters()])
+                if self._compute():
+                    grads.append([p.grad.detach().clone() for p in self.model.parameters()])
+            if not grads:
+                return 0, 0, []
             applied, dropped, staleness, self.versions = self.params.exchange_many(self.model, grads, self.versions)
             return applied, dropped, [staleness]
         applied = dropped = 0
         staleness = []
         for _ in range(n):
-            self._compute()
+            if not self._compute():
+                continue
             a, d, s, self.versions = self.params.exchange(self.model, self.versions)
             applied, dropped, staleness = applied + a, dropped + d, staleness + [s]
         return applied, dropped, staleness
 
-    def _compute(self) -> None:
+    def _compute(self) -> bool:
+        """One gradient into the model's ``.grad``; False (and nothing sent) if it is not finite."""
         cfg = self.cfg
         if self.version - self.last_target_sync >= cfg.target_update_period:
             self.target.load_state_dict(self.model.state_dict())
@@ -59,6 +65,10 @@ class BundleLearner:
         loss, delta = dqn_loss(self.model, self.target, b, torch.from_numpy(batch.weights), double_q=cfg.double_q)
         self.model.zero_grad(set_to_none=True)
         loss.backward()
-        torch.nn.utils.clip_grad_norm_(self.model.parameters(), cfg.max_grad_norm, foreach=True)
+        norm = float(torch.nn.utils.clip_grad_norm_(self.model.parameters(), cfg.max_grad_norm, foreach=True))
+        if not (math.isfinite(norm) and math.isfinite(float(loss.detach()))):  # never reaches the parameter server
+            self.nonfinite += 1
+            return False
         if cfg.prioritized:
             self.replay.update_priorities(batch.slots, delta.detach().abs().numpy())
+        return True

@@ -32,6 +32,20 @@ from distrl.envs import EnvSpec
 from distrl.errors import ConfigError
 
 
+def check_device(device: str) -> None:
+    """``cpu``, or ``cuda``/``cuda:N`` on a machine that has that GPU: one line otherwise, before anything runs."""
+    import torch
+
+    if device == "cpu":
+        return
+    if device != "cuda" and not (device.startswith("cuda:") and device[5:].isdigit()):
+        raise ConfigError(f"inference_device must be cpu, cuda or cuda:N; got '{device}'")
+    index = int(device[5:]) if ":" in device else 0
+    if not torch.cuda.is_available() or index >= torch.cuda.device_count():
+        raise ConfigError(f"inference_device={device} but this torch sees no such GPU "
+                          f"(cuda available: {torch.cuda.is_available()}, devices: {torch.cuda.device_count()})")
+
+
 def _env_actor(env_id: str, cfg: SeedConfig, index: int, seed: int, handles: dict) -> EnvActor:
     # one step of the component is one unroll's worth of env steps: the runtime's bookkeeping (a grant, a
     # Ray call) is paid once per unroll_length round trips
@@ -42,16 +56,34 @@ def _policy(env: EnvSpec, cfg: SeedConfig) -> ActorCriticPolicy:
     return ActorCriticPolicy(make_model(env, cfg), env, cfg.inference_device)
 
 
+def _check_tls(cert: str, key: str) -> None:
+    """Both PEM files or neither; each readable and PEM-encoded (gRPC would fail later, less clearly)."""
+    if bool(cert) != bool(key):
+        raise ConfigError("tls_cert and tls_key go together: give both PEM files, or neither for plain TCP")
+    for name, path in (("tls_cert", cert), ("tls_key", key)):
+        if not path:
+            continue
+        try:
+            with open(path, "rb") as f:
+                head = f.read(4096)
+        except OSError as e:
+            raise ConfigError(f"cannot read {name} '{path}': {e.strerror}") from None
+        if b"-----BEGIN " not in head:
+            raise ConfigError(f"{name} '{path}' is not a PEM file (expected a '-----BEGIN ...' block)")
+
+
 def build(cfg: SeedConfig, ctx: BuildContext) -> Program:
     if split_address(cfg.bind) is None:
         raise ConfigError(f"bind '{cfg.bind}' is not HOST:PORT (e.g. 127.0.0.1:0, 0.0.0.0:50051; port 0 picks a free one)")
+    _check_tls(cfg.tls_cert, cfg.tls_key)
+    check_device(cfg.inference_device)
     cfg, env = atari_defaults(cfg, ctx.env_id), ctx.env
     obs = ArraySpec(env.obs_shape, env.obs_dtype.name)
     outputs = {"actions": ArraySpec(env.action_shape, env.action_dtype.name), "behaviour_logp": ArraySpec((), "float32")}
     inference = Inference(make_policy=partial(_policy, env, cfg), obs=obs, num_envs=cfg.num_envs,
                           unroll_length=cfg.unroll_length, max_batch=cfg.inference_batch or cfg.num_actors + cfg.remote_actors,
                           max_wait_s=cfg.inference_wait_ms / 1e3, emits="unrolls", env_id=ctx.env_id, bind=cfg.bind,
-                          remote_slots=cfg.remote_actors)
+                          remote_slots=cfg.remote_actors, tls_cert=cfg.tls_cert, tls_key=cfg.tls_key)
     spec = served_unroll_spec(obs, outputs, None, cfg.num_envs, cfg.unroll_length)
     actors = Role("actor", partial(_env_actor, ctx.env_id, cfg), count=cfg.num_actors, uses=("inference",))
     return Program(roles=(actors, *evaluator_roles(ctx, partial(make_model, env, cfg))),

@@ -15,8 +15,12 @@ class SeedConfig(ImpalaConfig):
     # envs per actor took CartPole from 101k to 192k env steps/s on local, and still solves it)
     num_envs: int = common.num_envs(128, "; an actor sends them as one request")
     inference_batch: int = setting(0, "Most actor requests per forward pass (0: all actors).", low=0)
-    inference_wait_ms: float = setting(1.0, "Longest wait for a fuller batch after the first request arrives.", low=0.0)
+    inference_wait_ms: float = setting(1.0, "Longest wait for a fuller batch after the first request arrives.", low=0.0,
+                                       high=60_000.0)
     inference_device: str = setting("cpu", "Device of the inference server's policy copy (cpu, cuda, cuda:N).")
     remote_actors: int = setting(0, "Extra server slots for actors that join by address (`distrl join HOST:PORT`, ray runtime).", low=0)
     bind: str = setting("127.0.0.1:0", "host:port the streaming transport listens on (ray runtime, `distrl join`); "
                         "port 0 picks a free one.")
+    tls_cert: str = setting("", "PEM certificate file: the streaming transport serves TLS with it (and tls_key); "
+                            "joining actors pass it as `distrl join --tls-ca`. Empty: plain TCP.")
+    tls_key: str = setting("", "PEM private key file of tls_cert.")

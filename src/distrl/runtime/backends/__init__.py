@@ -13,13 +13,15 @@ _CLASSES = {"inline": ("distrl.runtime.backends.inline", "InlineBackend"),
 assert tuple(_CLASSES) == RUNTIMES
 
 
-def make_backend(runtime: str, seed: int, torch_threads: int = 1, ray_address: str | None = None):
+def make_backend(runtime: str, seed: int, torch_threads: int = 1, ray_address: str | None = None,
+                 step_timeout_s: float = 300.0, max_restarts: int = 10, token: str = ""):
     if runtime not in _CLASSES:
         raise ValueError(f"unknown runtime {runtime!r} (valid: {', '.join(RUNTIMES)})")
     module, name = _CLASSES[runtime]
     cls = getattr(importlib.import_module(module), name)
-    options = {"inline": {}, "local": {"torch_threads": torch_threads},
-               "ray": {"torch_threads": torch_threads, "address": ray_address}}[runtime]
+    watch = {"step_timeout_s": step_timeout_s, "max_restarts": max_restarts}
+    options = {"inline": {}, "local": {"torch_threads": torch_threads, **watch},
+               "ray": {"torch_threads": torch_threads, "address": ray_address, "token": token, **watch}}[runtime]
     return cls(seed, **options)
 
 

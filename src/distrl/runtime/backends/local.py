@@ -33,7 +33,7 @@ from distrl.core.program import (
 )
 from distrl.core.types import ArraySpec
 from distrl.runtime.backends.batching import concatenate
-from distrl.runtime.backends.local_worker import GO, SET, worker_main
+from distrl.runtime.backends.local_worker import ERROR, GO, SET, worker_main
 from distrl.runtime.backends.placement import (
     Worker,
     component_seed,
@@ -44,7 +44,7 @@ from distrl.runtime.backends.placement import (
     workers_of,
 )
 from distrl.runtime.backends.process import (
-    count_restart,
+    Restarts,
     interrupts_blocked,
     main_module_hidden,
     stop_processes,
@@ -59,8 +59,10 @@ from distrl.runtime.services.weights import SharedMemoryWeights
 class LocalBackend:
     name = "local"
 
-    def __init__(self, seed: int, torch_threads: int = 1):
-        self.seed, self.torch_threads = seed, torch_threads
+    def __init__(self, seed: int, torch_threads: int = 1, step_timeout_s: float = 300.0,
+                 max_restarts: int = 10):
+        self.seed, self.torch_threads, self.step_timeout_s = seed, torch_threads, step_timeout_s
+        self.max_restarts = max_restarts
         self.ctx = mp.get_context("spawn")
         self.program: Program | None = None
         self.adapters: dict = {}
@@ -120,6 +122,8 @@ class LocalBackend:
         if weights is not None:
             self.publish(lambda: weights[0], weights[1])
         self.workers = workers_of(program)
+        for w in self.workers:
+            w.restart_log = Restarts(self.max_restarts)
         for role in program.roles:
             if role.emits is not None:
                 n = role.count * role.in_flight
@@ -174,6 +178,8 @@ class LocalBackend:
                 return False
         elif not self._send(w, (GO, None)):
             return False
+        if not w.outstanding:
+            w.granted_at = time.monotonic()
         w.outstanding.append(slot if w.role.name in self.free else None)
         return True
 
@@ -196,6 +202,9 @@ class LocalBackend:
     def pause(self, paused: bool) -> None:
         self.paused = paused
         if not paused:
+            now = time.monotonic()
+            for w in self.workers:  # time spent paused is not time stuck
+                w.granted_at = now
             self._dispatch()
 
     # --- data ------------------------------------------------------------------------------------
@@ -208,6 +217,9 @@ class LocalBackend:
             try:
                 while conn.poll():
                     slot, info = conn.recv()
+                    if slot == ERROR:  # its last words, before it exits
+                        w.last_error = info
+                        continue
                     self._arrived(w, slot, info)
             except (EOFError, OSError):
                 self._handle_death(w)
@@ -215,6 +227,7 @@ class LocalBackend:
 
     def _arrived(self, w: Worker, slot, info: dict) -> None:
         w.outstanding.remove(slot)
+        w.granted_at = time.monotonic()  # a step finished: the watch restarts for the next one
         program, role = self.program, w.role
         if emits_to_channel(program, role):
             self.ready.append((role.name, slot, info))
@@ -269,7 +282,7 @@ class LocalBackend:
         self._dispatch()
 
     # --- faults ----------------------------------------------------------------------------------
-    def _handle_death(self, w: Worker) -> None:
+    def _handle_death(self, w: Worker, reason: str | None = None) -> None:
         if self._closed or w.conn is None:
             return
         p = w.handle
@@ -283,7 +296,8 @@ class LocalBackend:
             if slot is not None:
                 self.free[w.role.name].append(slot)
         w.outstanding = []
-        w.restarts = count_restart(w.name, w.restarts, f"died (exit code {p.exitcode})")
+        w.restarts = w.restart_log.record(w.name, reason or f"died (exit code {p.exitcode})", w.last_error)
+        w.last_error = ""
         self._spawn(w)
         self._pending_restarts += 1
         self._dispatch()
@@ -296,6 +310,12 @@ class LocalBackend:
         for w in self.workers:
             if w.conn is not None and not w.handle.is_alive():
                 self._handle_death(w)
+            elif w.conn is not None and w.outstanding and not self.paused \
+                    and time.monotonic() - w.granted_at > self.step_timeout_s:
+                w.last_error = ""
+                w.handle.kill()  # stopped or deadlocked: SIGKILL works on both
+                w.handle.join(timeout=1.0)
+                self._handle_death(w, f"was stuck ({time.monotonic() - w.granted_at:.0f} s without finishing a step)")
 
     # --- the rest --------------------------------------------------------------------------------
     def stats(self) -> dict:

@@ -21,6 +21,7 @@ from distrl.runtime.backends.process import (
 from distrl.runtime.backends.shared_memory import SharedArrays
 
 GO, SET = 0, 1  # messages from the backend: (GO, slot or None), (SET, hyperparameters)
+ERROR = "error"  # to the backend: (ERROR, traceback) just before a failed component exits
 
 
 def worker_main(name: str, index: int, seed: int, make, handles: dict, timed: tuple[str, ...], slots_handle,
@@ -63,5 +64,8 @@ def worker_main(name: str, index: int, seed: int, make, handles: dict, timed: tu
     except (EOFError, BrokenPipeError, KeyboardInterrupt):
         return  # the backend is gone or stopping
     except Exception:
-        traceback.print_exc()
+        try:  # the backend prints it once, and only counts it when the same error comes again
+            conn.send((ERROR, traceback.format_exc()))
+        except (BrokenPipeError, OSError):
+            traceback.print_exc()
         sys.exit(1)

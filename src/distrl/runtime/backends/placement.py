@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from distrl.core.program import Channel, Inference, Program, ReplayService, Role
+from distrl.runtime.backends.process import Restarts
 
 
 def component_seed(run_seed: int, role_position: int, index: int, restarts: int = 0) -> int:
@@ -26,6 +27,9 @@ class Worker:
     restarts: int = 0
     outstanding: list = field(default_factory=list)  # steps granted and not yet back (slots, or None)
     handle: Any = None  # the backend's own: an object, a process, a Ray actor
+    restart_log: Restarts = field(default_factory=Restarts)
+    last_error: str = ""  # the traceback a component sent before it died (local)
+    granted_at: float = 0.0  # when its oldest outstanding step was granted (local: the stuck-step watch)
 
     @property
     def name(self) -> str:

@@ -5,25 +5,55 @@ from __future__ import annotations
 import ctypes
 import signal
 import sys
+import time
+from collections import deque
+
+from distrl.errors import RunStopped
 
 PR_SET_PDEATHSIG = 1
 
 
-MAX_RESTARTS_PER_ACTOR = 20
+# A component may be restarted this many times within this many seconds; more is a crash loop. Counted per
+# window, not per run: a rare crash in a long run is restarted as often as it happens.
+MAX_RESTARTS = 10
+RESTART_WINDOW_S = 300.0
 
 
-class ActorCrashLoop(RuntimeError):
-    """An actor keeps dying right after every restart: give up instead of restarting forever."""
+class ActorCrashLoop(RunStopped):
+    """A component keeps dying right after every restart: give up instead of restarting forever."""
 
 
-def count_restart(name: str, restarts: int, reason: str) -> int:
-    """One more restart of component ``name`` (``reason``: what happened to it): past
-    ``MAX_RESTARTS_PER_ACTOR`` give up, else say so on stderr. Returns the new count."""
-    restarts += 1
-    if restarts > MAX_RESTARTS_PER_ACTOR:
-        raise ActorCrashLoop(f"{name} {reason} {restarts} times; giving up")
-    print(f"distrl: {name} {reason}; restarting it with a fresh seed (restart {restarts})", file=sys.stderr, flush=True)
-    return restarts
+class Restarts:
+    """One component's restarts: the count (for its seed) and when they happened (for the crash-loop limit);
+    an error seen before is not printed again, only counted."""
+
+    def __init__(self, limit: int = MAX_RESTARTS, window_s: float = RESTART_WINDOW_S):
+        self.limit, self.window_s = limit, window_s
+        self.count = 0
+        self.times: deque[float] = deque()
+        self.errors: dict[str, int] = {}
+
+    def record(self, name: str, reason: str, error: str = "") -> int:
+        """One more restart of component ``name`` (``reason``: what happened; ``error``: its traceback, if
+        it sent one). Past ``limit`` restarts within ``window_s`` raise :class:`ActorCrashLoop` naming
+        the component's own error; else say so on stderr. Returns the new restart count."""
+        now = time.monotonic()
+        self.count += 1
+        self.times.append(now)
+        while self.times and now - self.times[0] > self.window_s:
+            self.times.popleft()
+        last_line = error.strip().splitlines()[-1] if error.strip() else ""
+        if len(self.times) > self.limit:
+            raise ActorCrashLoop(f"{name} {reason} {len(self.times)} times within {self.window_s:.0f} s"
+                                 + (f", last with {last_line}" if last_line else "") + "; giving up")
+        seen = self.errors.get(error, 0)
+        self.errors[error] = seen + 1
+        if error and not seen:
+            print(error.rstrip(), file=sys.stderr, flush=True)
+        again = f" (the same error, {seen + 1} times)" if error and seen else ""
+        print(f"distrl: {name} {reason}{again}; restarting it with a fresh seed (restart {self.count})",
+              file=sys.stderr, flush=True)
+        return self.count
 
 
 def set_process_name(name: str) -> None:

@@ -3,7 +3,7 @@
 ``--runtime ray`` starts a local Ray instance; ``ray_address`` (or ``RAY_ADDRESS``) joins an existing
 cluster instead. Components are spread over the cluster's nodes. A component whose process dies or
 whose step raises is replaced by the backend, as on ``local``: a new actor with the same index, a
-fresh seed from its restart count (``component_seed``), and the crash-loop limit (``count_restart``).
+fresh seed from its restart count (``component_seed``), and the crash-loop limit (``process.Restarts``).
 Each keeps ``role.in_flight`` step calls queued, so it starts its next step while the trainer is
 still busy with the last one. What a call carries besides its result comes from the services: the
 weights' object reference (one ``ray.put`` per version), hyperparameters the run changed. A role that
@@ -35,25 +35,47 @@ from distrl.runtime.backends.placement import (
     users,
     workers_of,
 )
-from distrl.runtime.backends.process import count_restart
+from distrl.runtime.backends.process import Restarts
 from distrl.runtime.services.inference.ray import GrpcInference
 from distrl.runtime.services.param_server import RayParamServer
 from distrl.runtime.services.replay import RayPartitionedReplay, RayReplay
 from distrl.runtime.services.weights import RayWeights
 
 
-def connect_ray(address: str | None, num_cpus: int) -> bool:
-    """Join the cluster at ``address``, or start a local Ray instance; True when we started it."""
+def connect_ray(address: str | None, num_cpus: int, timeout_s: float = 10.0) -> bool:
+    """Join the cluster at ``address``, or start a local Ray instance; True when we started it.
+
+    A local instance requires Ray's token authentication (``RAY_AUTH_MODE=token``, Ray generates the token)
+    and listens on this machine's loopback only. A ``HOST:PORT`` nobody answers is a one-line error after
+    ``timeout_s``, not a hang."""
     import ray
 
     if ray.is_initialized():
         return False
     kwargs = dict(include_dashboard=False, logging_level="ERROR", configure_logging=True)
     if address:
+        check_reachable(address, timeout_s)
         ray.init(address=address, **kwargs)
         return False
-    ray.init(num_cpus=max(os.cpu_count() or 1, num_cpus), **kwargs)
+    os.environ.setdefault("RAY_AUTH_MODE", "token")
+    ray.init(num_cpus=max(os.cpu_count() or 1, num_cpus), _node_ip_address="127.0.0.1", **kwargs)
     return True
+
+
+def check_reachable(address: str, timeout_s: float) -> None:
+    import socket
+
+    from distrl.config import split_address
+    from distrl.errors import ConfigError
+
+    hostport = split_address(address.removeprefix("ray://"))
+    if hostport is None:  # "auto" and other forms Ray resolves itself
+        return
+    try:
+        socket.create_connection(hostport, timeout=timeout_s).close()
+    except OSError as e:
+        raise ConfigError(f"no Ray cluster answered at {address} within {timeout_s:g} s ({e.strerror or e}); "
+                          "start one with 'ray start --head' or leave ray_address unset for a local instance") from None
 
 
 # A component whose output goes nowhere makes several steps per call, so a call lasts at least MIN_CALL_S:
@@ -118,8 +140,11 @@ class _ComponentHost:
 class RayBackend:
     name = "ray"
 
-    def __init__(self, seed: int, torch_threads: int = 1, address: str | None = None):
-        self.seed, self.torch_threads = seed, torch_threads
+    def __init__(self, seed: int, torch_threads: int = 1, address: str | None = None, step_timeout_s: float = 300.0,
+                 max_restarts: int = 10, token: str = ""):
+        self.seed, self.torch_threads, self.step_timeout_s = seed, torch_threads, step_timeout_s
+        self.token = token  # what peers reaching this run over the network must present (SEED's streams)
+        self.max_restarts = max_restarts
         self.address = address or os.environ.get("RAY_ADDRESS")
         self.started_ray = False
         self.program: Program | None = None
@@ -151,7 +176,7 @@ class RayBackend:
             elif isinstance(spec, Inference):
                 channel = program.services[spec.emits]
                 self.adapters[name] = GrpcInference(ray, spec, users(program, name), self.seed,
-                                                    queue_size=max(2 * channel.batch, users(program, name)))
+                                                    queue_size=max(2 * channel.batch, users(program, name)), token=self.token)
         self.sources = [a for a in self.adapters.values() if a.emits == program.consumes]
         return {name: self.adapters[name].learner_handle() for name in program.learner_uses}
 
@@ -164,10 +189,12 @@ class RayBackend:
         if weights is not None:
             self.publish(lambda: weights[0], weights[1])
         self.workers = workers_of(self.program)
+        for w in self.workers:
+            w.restart_log = Restarts(self.max_restarts)
         consumes = self.program.consumes
         batch = self.program.services[consumes].batch if consumes else 1
         for w in self.workers:
-            w.inflight, w.held, w.failed = deque(), 0, False
+            w.inflight, w.held, w.failed, w.call_started = deque(), 0, False, time.monotonic()
             w.step_s = None  # a running mean of its step time, measured where it runs
             # outputs a channel producer may hold in the learner's queue without losing its calls in flight:
             # its share of a batch (the learner must be able to fill one) and one more
@@ -195,8 +222,8 @@ class RayBackend:
         except Exception:
             pass
         w.inflight.clear()
-        cause = str(error).strip().splitlines()[-1][:200] if str(error).strip() else type(error).__name__
-        w.restarts = count_restart(w.name, w.restarts, f"failed ({cause})")
+        text = str(error).strip()
+        w.restarts = w.restart_log.record(w.name, f"failed ({type(error).__name__})", text)
         self._restarts += 1
         self._spawn(w)
 
@@ -213,6 +240,8 @@ class RayBackend:
     def _submit(self, w: Worker) -> None:
         """One step call, carrying what the services send with it (the weights' reference) and the
         components' hyperparameters."""
+        if not w.inflight:
+            w.call_started = time.monotonic()
         updates = {}
         for name in w.role.uses:
             value = self.adapters[name].call_args()
@@ -252,6 +281,13 @@ class RayBackend:
         heads = {w.inflight[0]: w for w in self.workers if w.inflight}
         if not heads:
             return
+        now = time.monotonic()
+        for w in list(heads.values()):  # a call that never finishes: the component is stuck
+            if not self.paused and now - w.call_started > self.step_timeout_s:
+                del heads[w.inflight[0]]
+                self._restart(w, RuntimeError(f"stuck: no step finished in {now - w.call_started:.0f} s"))
+        if not heads:
+            return
         done, _ = self.ray.wait(list(heads), num_returns=1, timeout=timeout)
         if done:  # take whatever else is ready too, without waiting
             more, _ = self.ray.wait([r for r in heads if r != done[0]], num_returns=len(heads) - 1, timeout=0) \
@@ -262,6 +298,7 @@ class RayBackend:
             if not w.inflight or w.inflight[0] != ref:  # the component was restarted meanwhile
                 continue
             w.inflight.popleft()
+            w.call_started = time.monotonic()
             try:
                 result = self.ray.get(ref)
             except (RayActorError, RayTaskError) as e:
@@ -322,6 +359,9 @@ class RayBackend:
 
     def pause(self, paused: bool) -> None:
         self.paused = paused
+        if not paused:
+            for w in self.workers:  # time spent paused is not time stuck
+                w.call_started = time.monotonic()
         self._fill()
 
     def stats(self) -> dict:

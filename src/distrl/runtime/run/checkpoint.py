@@ -49,9 +49,11 @@ def save_checkpoint(root: str | Path, env_steps: int, modules: dict[str, torch.n
     tmp = root / f".tmp-{PREFIX}{env_steps:012d}-{os.getpid()}"
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir()
-    meta: dict[str, Any] = {"counters": counters, "optimizers": {}}
+    meta: dict[str, Any] = {"counters": counters, "modules": list(modules), "optimizers": {}, "finite": True}
     for name, module in modules.items():
-        save_file({k: v.detach().contiguous().clone() for k, v in module.state_dict().items()}, str(tmp / f"{name}.safetensors"))
+        tensors = {k: v.detach().contiguous().clone() for k, v in module.state_dict().items()}
+        meta["finite"] &= all(bool(torch.isfinite(t).all()) for t in tensors.values() if t.is_floating_point())
+        save_file(tensors, str(tmp / f"{name}.safetensors"))
     for name, opt in optimizers.items():
         tensors, opt_meta = _flatten_optimizer(opt.state_dict())
         save_file(tensors, str(tmp / f"{name}.optim.safetensors"))
@@ -62,8 +64,11 @@ def save_checkpoint(root: str | Path, env_steps: int, modules: dict[str, torch.n
     if final.exists():
         shutil.rmtree(final)
     os.replace(tmp, final)
-    for old in list_checkpoints(root)[:-keep]:
-        shutil.rmtree(old, ignore_errors=True)
+    kept = list_checkpoints(root)
+    last_good = latest_checkpoint(root)  # pruning never deletes the newest loadable checkpoint with finite weights
+    for old in kept[:-keep]:
+        if old != last_good:
+            shutil.rmtree(old, ignore_errors=True)
     return final
 
 
@@ -74,9 +79,33 @@ def list_checkpoints(root: str | Path) -> list[Path]:
     return sorted(p for p in root.iterdir() if p.is_dir() and p.name.startswith(PREFIX))
 
 
-def latest_checkpoint(root: str | Path) -> Path | None:
-    found = list_checkpoints(root)
-    return found[-1] if found else None
+def readable(folder: Path) -> dict | None:
+    """The checkpoint's ``state.json`` if the folder looks whole (its JSON parses, its files are there and
+    not empty), else ``None``. Cheap: no tensor is read."""
+    try:
+        meta = json.loads((folder / "state.json").read_text())
+    except (OSError, ValueError):
+        return None
+    if not isinstance(meta, dict) or not isinstance(meta.get("counters"), dict):
+        return None
+    modules = meta.get("modules", ["model"])  # checkpoints written before the list was saved hold one "model"
+    optimizers = meta.get("optimizers", {})
+    if not isinstance(modules, list) or not all(isinstance(n, str) for n in modules) or not isinstance(optimizers, dict):
+        return None
+    files = [folder / f"{n}.safetensors" for n in modules] + [folder / f"{n}.optim.safetensors" for n in optimizers]
+    if any(not f.is_file() or f.stat().st_size == 0 for f in files):
+        return None
+    return meta
+
+
+def latest_checkpoint(root: str | Path, *, finite: bool = True) -> Path | None:
+    """The newest checkpoint that looks whole (and, with ``finite``, whose weights were all finite): a newer
+    folder left empty or half-written by a crash, or holding NaN weights, is passed over."""
+    for folder in reversed(list_checkpoints(root)):
+        meta = readable(folder)
+        if meta is not None and (meta.get("finite", True) or not finite):
+            return folder
+    return None
 
 
 def load_checkpoint(path: str | Path, modules: dict[str, torch.nn.Module],

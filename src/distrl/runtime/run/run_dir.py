@@ -31,9 +31,18 @@ def prepare_run_dir(path: Path, *, resume: bool, force: bool) -> None:
         return
     if exists and not force:
         raise ConfigError(f"run dir '{path}' already exists; pass --resume to continue it or --force to start it anew")
+    if exists and force and not (path / "config.yaml").is_file():  # --run-dir . --force must not wipe a project
+        raise ConfigError(f"--force deletes only distrl run dirs, and '{path}' is not one (no config.yaml); "
+                          "choose another --run-dir")
     if exists and force:
         shutil.rmtree(path)
-    path.mkdir(parents=True, exist_ok=True)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        probe = path / ".distrl-write-test"
+        probe.write_text("")
+        probe.unlink()
+    except OSError as e:
+        raise ConfigError(f"run dir '{path}' cannot be created or written: {e.strerror or e}") from None
 
 
 def write_config(path: Path, system: str, run_cfg, system_cfg) -> None:
@@ -45,10 +54,19 @@ def write_config(path: Path, system: str, run_cfg, system_cfg) -> None:
 
 
 def read_config(path: Path) -> dict[str, Any]:
+    """The run's saved settings, checked for shape (a mapping with ``system``, ``run``, ``system_config``);
+    their values are coerced and validated later, like command-line ones."""
     file = Path(path) / "config.yaml"
     if not file.is_file():
         raise ConfigError(f"'{path}' is not a run dir (no config.yaml)")
-    return yaml.safe_load(file.read_text())
+    try:
+        data = yaml.safe_load(file.read_text())
+    except (yaml.YAMLError, UnicodeDecodeError, OSError) as e:
+        raise ConfigError(f"'{file}' is damaged ({type(e).__name__}); restore it or start a new run") from None
+    if not isinstance(data, dict) or not isinstance(data.get("system"), str) \
+            or not isinstance(data.get("run"), dict) or not isinstance(data.get("system_config"), dict):
+        raise ConfigError(f"'{file}' is damaged: it needs system, run: and system_config: sections")
+    return data
 
 
 def _plain(x):

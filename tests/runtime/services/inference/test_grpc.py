@@ -18,6 +18,7 @@ from tests.runtime.services.inference.fakes import (
     EchoPolicy,
     expected_action,
 )
+from tests.runtime.services.inference.tls import self_signed
 
 pytest.importorskip("grpc")
 pytestmark = pytest.mark.timeout(60)
@@ -120,3 +121,167 @@ def test_a_full_server_refuses_an_extra_actor(served):
     with pytest.raises(grpc.RpcError, match="every actor slot is taken"):  # after a 2 s grace for reconnects
         GrpcLink(transport.address)
     first.close()
+
+
+@pytest.fixture
+def guarded():
+    """A server that admits only peers with the token 'right', and drops silent ones after 0.5 s."""
+    made = []
+
+    def make(slots=1):
+        server = InferenceServer(EchoPolicy(), OBS, slots, E, T)
+        transport = GrpcTransport(RequestSpec(OBS, E), ArraySpec((), "int64"), slots, "127.0.0.1:0",
+                                  lambda slot: {"env_id": "CartPole-v1", "num_envs": E, "seed": slot}, token="right",
+                                  handshake_timeout_s=0.5, idle_timeout_s=0.5)
+        loop = InferenceLoop(server, transport, 1, 0.001, queue_size=1000)
+        loop.start()
+        made.append((loop, transport))
+        return loop, transport
+
+    yield make
+    for loop, transport in made:
+        loop.stop()
+        loop.join(timeout=5)
+        transport.close()
+
+
+def test_a_peer_without_the_token_is_refused_and_takes_no_slot(guarded, capfd):
+    import grpc
+
+    _, transport = guarded(slots=1)
+    for wrong in ("", "wrong", "right "):
+        with pytest.raises(grpc.RpcError) as e:
+            GrpcLink(transport.address, timeout_s=10, token=wrong)
+        assert e.value.code() == grpc.StatusCode.UNAUTHENTICATED
+    good = GrpcLink(transport.address, timeout_s=10, token="right")  # the one slot is still free
+    assert good.config["slot"] == 0 and transport.rejected == 3
+    good.close()
+    assert "did not present the run's token" in capfd.readouterr().err  # one line per refusal, naming the peer
+
+
+def _raw_stream(address: str, messages: list[bytes]):
+    """A peer that speaks the wire format by hand: sends ``messages``, returns what came back (or the error)."""
+    import grpc
+
+    from distrl.runtime.services.inference.grpc import METHOD
+
+    channel = grpc.insecure_channel(address)
+    call = channel.stream_stream(METHOD)
+    out = []
+    try:
+        for reply in call(iter(messages)):
+            out.append(reply)
+    except grpc.RpcError as e:
+        out.append(e)
+    channel.close()
+    return out
+
+
+@pytest.mark.parametrize("bad", ["short", "nan", "inf-reward"])
+def test_malformed_or_non_finite_requests_drop_the_stream_before_the_server_sees_them(guarded, capfd, bad):
+    import json
+
+    loop, transport = guarded(slots=1)
+    hello = json.dumps({"token": "right"}).encode()
+    good = CheckingEnvActor(0, 0).reset()
+    arrays = dict(good, timings=np.zeros(2))
+    if bad == "nan":
+        arrays["obs"] = np.full_like(good["obs"], np.nan)
+    if bad == "inf-reward":
+        arrays["rewards"] = np.full_like(good["rewards"], np.inf)
+    payload = b"".join(np.ascontiguousarray(arrays[k], dtype=s.dtype).tobytes() for k, s in transport.request_specs.items())
+    if bad == "short":
+        payload = payload[:-3]
+    replies = _raw_stream(transport.address, [hello, payload])
+    assert len(replies) == 1  # the handshake, then the stream ended: no action for a bad request
+    assert loop.server.totals.requests == 0  # nothing reached the server's arrays
+    assert "dropped" in capfd.readouterr().err
+    deadline = time.monotonic() + 10
+    while not transport.free and time.monotonic() < deadline:  # its slot comes back
+        transport.poll(0.05)
+    assert transport.free == [0]
+
+
+def test_silent_peers_are_dropped_and_do_not_starve_real_actors(guarded):
+    import grpc
+
+    _, transport = guarded(slots=1)
+    channels = []
+    for _ in range(4):  # four connections that never say hello
+        channel = grpc.insecure_channel(transport.address)
+        call = channel.stream_stream("/distrl.Inference/Act")
+        never = threading.Event()
+        channels.append((channel, call(iter(never.wait, True))))
+    deadline = time.monotonic() + 15
+    while True:  # a real actor gets in once the silent ones have timed out
+        try:
+            link = GrpcLink(transport.address, timeout_s=5, token="right")
+            break
+        except grpc.RpcError:
+            assert time.monotonic() < deadline, "silent peers kept a real actor out"
+            time.sleep(0.2)
+    assert link.config["slot"] == 0
+    link.close()
+    for channel, _ in channels:
+        channel.close()
+
+
+def test_join_imports_nothing_the_server_names(monkeypatch):
+    """A server that says 'run mypkg.evil:Env-v0' gets a refusal unless this side asked for that env."""
+    import distrl
+    from distrl.errors import ConfigError
+    from distrl.runtime.services.inference import grpc as transport_module
+
+    class FakeLink:
+        config = {"env_id": "tests.envs.crashing:DistrlAlwaysCrash-v0", "num_envs": 1, "seed": 0, "slot": 0}
+
+        def __init__(self, *a, **k):
+            pass
+
+        def close(self):
+            pass
+
+    monkeypatch.setattr(transport_module, "GrpcLink", FakeLink)
+    with pytest.raises(ConfigError, match="join it only with --env"):
+        distrl.join("127.0.0.1:1", token="x")
+
+
+def test_with_a_certificate_the_stream_is_tls_and_only_clients_that_trust_it_connect():
+    import grpc
+
+    pytest.importorskip("cryptography")
+    cert, key = self_signed()
+    server = InferenceServer(EchoPolicy(), OBS, 1, E, T)
+    transport = GrpcTransport(RequestSpec(OBS, E), ArraySpec((), "int64"), 1, "127.0.0.1:0",
+                              lambda slot: {"env_id": "CartPole-v1", "num_envs": E, "seed": slot}, token="right",
+                              tls=(cert, key))
+    loop = InferenceLoop(server, transport, 1, 0.001, queue_size=1000)
+    loop.start()
+    try:
+        with pytest.raises(grpc.FutureTimeoutError):  # plain TCP gets no TLS handshake through
+            GrpcLink(transport.address, timeout_s=2, token="right")
+        with pytest.raises(grpc.FutureTimeoutError):  # a server this client cannot verify is not trusted
+            GrpcLink(transport.address, timeout_s=2, token="right", ca=self_signed()[0])
+        link = GrpcLink(transport.address, timeout_s=10, token="right", ca=cert)
+        stop = threading.Event()
+        errors: list = []
+
+        def body():
+            try:
+                run_env_actor(CheckingEnvActor(0, 0), link, stop.is_set)
+            except Exception as e:  # an action meant for another actor, or a broken stream
+                errors.append(e)
+
+        worker = threading.Thread(target=body, daemon=True)
+        worker.start()
+        deadline = time.monotonic() + 20
+        while server.totals.requests < 20 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        stop.set()
+        worker.join(timeout=10)
+        link.close()
+        assert server.totals.requests >= 20 and not errors  # CheckingEnvActor raises on a wrong action
+    finally:
+        loop.stop()
+        loop.join(timeout=5)
+        transport.close()

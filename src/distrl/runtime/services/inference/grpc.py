@@ -5,7 +5,9 @@ answers on the same stream. Messages are the raw bytes of the fixed-shape arrays
 schema, no pickle): the first message each way is a small JSON handshake in which the server
 assigns the actor a slot and tells it what to run (env id, envs per actor, seed, array layouts),
 so ``distrl join HOST:PORT`` needs nothing else. The server binds to 127.0.0.1 unless told
-otherwise (``--set bind=0.0.0.0:PORT`` to accept actors from other machines).
+otherwise (``--set bind=0.0.0.0:PORT`` to accept actors from other machines). Every peer must
+present the run's token in its hello; with a certificate (``tls_cert``/``tls_key``) the stream is
+TLS, so the token and the data cannot be read or altered on the way.
 
 gRPC calls the stream handler on its own thread pool; the handler copies the request into the
 slot's arrays and queues the slot; the inference loop polls that queue exactly as it polls pipes
@@ -15,8 +17,10 @@ dropped its partial unroll, so a reconnecting actor starts clean in whatever slo
 
 from __future__ import annotations
 
+import hmac
 import json
 import queue
+import sys
 import threading
 from concurrent import futures
 
@@ -45,10 +49,49 @@ def _spec_from_json(d: dict) -> dict[str, ArraySpec]:
     return {k: ArraySpec(tuple(shape), dtype) for k, (shape, dtype) in d.items()}
 
 
-class GrpcTransport:
-    """Server end. ``actor_config(slot)`` is what the handshake tells the actor taking ``slot``."""
+HANDSHAKE_TIMEOUT_S = 5.0  # a peer that says nothing valid this long after connecting is dropped
+IDLE_TIMEOUT_S = 60.0  # an actor silent this long after its hello gives its slot back
 
-    def __init__(self, request: RequestSpec, action: ArraySpec, num_slots: int, bind: str, actor_config):
+
+class _Reader:
+    """A request stream read with timeouts: ``get`` returns the next message, or ``None`` when the stream
+    ended or nothing came in time (the handler then returns, which ends the call and frees its thread and
+    slot). One small thread per stream does the blocking reads."""
+
+    def __init__(self, iterator):
+        self.inbox: queue.SimpleQueue = queue.SimpleQueue()
+
+        def pump():
+            try:
+                for msg in iterator:
+                    self.inbox.put(msg)
+            except Exception:
+                pass
+            self.inbox.put(None)
+
+        threading.Thread(target=pump, name="distrl-grpc-reader", daemon=True).start()
+
+    def get(self, timeout_s: float) -> bytes | None:
+        try:
+            return self.inbox.get(timeout=timeout_s)
+        except queue.Empty:
+            return None
+
+
+def _warn(text: str) -> None:
+    print(f"distrl: inference server: {text}", file=sys.stderr, flush=True)
+
+
+class GrpcTransport:
+    """Server end. ``actor_config(slot)`` is what the handshake tells the actor taking ``slot``. A peer is
+    admitted only with the run's ``token`` in its hello; every request is checked (size, and finite
+    observations and rewards) before it reaches the server's arrays; a bad one drops the stream with one
+    line naming the peer. At most ``num_slots + 2`` streams are served at once, and a silent peer is
+    dropped after a timeout, so idle connections cannot starve real actors."""
+
+    def __init__(self, request: RequestSpec, action: ArraySpec, num_slots: int, bind: str, actor_config,
+                 token: str = "", handshake_timeout_s: float = HANDSHAKE_TIMEOUT_S, idle_timeout_s: float = IDLE_TIMEOUT_S,
+                 tls: tuple[bytes, bytes] | None = None):
         import grpc
 
         self.request_specs = request.arrays()
@@ -56,45 +99,83 @@ class GrpcTransport:
         self.requests = {k: s.empty((num_slots,)) for k, s in self.request_specs.items()}
         self.actions = self.action_spec.empty((num_slots,))
         self.layout = _layout(self.request_specs)
+        self.message_bytes = sum(n for _, _, _, n in self.layout)
         self.actor_config = actor_config
+        self.token = token
+        self.handshake_timeout_s, self.idle_timeout_s = handshake_timeout_s, idle_timeout_s
         self.free = list(range(num_slots))
         self._freed = threading.Condition()
         self._ready: queue.SimpleQueue = queue.SimpleQueue()
         self._left: queue.SimpleQueue = queue.SimpleQueue()
         self._answered = [threading.Event() for _ in range(num_slots)]
         self._stopping = threading.Event()
+        self.rejected = 0
         self.on_disconnect = lambda slot: None
-        self.server = grpc.server(futures.ThreadPoolExecutor(max_workers=num_slots + 2), options=_OPTIONS)
+        streams = num_slots + 2
+        self.server = grpc.server(futures.ThreadPoolExecutor(max_workers=streams), options=_OPTIONS,
+                                  maximum_concurrent_rpcs=streams)
         handler = grpc.stream_stream_rpc_method_handler(self._stream)  # bytes in, bytes out
         self.server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(
             METHOD.split("/")[1], {METHOD.split("/")[2]: handler}),))
         host = bind.rsplit(":", 1)[0]
-        self.port = self.server.add_insecure_port(bind)
+        if tls is None:
+            self.port = self.server.add_insecure_port(bind)
+        else:  # (certificate chain, private key), PEM
+            self.port = self.server.add_secure_port(bind, grpc.ssl_server_credentials([(tls[1], tls[0])]))
         if self.port == 0:
             raise OSError(f"cannot listen on {bind}")
         self.address = f"{host}:{self.port}"
         self.server.start()
 
-    def _stream(self, request_iterator, context):
-        hello = next(request_iterator, None)
+    def _admit(self, hello: bytes | None, peer: str) -> bool:
         if hello is None:
-            return
+            _warn(f"{peer} said nothing within {self.handshake_timeout_s:g} s: dropped")
+            return False
+        try:
+            given = json.loads(hello.decode()).get("token", "")
+        except (ValueError, UnicodeDecodeError, AttributeError):
+            given = None
+        if not isinstance(given, str) or not hmac.compare_digest(given.encode(), self.token.encode()):
+            _warn(f"{peer} did not present the run's token: refused")
+            return False
+        return True
+
+    def _valid(self, slot: int, msg: bytes, peer: str) -> bool:
+        """Copy a request into ``slot``'s arrays if it is whole and finite; False (with a line) if not."""
+        if len(msg) != self.message_bytes:
+            _warn(f"{peer} sent {len(msg)} bytes where a request has {self.message_bytes}: dropped")
+            return False
+        view = memoryview(msg)
+        arrays = {}
+        for name, spec, offset, nbytes in self.layout:
+            arrays[name] = np.frombuffer(view[offset:offset + nbytes], dtype=spec.dtype).reshape(spec.shape)
+            if arrays[name].dtype.kind == "f" and not np.isfinite(arrays[name]).all():
+                _warn(f"{peer} sent non-finite {name}: dropped")
+                return False
+        for name, a in arrays.items():
+            self.requests[name][slot][...] = a
+        return True
+
+    def _stream(self, request_iterator, context):
+        import grpc
+
+        peer = context.peer()
+        reader = _Reader(request_iterator)
+        if not self._admit(reader.get(self.handshake_timeout_s), peer):
+            self.rejected += 1
+            context.abort(grpc.StatusCode.UNAUTHENTICATED, "a hello with the run's token is needed (distrl join --token)")
         with self._freed:  # a reconnecting actor may arrive just before its old stream's slot is freed
             self._freed.wait_for(lambda: self.free, timeout=2.0)
             slot = self.free.pop(0) if self.free else None
         if slot is None:
-            import grpc
-
             context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, "every actor slot is taken")
         answered = self._answered[slot]
         try:
             yield json.dumps({**self.actor_config(slot), "slot": slot, "request": _spec_json(self.request_specs),
                               "actions": _spec_json({"actions": self.action_spec})}).encode()
-            for msg in request_iterator:
-                view = memoryview(msg)
-                for name, _, offset, nbytes in self.layout:
-                    dst = self.requests[name][slot]
-                    dst[...] = np.frombuffer(view[offset:offset + nbytes], dtype=dst.dtype).reshape(dst.shape)
+            while (msg := reader.get(self.idle_timeout_s)) is not None:
+                if not self._valid(slot, msg, peer):
+                    return
                 answered.clear()
                 self._ready.put(slot)
                 while not answered.wait(0.1):
@@ -130,18 +211,23 @@ class GrpcTransport:
 
 
 class GrpcLink:
-    """Client end (the actor's): one stream, one message out and one back per env step."""
+    """Client end (the actor's): one stream, one message out and one back per env step. With ``ca`` (PEM:
+    the server's certificate or the authority that signed it) the stream is TLS and the server must prove it
+    holds that certificate for the host dialled."""
 
-    def __init__(self, address: str, timeout_s: float = 30.0):
+    def __init__(self, address: str, timeout_s: float = 30.0, token: str = "", ca: bytes | None = None):
         import grpc
 
         self._rpc_error = grpc.RpcError
-        self.channel = grpc.insecure_channel(address, options=_OPTIONS)
+        if ca is None:
+            self.channel = grpc.insecure_channel(address, options=_OPTIONS)
+        else:
+            self.channel = grpc.secure_channel(address, grpc.ssl_channel_credentials(root_certificates=ca), options=_OPTIONS)
         grpc.channel_ready_future(self.channel).result(timeout=timeout_s)
         self._out: queue.SimpleQueue = queue.SimpleQueue()
         call = self.channel.stream_stream(METHOD)
         self._responses = call(iter(self._out.get, None))
-        self._out.put(b"hello")
+        self._out.put(json.dumps({"token": token}).encode())
         self.config = json.loads(next(self._responses))
         self.specs = _spec_from_json(self.config["request"])
         self.action_spec = _spec_from_json(self.config["actions"])["actions"]
@@ -163,19 +249,19 @@ class GrpcLink:
 class LazyGrpcLink:
     """A picklable :class:`GrpcLink` for a Ray actor: it dials the server on its first request."""
 
-    def __init__(self, address: str, timeout_s: float = 30.0):
-        self.address, self.timeout_s = address, timeout_s
+    def __init__(self, address: str, token: str = "", timeout_s: float = 30.0, ca: bytes | None = None):
+        self.address, self.token, self.timeout_s, self.ca = address, token, timeout_s, ca
         self.link: GrpcLink | None = None
 
     def __getstate__(self):
-        return {"address": self.address, "timeout_s": self.timeout_s}
+        return {"address": self.address, "token": self.token, "timeout_s": self.timeout_s, "ca": self.ca}
 
     def __setstate__(self, state):
-        self.__init__(state["address"], state["timeout_s"])
+        self.__init__(state["address"], state["token"], state["timeout_s"], state["ca"])
 
     def request(self, arrays: dict[str, np.ndarray], timings: np.ndarray):
         if self.link is None:
-            self.link = GrpcLink(self.address, self.timeout_s)
+            self.link = GrpcLink(self.address, self.timeout_s, self.token, self.ca)
         return self.link.request(arrays, timings)
 
     def close(self) -> None:

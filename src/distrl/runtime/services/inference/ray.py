@@ -5,7 +5,9 @@ The data path is the gRPC stream, not the object store, because a round trip per
 the object store costs milliseconds. The server listens where ``bind`` says (127.0.0.1 by default,
 which only reaches actors on the trainer's own node: on a multi-node cluster pass
 ``--set bind=0.0.0.0:0``, and actors dial the trainer node's address). Any machine can also add
-actors by hand with ``distrl join HOST:PORT`` (``remote_slots``).
+actors by hand with ``distrl join HOST:PORT --token ...`` (``remote_slots``). With ``tls_cert`` and
+``tls_key`` the streams are TLS; Ray's actors are handed the certificate to check the server by, so
+the certificate must name the address they dial (the trainer node's IP, or 127.0.0.1 on one machine).
 """
 
 from __future__ import annotations
@@ -17,14 +19,25 @@ from distrl.runtime.services.inference.loop import ThreadedInference
 
 
 class GrpcInference(ThreadedInference):
-    def __init__(self, ray, spec, num_actors: int, seed: int, queue_size: int):
-        self.seed = seed
+    def __init__(self, ray, spec, num_actors: int, seed: int, queue_size: int, token: str):
+        self.seed, self.token = seed, token
+        tls = None
+        if spec.tls_cert:
+            with open(spec.tls_cert, "rb") as c, open(spec.tls_key, "rb") as k:
+                tls = (c.read(), k.read())
+        self.ca = tls[0] if tls else None
         super().__init__(spec, num_actors + spec.remote_slots,
-                         lambda req, act, slots: GrpcTransport(req, act, slots, spec.bind, self._actor_config), queue_size)
+                         lambda req, act, slots: GrpcTransport(req, act, slots, spec.bind, self._actor_config, token,
+                                                               tls=tls),
+                         queue_size)
         host, port = self.transport.address.rsplit(":", 1)
         if host in ("0.0.0.0", "[::]", ""):
             host = ray.util.get_node_ip_address()
         self.address = f"{host}:{port}"
+        if spec.remote_slots:  # what a person needs to add actors by hand
+            print(f"distrl: SEED inference server at {self.address} ({spec.remote_slots} slots for joining actors): "
+                  f"distrl join {self.address} --token {token}" + (f" --tls-ca {spec.tls_cert}" if tls else ""),
+                  flush=True)
 
     def _actor_config(self, slot: int) -> dict:
         """The handshake for an actor taking ``slot`` (Ray's actors bring their own; ``distrl join`` uses it)."""
@@ -32,4 +45,4 @@ class GrpcInference(ThreadedInference):
                 "seed": self.seed + 1000 * slot + int.from_bytes(os.urandom(2), "little")}
 
     def worker_handle(self, role: str, index: int):
-        return LazyGrpcLink(self.address)
+        return LazyGrpcLink(self.address, self.token, ca=self.ca)
