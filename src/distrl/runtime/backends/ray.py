@@ -45,9 +45,11 @@ from distrl.runtime.services.weights import RayWeights
 def connect_ray(address: str | None, num_cpus: int, timeout_s: float = 10.0) -> bool:
     """Join the cluster at ``address``, or start a local Ray instance; True when we started it.
 
-    A local instance requires Ray's token authentication (``RAY_AUTH_MODE=token``, Ray generates the token)
-    and listens on this machine's loopback only. A ``HOST:PORT`` nobody answers is a one-line error after
-    ``timeout_s``, not a hang."""
+    A local instance requires Ray's token authentication (``RAY_AUTH_MODE=token``, Ray generates the token
+    in ``~/.ray/auth_token``): Ray's servers listen on this machine's network address (Ray turns a loopback
+    ``_node_ip_address`` into that address on Linux, so it cannot be kept on 127.0.0.1), and the token is
+    what keeps other peers out. A ``HOST:PORT`` nobody answers is a one-line error after ``timeout_s``, not
+    a hang."""
     import ray
 
     if ray.is_initialized():
@@ -57,9 +59,22 @@ def connect_ray(address: str | None, num_cpus: int, timeout_s: float = 10.0) -> 
         check_reachable(address, timeout_s)
         ray.init(address=address, **kwargs)
         return False
-    os.environ.setdefault("RAY_AUTH_MODE", "token")
-    ray.init(num_cpus=max(os.cpu_count() or 1, num_cpus), _node_ip_address="127.0.0.1", **kwargs)
+    if "RAY_AUTH_MODE" not in os.environ:  # a user's explicit choice stands
+        os.environ["RAY_AUTH_MODE"] = "token"
+        _refresh_ray_config()
+    ray.init(num_cpus=max(os.cpu_count() or 1, num_cpus), **kwargs)
     return True
+
+
+def _refresh_ray_config() -> None:
+    """Ray reads its settings (the auth mode among them) when it is imported: a process that imported Ray
+    before this point would start a cluster whose servers want a token its own client does not send.
+    Re-reading them is what Ray does itself when it turns token mode on (``_enable_token_auth``)."""
+    try:
+        from ray._raylet import Config
+    except ImportError:
+        return
+    Config.initialize("")
 
 
 def check_reachable(address: str, timeout_s: float) -> None:

@@ -1,0 +1,32 @@
+"""The ray runtime's own local instance (no ray_address): what `distrl train ... --runtime ray` starts."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+pytest.importorskip("ray")
+
+SCRIPT = """
+import os
+import ray  # imported before distrl starts the instance, as a user's script or a benchmark may
+import distrl
+trainer = distrl.make_trainer("impala", env="CartPole-v1", runtime="ray", num_actors=1, total_steps=4000,
+                              run_dir={run_dir!r})
+trainer.start()
+stats = trainer.step(env_steps=2000)
+from ray._raylet import AuthenticationMode, get_authentication_mode
+token_mode = get_authentication_mode() == AuthenticationMode.TOKEN  # this process sends the token
+trainer.close()
+print("RESULT", token_mode, "AUTH", os.environ["RAY_AUTH_MODE"], "STEPS", stats["env_steps"])
+"""
+
+@pytest.mark.timeout(180)
+def test_a_local_instance_requires_a_token_even_if_ray_was_imported_first(tmp_path):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RAY_")}
+    code = SCRIPT.format(run_dir=str(tmp_path / "r"))
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=170, env=env)
+    assert done.returncode == 0, done.stderr[-2000:]
+    line = [ln for ln in done.stdout.splitlines() if ln.startswith("RESULT")][-1].split()
+    assert line[1] == "True" and line[3] == "token" and int(line[5]) >= 2000
