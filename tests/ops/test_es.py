@@ -50,3 +50,10 @@ def test_es_gradient_against_loop_and_points_uphill():
 def test_es_gradient_bad_shapes():
     with pytest.raises(ValueError):
         es_gradient(np.zeros(3, dtype=int), np.zeros(2), np.zeros(3), NoiseTable(100), 4, 0.1)
+
+
+def test_a_table_over_an_existing_array_reads_the_same_noise_without_rebuilding_it():
+    built = NoiseTable(1000, seed=7)
+    view = NoiseTable.of(built.noise)
+    assert view.noise is built.noise
+    np.testing.assert_array_equal(view.get(5, 12), built.get(5, 12))

@@ -18,6 +18,7 @@ SYSTEMS = {
     "apex-ddpg": "distrl.agents.apex_ddpg",
     "gorila": "distrl.agents.gorila",
     "seed": "distrl.agents.seed",
+    "es": "distrl.agents.es",
 }
 
 

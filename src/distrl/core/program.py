@@ -10,7 +10,8 @@ handle methods on every backend:
 - :class:`ReplayService`: a replay the learner samples and producers feed, with its rate limiter
   (Ape-X); a program may declare any number of them under different names;
 - :class:`PartitionedReplayService`: one replay every worker writes (its own partition) and samples (GORILA);
-- :class:`Inference`: a central inference server (SEED RL) that turns env actors' steps into unrolls.
+- :class:`Inference`: a central inference server (SEED RL) that turns env actors' steps into unrolls;
+- :class:`ConstantArray`: a read-only array every component reads and no process copies (ES's noise table).
 
 A backend (``inline``, ``local``, ``ray``) places roles and builds one adapter per service for its
 transport; a new system adds roles and services, never a branch in a backend.
@@ -127,6 +128,16 @@ class Inference:
     remote_slots: int = 0
     tls_cert: str = ""
     tls_key: str = ""
+
+
+@dataclass(frozen=True)
+class ConstantArray:
+    """A read-only array made once per machine by ``make()`` and read by every component that uses it
+    (ES's noise table, Salimans et al. 2017, arXiv:1703.03864 section 2.1): one copy in the process on
+    ``inline``, one shared-memory block on ``local``, one object-store copy per node on ``ray``. Handles
+    have ``get()``, which returns the array (read-only, never copied into the reading process)."""
+
+    make: Callable[[], Any]
 
 
 def served_unroll_spec(obs: ArraySpec, outputs: dict[str, ArraySpec], state: ArraySpec | None, num_envs: int,

@@ -85,6 +85,13 @@ class ReplayHandle(Protocol):
     def stats(self) -> dict[str, float]: ...
 
 
+class ConstantHandle(Protocol):
+    """A component's handle on a :class:`~distrl.core.program.ConstantArray` service."""
+
+    def get(self) -> np.ndarray:
+        """The array, read-only (a view of this machine's one copy)."""
+
+
 class Backend(Protocol):
     """Places a program: ``inline``, ``local`` or ``ray``, one class each (``runtime/backends/``)."""
 

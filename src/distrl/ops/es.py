@@ -38,6 +38,13 @@ class NoiseTable:
         self.seed = seed
         self.noise = np.random.default_rng(seed).standard_normal(size, dtype=np.float32)
 
+    @classmethod
+    def of(cls, noise: np.ndarray) -> "NoiseTable":
+        """A table over an existing array (a shared-memory or object-store copy), without rebuilding it."""
+        table = cls.__new__(cls)
+        table.seed, table.noise = None, noise
+        return table
+
     def get(self, index: int, dim: int) -> np.ndarray:
         return self.noise[index: index + dim]
 

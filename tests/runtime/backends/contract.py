@@ -10,6 +10,7 @@ import time
 
 from tests.runtime.backends.fakes import (
     CheckingLearner,
+    constant_program,
     counting_program,
     param_program,
     program_with_probe,
@@ -151,6 +152,20 @@ def check_param_server(make_backend, with_replay=False):
             assert backend.services()["replay"].stats()["replay_size"] > 64  # both partitions written
     finally:
         backend.close()
+
+
+def check_constant_array(make_backend):
+    """Every worker reads the same table, read-only; the learner's view holds the same values."""
+    backend, learner = started(make_backend, constant_program())
+    try:
+        infos, _ = drive(backend, learner, 8)  # TableLearner asserts each read matches its own view
+        deadline = time.monotonic() + 60
+        while {i["actor_index"] for i in infos} != {0, 1} and time.monotonic() < deadline:
+            infos += drive(backend, learner, 1)[0]
+    finally:
+        backend.close()
+    assert {i["actor_index"] for i in infos} == {0, 1}
+    assert all(i["read_only"] == 1.0 for i in infos)
 
 
 def check_periodic_role(make_backend):

@@ -251,3 +251,49 @@ def failing_program() -> Program:
     actors = Role("actor", make_failing_actor, count=2, uses=("weights",), emits="unrolls", output=SPEC)
     return Program(roles=(actors,), services={"unrolls": Channel(SPEC, batch=1), "weights": Weights()},
                    make_learner=CheckingLearner, consumes="unrolls")
+
+
+# --- a constant array: every worker reads the same read-only table ------------------------------------------
+TABLE_SIZE = 100_003
+READ = {"sum": ArraySpec((1,), "float64", batch_axis=0), "probe": ArraySpec((1,), "float32", batch_axis=0)}
+
+
+def make_table():
+    return np.arange(TABLE_SIZE, dtype=np.float32) * 0.5
+
+
+class TableReader(Stateless):
+    def __init__(self, index, seed, handles):
+        self.index, self.table = index, handles["table"]
+
+    def step(self, out):
+        a = self.table.get()
+        out["sum"][0] = a.sum(dtype=np.float64)
+        out["probe"][0] = a[12_345 + self.index]
+        return {"env_steps": 1, "version": 0, "actor_index": self.index, "read_only": float(not a.flags.writeable),
+                "pid": os.getpid()}
+
+
+class TableLearner(_NoState):
+    def __init__(self, handles):
+        self.version, self.table = 0, handles["table"]
+
+    def step(self, batch):
+        expected = self.table.get().sum(dtype=np.float64)
+        assert batch["sum"][0] == expected and batch["probe"][0] in (12_345 * 0.5, 12_346 * 0.5)
+        self.version += 1
+        return {}
+
+    def get_weights(self):
+        return np.zeros(4, dtype=np.float32)
+
+    def set_hyperparameters(self, values):
+        pass
+
+
+def constant_program() -> Program:
+    from distrl.core.program import ConstantArray
+
+    readers = Role("reader", TableReader, count=2, uses=("table",), emits="reads", output=READ)
+    return Program(roles=(readers,), services={"reads": Channel(READ, batch=1), "table": ConstantArray(make_table)},
+                   make_learner=TableLearner, consumes="reads", learner_uses=("table",))

@@ -39,6 +39,11 @@ def test_parameter_server_applies_pushes_and_takes_the_learning_rate(make, with_
 
 
 @BOTH
+def test_constant_array_is_shared_read_only(make):
+    contract.check_constant_array(make)
+
+
+@BOTH
 def test_periodic_role_steps_when_requested(make):
     contract.check_periodic_role(make)
 

@@ -49,6 +49,10 @@ def test_contract_parameter_server(cluster, with_replay):
     contract.check_param_server(_ray(cluster), with_replay)
 
 
+def test_contract_constant_array(cluster):
+    contract.check_constant_array(_ray(cluster))
+
+
 def test_contract_periodic_role(cluster):
     contract.check_periodic_role(_ray(cluster))
 

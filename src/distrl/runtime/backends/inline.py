@@ -9,6 +9,7 @@ nowhere; periodic roles (an evaluator) step when the trainer requests them.
 from __future__ import annotations
 
 from distrl.core.program import (
+    ConstantArray,
     Inference,
     ParamServer,
     PartitionedReplayService,
@@ -28,6 +29,7 @@ from distrl.runtime.backends.placement import (
     users,
     workers_of,
 )
+from distrl.runtime.services.constant import InProcessConstant
 from distrl.runtime.services.inference.inline import InlineInference
 from distrl.runtime.services.param_server import SharedParamServer
 from distrl.runtime.services.replay import LocalReplay, SharedPartitionedReplay
@@ -62,6 +64,8 @@ class InlineBackend:
                 self.adapters[name] = LocalReplay(name, spec)
             elif isinstance(spec, PartitionedReplayService):
                 self.adapters[name] = SharedPartitionedReplay(name, spec)
+            elif isinstance(spec, ConstantArray):
+                self.adapters[name] = InProcessConstant(spec)
             elif isinstance(spec, Inference):
                 self.adapters[name] = InlineInference(spec, slot_offsets(program, name), users(program, name))
         self.sources = [a for a in self.adapters.values() if a.emits == program.consumes]

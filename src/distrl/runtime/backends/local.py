@@ -24,6 +24,7 @@ from multiprocessing.connection import wait
 
 from distrl.core.program import (
     Channel,
+    ConstantArray,
     Inference,
     ParamServer,
     PartitionedReplayService,
@@ -50,6 +51,7 @@ from distrl.runtime.backends.process import (
     stop_processes,
 )
 from distrl.runtime.backends.shared_memory import SharedArrays
+from distrl.runtime.services.constant import SharedMemoryConstant
 from distrl.runtime.services.inference.local import SharedMemoryInference
 from distrl.runtime.services.param_server import SharedParamServer
 from distrl.runtime.services.replay import LocalReplay, SharedPartitionedReplay
@@ -92,6 +94,8 @@ class LocalBackend:
                 self.adapters[name] = LocalReplay(name, spec)
             elif isinstance(spec, PartitionedReplayService):
                 self.adapters[name] = SharedPartitionedReplay(name, spec)
+            elif isinstance(spec, ConstantArray):
+                self.adapters[name] = SharedMemoryConstant(spec)
             elif isinstance(spec, Inference):
                 channel = program.services[spec.emits]
                 self.adapters[name] = SharedMemoryInference(spec, slot_offsets(program, name), users(program, name),

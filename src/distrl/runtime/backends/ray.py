@@ -18,6 +18,7 @@ import time
 from collections import deque
 
 from distrl.core.program import (
+    ConstantArray,
     Inference,
     ParamServer,
     PartitionedReplayService,
@@ -36,6 +37,7 @@ from distrl.runtime.backends.placement import (
     workers_of,
 )
 from distrl.runtime.backends.process import Restarts
+from distrl.runtime.services.constant import RayConstant
 from distrl.runtime.services.inference.ray import GrpcInference
 from distrl.runtime.services.param_server import RayParamServer
 from distrl.runtime.services.replay import RayPartitionedReplay, RayReplay
@@ -188,6 +190,8 @@ class RayBackend:
                 self.adapters[name] = RayReplay(ray, name, spec)
             elif isinstance(spec, PartitionedReplayService):
                 self.adapters[name] = RayPartitionedReplay(ray, name, spec)
+            elif isinstance(spec, ConstantArray):
+                self.adapters[name] = RayConstant(ray, spec)
             elif isinstance(spec, Inference):
                 channel = program.services[spec.emits]
                 self.adapters[name] = GrpcInference(ray, spec, users(program, name), self.seed,

@@ -1,0 +1,13 @@
+"""OpenAI ES: workers evaluate antithetic parameter perturbations and send back only scalars."""
+
+from distrl.agents.es.builder import build
+from distrl.agents.es.config import EsConfig as Config
+from distrl.agents.es.networks import make_model
+
+DEFAULT_TOTAL_STEPS = 1_000_000  # solves CartPole-v1 with the default config (README)
+DOC = "Evolution strategies: workers return (noise index, R+, R-) for a shared noise table (arXiv:1703.03864)."
+
+RENAMED_SETTINGS: dict = {}  # a new system: no run was saved under other names
+OLDER_RUN_DEFAULTS: dict = {}
+
+__all__ = ["DEFAULT_TOTAL_STEPS", "Config", "DOC", "OLDER_RUN_DEFAULTS", "RENAMED_SETTINGS", "build", "make_model"]
