@@ -20,13 +20,11 @@ from pathlib import Path
 
 import distrl
 
-SETTINGS = {"population": 32, "pairs_per_worker": 8}
-
 
 def measure(runtime: str, workers: int, seconds: float, **extra) -> dict:
     with tempfile.TemporaryDirectory() as d:
         s = distrl.train("es", env="Pendulum-v1", runtime=runtime, num_actors=workers, total_steps=10**9,
-                         max_wall_s=seconds, log_interval_s=0.5, run_dir=str(Path(d) / "r"), **SETTINGS, **extra)
+                         max_wall_s=seconds, log_interval_s=0.5, run_dir=str(Path(d) / "r"), **extra)
         with open(Path(d) / "r" / "metrics.csv") as f:
             rows = [(int(r["env_steps"]), float(r["wall_s"]), int(r["learner_updates"] or 0),
                      float(r.get("bytes_per_env_step") or "nan")) for r in csv.DictReader(f)]
@@ -53,12 +51,15 @@ def main() -> None:
     p.add_argument("--seconds", type=float, default=10.0)
     p.add_argument("--workers", nargs="+", type=int, default=[1, 2])
     p.add_argument("--runtimes", nargs="+", default=["local", "ray-2-nodes"])
+    p.add_argument("--set", dest="assignments", action="append", default=[], metavar="KEY=VALUE",
+                   help="ES settings (default: the system's defaults)")
     args = p.parse_args()
+    settings = dict(a.split("=", 1) for a in args.assignments)
     lines = ["| runtime | workers | generations/s | env steps/s | scaling vs 1 worker | bytes moved per env step |",
              "|---|---|---|---|---|---|"]
     for runtime in args.runtimes:
         cluster = two_node_cluster() if runtime == "ray-2-nodes" else None
-        extra = {"ray_address": cluster.address} if cluster else {}
+        extra = {"ray_address": cluster.address, **settings} if cluster else dict(settings)
         try:
             base = None
             for n in args.workers:

@@ -18,6 +18,7 @@ class A2CConfig:
     lr: float = common.lr(2e-3)
     lr_schedule: str = common.lr_schedule("linear")
     optimizer: str = setting("rmsprop", "Optimizer: adam or rmsprop.", choices=("adam", "rmsprop"))
+    optimizer_eps: float = common.optimizer_eps()
     entropy_coef: float = setting(0.0, "Entropy bonus weight.", low=0.0)
     value_coef: float = setting(0.5, "Value (baseline) loss weight.", low=0.0)
     max_grad_norm: float = common.max_grad_norm(0.5)

@@ -20,7 +20,7 @@ class GradientLearner:
         self.cfg = cfg
         self.model = model
         self.params = list(model.parameters())
-        self.optimizer = make_optimizer(cfg.optimizer, self.params, cfg.lr)
+        self.optimizer = make_optimizer(cfg.optimizer, self.params, cfg.lr, cfg.optimizer_eps)
         self.hyper = {"lr": cfg.lr}
         self.version = 0
         self.nonfinite = 0  # updates skipped because the loss or the gradient was not finite

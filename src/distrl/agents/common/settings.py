@@ -34,6 +34,11 @@ def lr_schedule(default: str) -> object:
                    "lr, applied by the trainer).", choices=("constant", "linear"))
 
 
+def optimizer_eps(default: float = 1e-5) -> object:
+    return setting(default, "Epsilon of the optimizer's denominator (RMSProp, Adam): larger damps the steps once "
+                   "gradients are small.", low=0.0, low_open=True)
+
+
 def max_grad_norm(default: float) -> object:
     return setting(default, "Gradient-norm clip of each update.", low=0.0, low_open=True)
 

@@ -45,8 +45,6 @@ class EsWorker(Stateless):
         self.dim = sum(p.numel() for p in self.trainable)
         self.index = index
         self.version = -1
-        space = self.env.single_action_space
-        self.discrete = not hasattr(space, "low")
 
     def step(self, out: dict[str, np.ndarray] | None) -> dict[str, Any]:
         t_start = time.perf_counter()

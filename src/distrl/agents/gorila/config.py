@@ -43,7 +43,7 @@ class GorilaConfig:
     lr: float = common.lr(1e-3, "Learning rate of the parameter server's optimizer")
     lr_schedule: str = common.lr_schedule("linear")
     rmsprop_alpha: float = setting(0.99, "RMSProp decay (optimizer=rmsprop).", low=0.0, high=1.0)
-    optimizer_eps: float = setting(1e-5, "Epsilon of the optimizer's denominator.", low=0.0, low_open=True)
+    optimizer_eps: float = common.optimizer_eps()
     num_shards: int = setting(2, "Parameter-server shards S (each applies its part of a gradient on its own).", low=1)
     max_staleness: int = setting(20, "Drop a gradient computed from parameters more than K shard versions old.", low=0)
     target_update_period: int = setting(200, "Global updates between a learner's target-network refreshes (C).", low=1)
