@@ -47,6 +47,17 @@ def test_es_gradient_against_loop_and_points_uphill():
     assert np.dot(g, target - theta) > 0  # an ascent direction
 
 
+def test_es_gradient_in_chunks_equals_one_gather(monkeypatch):
+    from distrl.ops import es
+
+    table = NoiseTable(5000, seed=3)
+    rng = np.random.default_rng(0)
+    idx, rp, rn = rng.integers(0, 4990, 37), rng.normal(size=37), rng.normal(size=37)
+    whole = es_gradient(idx, rp, rn, table, 10, 0.05)
+    monkeypatch.setattr(es, "CHUNK", 5)
+    np.testing.assert_allclose(es_gradient(idx, rp, rn, table, 10, 0.05), whole, rtol=1e-5, atol=1e-6)
+
+
 def test_es_gradient_bad_shapes():
     with pytest.raises(ValueError):
         es_gradient(np.zeros(3, dtype=int), np.zeros(2), np.zeros(3), NoiseTable(100), 4, 0.1)

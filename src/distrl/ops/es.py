@@ -54,12 +54,16 @@ class NoiseTable:
         return int(rng.integers(0, self.noise.size - dim + 1))
 
 
+CHUNK = 512  # perturbations gathered at once: memory stays O(CHUNK * dim) whatever the population
+
+
 def es_gradient(noise_indices: np.ndarray, returns_pos: np.ndarray, returns_neg: np.ndarray,
                 table: NoiseTable, dim: int, sigma: float) -> np.ndarray:
     """Antithetic estimate of grad E[F(theta + sigma eps)] from (index, F+, F-) triples.
 
     g = 1 / (2 n sigma) * sum_i (u(F+_i) - u(F-_i)) eps_i, with u the centered ranks over all 2n
-    returns (section 2, eq. 2 with mirrored sampling). Returns ``[dim]`` float32.
+    returns (section 2, eq. 2 with mirrored sampling). Returns ``[dim]`` float32. (The paper's code leaves
+    out the 1/sigma and adds its L2 term to that unscaled sum: multiply by sigma to compare.)
     """
     noise_indices = np.asarray(noise_indices)
     returns_pos = np.asarray(returns_pos, dtype=np.float64)
@@ -69,6 +73,9 @@ def es_gradient(noise_indices: np.ndarray, returns_pos: np.ndarray, returns_neg:
         raise ValueError(f"returns_pos and returns_neg must have shape ({n},) like noise_indices")
     ranks = centered_ranks(np.stack([returns_pos, returns_neg], axis=1))
     weights = (ranks[:, 0] - ranks[:, 1]).astype(np.float32)
-    offsets = noise_indices[:, None] + np.arange(dim)[None, :]
-    eps = table.noise[offsets]  # [n, dim], one gather instead of a loop over perturbations
-    return (weights @ eps) / (2.0 * n * sigma)
+    total = np.zeros(dim, dtype=np.float32)
+    span = np.arange(dim)
+    for start in range(0, n, CHUNK):  # one gather per chunk instead of a loop over perturbations
+        eps = table.noise[noise_indices[start:start + CHUNK, None] + span[None, :]]
+        total += weights[start:start + CHUNK] @ eps
+    return total / (2.0 * n * sigma)

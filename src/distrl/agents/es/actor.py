@@ -39,6 +39,7 @@ class EsWorker(Stateless):
         self.pairs, self.sigma = cfg.pairs_per_worker, cfg.sigma
         self.env = make_vec_env(env_id, 2 * self.pairs, seed, training=False)
         self.cap = cfg.max_episode_steps or 10**9
+        self.seed = seed
         self.rng = np.random.default_rng(seed)
         self.model, self.weights, self.noise = model.eval(), weights, noise
         self.trainable = model.trainable()
@@ -48,7 +49,10 @@ class EsWorker(Stateless):
 
     def step(self, out: dict[str, np.ndarray] | None) -> dict[str, Any]:
         t_start = time.perf_counter()
-        self.version = from_weights(self.weights, self.model, self.version)
+        version = from_weights(self.weights, self.model, self.version)
+        if version != self.version:  # draws follow (seed, version): a resumed run does not replay its noise
+            self.rng = np.random.default_rng([self.seed, max(version, 0)])
+        self.version = version
         noise = self.noise.get()
         if noise.size < self.dim:
             raise ValueError(f"the noise table ({noise.size} floats) is smaller than the policy ({self.dim} parameters)")

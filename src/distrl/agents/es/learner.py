@@ -4,7 +4,9 @@ returns, and takes one Adam step (Salimans et al. 2017, Algorithm 2).
 Results computed from an older theta than the current one are dropped (and counted), as in the paper's
 code: a perturbation's return says nothing about the gradient at a theta it was not added to. The
 gradient is ``es_gradient`` (centered ranks over all 2n returns, mirrored sampling, eq. 2 and section 2.3);
-Adam minimises ``-g + weight_decay * theta``. After the step, the observation sums the workers sent are
+Adam minimises ``-sigma * g + weight_decay * theta``: the paper's code adds its L2 coefficient to the rank-
+weighted noise sum without the 1/sigma, so this is its ``l2coeff`` at the same strength (Adam itself is
+blind to the gradient's overall scale). After the step, the observation sums the workers sent are
 merged into the normaliser, which travels with the next weights.
 """
 
@@ -45,13 +47,13 @@ class EsLearner:
                 group["lr"] = values["lr"]
 
     def step(self, batch: dict[str, np.ndarray]) -> dict[str, float] | None:
-        finite = all(np.isfinite(batch[k]).all() for k in ("returns_pos", "returns_neg", "obs_sum", "obs_sumsq"))
-        if not finite:
-            self.nonfinite += 1
-            return None
         if int(batch["version"][0]) != self.version:
             self.stale += 1
             return None
+        finite = all(np.isfinite(batch[k]).all() for k in ("returns_pos", "returns_neg", "obs_sum", "obs_sumsq"))
+        if not finite:  # reported, so that a run of them stops the run like any learner's skipped updates
+            self.nonfinite += 1
+            return {"nonfinite_skipped": float(self.nonfinite), "lr": self.optimizer.param_groups[0]["lr"]}
         self.indices.append(batch["indices"].copy())
         self.pos.append(batch["returns_pos"].copy())
         self.neg.append(batch["returns_neg"].copy())
@@ -70,7 +72,7 @@ class EsLearner:
         table = NoiseTable.of(self.noise.get())
         g = torch.from_numpy(es_gradient(indices, pos, neg, table, self.dim, cfg.sigma))
         theta = torch.cat([p.detach().reshape(-1) for p in self.trainable])
-        loss_grad = -g + cfg.weight_decay * theta  # Adam descends: the negated ascent direction plus L2
+        loss_grad = -cfg.sigma * g + cfg.weight_decay * theta  # Adam descends: the negated ascent plus L2
         offset = 0
         for p in self.trainable:
             p.grad = loss_grad[offset:offset + p.numel()].view_as(p).clone()
