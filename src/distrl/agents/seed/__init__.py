@@ -9,6 +9,6 @@ DEFAULT_TOTAL_STEPS = 1_500_000  # solves CartPole-v1 with the default config (R
 DOC = "Scalable efficient deep RL: env-only actors, central batched inference, V-trace learner (arXiv:1910.06591)."
 
 RENAMED_SETTINGS: dict = {}  # none renamed since runs were first saved
-OLDER_RUN_DEFAULTS: dict = {}  # no setting added that older runs would need a value for
+OLDER_RUN_DEFAULTS: dict = {"optimizer_eps": 1e-5}  # RMSProp's epsilon before it became a setting
 
 __all__ = ["DEFAULT_TOTAL_STEPS", "Config", "DOC", "OLDER_RUN_DEFAULTS", "RENAMED_SETTINGS", "build", "make_model"]
