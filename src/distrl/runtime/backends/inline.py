@@ -25,6 +25,7 @@ from distrl.runtime.backends.placement import (
     emits_to_channel,
     emits_to_replay,
     feeds_channel,
+    open_services,
     slot_offsets,
     users,
     workers_of,
@@ -55,19 +56,14 @@ class InlineBackend:
     def open(self, program: Program) -> dict:
         program.check()
         self.program = program
-        for name, spec in program.services.items():
-            if isinstance(spec, Weights):
-                self.adapters[name] = InProcessWeights()
-            elif isinstance(spec, ParamServer):
-                self.adapters[name] = SharedParamServer(spec)
-            elif isinstance(spec, ReplayService):
-                self.adapters[name] = LocalReplay(name, spec)
-            elif isinstance(spec, PartitionedReplayService):
-                self.adapters[name] = SharedPartitionedReplay(name, spec)
-            elif isinstance(spec, ConstantArray):
-                self.adapters[name] = InProcessConstant(spec)
-            elif isinstance(spec, Inference):
-                self.adapters[name] = InlineInference(spec, slot_offsets(program, name), users(program, name))
+        self.adapters = open_services(program, {
+            Weights: lambda name, spec: InProcessWeights(),
+            ParamServer: lambda name, spec: SharedParamServer(spec),
+            ReplayService: LocalReplay,
+            PartitionedReplayService: SharedPartitionedReplay,
+            ConstantArray: lambda name, spec: InProcessConstant(spec),
+            Inference: lambda name, spec: InlineInference(spec, slot_offsets(program, name), users(program, name)),
+        })
         self.sources = [a for a in self.adapters.values() if a.emits == program.consumes]
         return {name: self.adapters[name].learner_handle() for name in program.learner_uses}
 

@@ -40,6 +40,8 @@ from distrl.runtime.backends.placement import (
     component_seed,
     emits_to_channel,
     emits_to_replay,
+    inference_queue_size,
+    open_services,
     slot_offsets,
     users,
     workers_of,
@@ -85,21 +87,15 @@ class LocalBackend:
     def open(self, program: Program) -> dict:
         program.check()
         self.program = program
-        for name, spec in program.services.items():
-            if isinstance(spec, Weights):
-                self.adapters[name] = SharedMemoryWeights()
-            elif isinstance(spec, ParamServer):
-                self.adapters[name] = SharedParamServer(spec)
-            elif isinstance(spec, ReplayService):
-                self.adapters[name] = LocalReplay(name, spec)
-            elif isinstance(spec, PartitionedReplayService):
-                self.adapters[name] = SharedPartitionedReplay(name, spec)
-            elif isinstance(spec, ConstantArray):
-                self.adapters[name] = SharedMemoryConstant(spec)
-            elif isinstance(spec, Inference):
-                channel = program.services[spec.emits]
-                self.adapters[name] = SharedMemoryInference(spec, slot_offsets(program, name), users(program, name),
-                                                            queue_size=max(2 * channel.batch, users(program, name)))
+        self.adapters = open_services(program, {
+            Weights: lambda name, spec: SharedMemoryWeights(),
+            ParamServer: lambda name, spec: SharedParamServer(spec),
+            ReplayService: LocalReplay,
+            PartitionedReplayService: SharedPartitionedReplay,
+            ConstantArray: lambda name, spec: SharedMemoryConstant(spec),
+            Inference: lambda name, spec: SharedMemoryInference(spec, slot_offsets(program, name), users(program, name),
+                                                               queue_size=inference_queue_size(program, name)),
+        })
         self.sources = [a for a in self.adapters.values() if a.emits == program.consumes]
         return {name: self.adapters[name].learner_handle() for name in program.learner_uses}
 

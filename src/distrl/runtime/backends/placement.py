@@ -73,3 +73,24 @@ def slot_offsets(program: Program, service: str) -> dict[str, int]:
 def users(program: Program, service: str) -> int:
     """Components that use ``service`` (an inference server keeps one slot for each)."""
     return sum(r.count for r in program.roles if service in r.uses)
+
+
+def inference_queue_size(program: Program, service: str) -> int:
+    """Requests an inference server may hold: two batches of its channel, and at least one per user."""
+    channel = program.services[program.services[service].emits]
+    return max(2 * channel.batch, users(program, service))
+
+
+def open_services(program: Program, factories: dict) -> dict:
+    """One adapter per declared service, made by the transport's ``factories[kind](name, spec)``: the one table
+    where a backend says how it serves each service kind. Channels are the backend's own business (it delivers
+    them); a kind without a factory is an error naming it, not a service silently missing."""
+    adapters = {}
+    for name, spec in program.services.items():
+        if isinstance(spec, Channel):
+            continue
+        factory = factories.get(type(spec))
+        if factory is None:
+            raise ValueError(f"service '{name}' is a {type(spec).__name__}, which this runtime does not serve")
+        adapters[name] = factory(name, spec)
+    return adapters

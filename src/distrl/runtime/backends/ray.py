@@ -33,6 +33,8 @@ from distrl.runtime.backends.placement import (
     component_seed,
     emits_to_channel,
     emits_to_replay,
+    inference_queue_size,
+    open_services,
     users,
     workers_of,
 )
@@ -181,21 +183,15 @@ class RayBackend:
         program.check()
         self.program, self.ray = program, ray
         self.started_ray = connect_ray(self.address, sum(r.count for r in program.roles if r.cpus >= 1))
-        for name, spec in program.services.items():
-            if isinstance(spec, Weights):
-                self.adapters[name] = RayWeights(ray)
-            elif isinstance(spec, ParamServer):
-                self.adapters[name] = RayParamServer(ray, spec)
-            elif isinstance(spec, ReplayService):
-                self.adapters[name] = RayReplay(ray, name, spec)
-            elif isinstance(spec, PartitionedReplayService):
-                self.adapters[name] = RayPartitionedReplay(ray, name, spec)
-            elif isinstance(spec, ConstantArray):
-                self.adapters[name] = RayConstant(ray, spec)
-            elif isinstance(spec, Inference):
-                channel = program.services[spec.emits]
-                self.adapters[name] = GrpcInference(ray, spec, users(program, name), self.seed,
-                                                    queue_size=max(2 * channel.batch, users(program, name)), token=self.token)
+        self.adapters = open_services(program, {
+            Weights: lambda name, spec: RayWeights(ray),
+            ParamServer: lambda name, spec: RayParamServer(ray, spec),
+            ReplayService: lambda name, spec: RayReplay(ray, name, spec),
+            PartitionedReplayService: lambda name, spec: RayPartitionedReplay(ray, name, spec),
+            ConstantArray: lambda name, spec: RayConstant(ray, spec),
+            Inference: lambda name, spec: GrpcInference(ray, spec, users(program, name), self.seed,
+                                                        queue_size=inference_queue_size(program, name), token=self.token),
+        })
         self.sources = [a for a in self.adapters.values() if a.emits == program.consumes]
         return {name: self.adapters[name].learner_handle() for name in program.learner_uses}
 

@@ -29,10 +29,10 @@ T = 4
 def served():
     made = []
 
-    def make(slots, max_batch, max_wait_s=0.001):
+    def make(slots, max_batch, max_wait_s=0.001, **guards):
         server = InferenceServer(EchoPolicy(), OBS, slots, E, T)
         transport = GrpcTransport(RequestSpec(OBS, E), ArraySpec((), "int64"), slots, "127.0.0.1:0",
-                                  lambda slot: {"env_id": "CartPole-v1", "num_envs": E, "seed": 100 + slot})
+                                  lambda slot: {"env_id": "CartPole-v1", "num_envs": E, "seed": 100 + slot}, **guards)
         loop = InferenceLoop(server, transport, max_batch, max_wait_s, queue_size=1000)
         loop.start()
         made.append((loop, transport))
@@ -124,25 +124,9 @@ def test_a_full_server_refuses_an_extra_actor(served):
 
 
 @pytest.fixture
-def guarded():
+def guarded(served):
     """A server that admits only peers with the token 'right', and drops silent ones after 0.5 s."""
-    made = []
-
-    def make(slots=1):
-        server = InferenceServer(EchoPolicy(), OBS, slots, E, T)
-        transport = GrpcTransport(RequestSpec(OBS, E), ArraySpec((), "int64"), slots, "127.0.0.1:0",
-                                  lambda slot: {"env_id": "CartPole-v1", "num_envs": E, "seed": slot}, token="right",
-                                  handshake_timeout_s=0.5, idle_timeout_s=0.5)
-        loop = InferenceLoop(server, transport, 1, 0.001, queue_size=1000)
-        loop.start()
-        made.append((loop, transport))
-        return loop, transport
-
-    yield make
-    for loop, transport in made:
-        loop.stop()
-        loop.join(timeout=5)
-        transport.close()
+    return lambda slots=1: served(slots, 1, token="right", handshake_timeout_s=0.5, idle_timeout_s=0.5)
 
 
 def test_a_peer_without_the_token_is_refused_and_takes_no_slot(guarded, capfd):
@@ -246,42 +230,33 @@ def test_join_imports_nothing_the_server_names(monkeypatch):
         distrl.join("127.0.0.1:1", token="x")
 
 
-def test_with_a_certificate_the_stream_is_tls_and_only_clients_that_trust_it_connect():
+def test_with_a_certificate_the_stream_is_tls_and_only_clients_that_trust_it_connect(served):
     import grpc
 
     pytest.importorskip("cryptography")
     cert, key = self_signed()
-    server = InferenceServer(EchoPolicy(), OBS, 1, E, T)
-    transport = GrpcTransport(RequestSpec(OBS, E), ArraySpec((), "int64"), 1, "127.0.0.1:0",
-                              lambda slot: {"env_id": "CartPole-v1", "num_envs": E, "seed": slot}, token="right",
-                              tls=(cert, key))
-    loop = InferenceLoop(server, transport, 1, 0.001, queue_size=1000)
-    loop.start()
-    try:
-        with pytest.raises(grpc.FutureTimeoutError):  # plain TCP gets no TLS handshake through
-            GrpcLink(transport.address, timeout_s=2, token="right")
-        with pytest.raises(grpc.FutureTimeoutError):  # a server this client cannot verify is not trusted
-            GrpcLink(transport.address, timeout_s=2, token="right", ca=self_signed()[0])
-        link = GrpcLink(transport.address, timeout_s=10, token="right", ca=cert)
-        stop = threading.Event()
-        errors: list = []
+    loop, transport = served(1, 1, token="right", tls=(cert, key))
+    server = loop.server
+    with pytest.raises(grpc.FutureTimeoutError):  # plain TCP gets no TLS handshake through
+        GrpcLink(transport.address, timeout_s=2, token="right")
+    with pytest.raises(grpc.FutureTimeoutError):  # a server this client cannot verify is not trusted
+        GrpcLink(transport.address, timeout_s=2, token="right", ca=self_signed()[0])
+    link = GrpcLink(transport.address, timeout_s=10, token="right", ca=cert)
+    stop = threading.Event()
+    errors: list = []
 
-        def body():
-            try:
-                run_env_actor(CheckingEnvActor(0, 0), link, stop.is_set)
-            except Exception as e:  # an action meant for another actor, or a broken stream
-                errors.append(e)
+    def body():
+        try:
+            run_env_actor(CheckingEnvActor(0, 0), link, stop.is_set)
+        except Exception as e:  # an action meant for another actor, or a broken stream
+            errors.append(e)
 
-        worker = threading.Thread(target=body, daemon=True)
-        worker.start()
-        deadline = time.monotonic() + 20
-        while server.totals.requests < 20 and time.monotonic() < deadline:
-            time.sleep(0.05)
-        stop.set()
-        worker.join(timeout=10)
-        link.close()
-        assert server.totals.requests >= 20 and not errors  # CheckingEnvActor raises on a wrong action
-    finally:
-        loop.stop()
-        loop.join(timeout=5)
-        transport.close()
+    worker = threading.Thread(target=body, daemon=True)
+    worker.start()
+    deadline = time.monotonic() + 20
+    while server.totals.requests < 20 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    stop.set()
+    worker.join(timeout=10)
+    link.close()
+    assert server.totals.requests >= 20 and not errors  # CheckingEnvActor raises on a wrong action
