@@ -6,7 +6,7 @@ inside, so the same component runs in one process, in many processes over shared
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Protocol
+from typing import Any, Callable, Mapping, Protocol
 
 import numpy as np
 
@@ -67,9 +67,11 @@ class ParamServerHandle(Protocol):
     def exchange(self, model, versions: np.ndarray) -> tuple[int, int, float, np.ndarray]:
         """A push whose reply brings the latest parameters back into ``model`` (one round trip)."""
 
-    def exchange_many(self, model, grads: list, versions: np.ndarray) -> tuple[int, int, float, np.ndarray]:
-        """Several gradients (each a list over ``model``'s parameters) computed from the parameters of
-        ``versions``, applied in turn in one round trip; the latest parameters come back into ``model``."""
+    def send_many(self, model, grads: list, versions: np.ndarray) -> Callable[[], tuple[int, int, float, np.ndarray]]:
+        """Send several gradients (each a list over ``model``'s parameters) computed from the parameters of
+        ``versions``, applied in turn in one round trip. The returned function waits for the reply, loads
+        the latest parameters into ``model`` and returns (shards applied, dropped, mean staleness, versions);
+        in between ``model`` is the caller's to use (not to train)."""
 
 
 class ReplayHandle(Protocol):

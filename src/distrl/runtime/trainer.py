@@ -92,13 +92,13 @@ class Trainer:
         self._nonfinite_seen = self.learner.counters().get("nonfinite_skipped", 0) if self.learner else 0
         weights = (self.learner.get_weights(), self.learner.version) if self.learner else None
         self._published = self._first_version = self.learner.version if self.learner else -1
+        for o in self.observers:  # writers and displays open before any worker runs
+            o.on_start(self)
         self.backend.start(weights)
         for name, interval in self._due.items():  # the first evaluation after one interval of this session
             self._due[name] = self.env_steps + interval
         self._t_start = self._last_row = time.perf_counter()  # process start-up is not training time
         self._steps_at_start = self.env_steps
-        for o in self.observers:
-            o.on_start(self)
 
     def run(self) -> dict[str, Any]:
         """Start, train to the budget (or ``max_wall_s``), close. Ctrl-C, SIGTERM and SIGHUP (a closed
@@ -166,8 +166,12 @@ class Trainer:
         """Stop every component; write the last row, checkpoint and ``summary.json``; return the summary."""
         backend = self.backend
         if backend is None or self._t_start is None:  # start() itself failed: nothing ran
-            if backend is not None:
-                backend.close()
+            try:
+                for o in self.observers:
+                    o.on_close(self, None)
+            finally:
+                if backend is not None:
+                    backend.close()
             return None
         actor, services = {}, {}
         try:

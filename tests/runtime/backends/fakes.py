@@ -186,17 +186,30 @@ def sgd(params, lr=0.1):
 
 
 class PushingWorker(Stateless):
-    """Pushes a gradient of ones each step (every parameter moves by -lr) and writes/samples a shared replay."""
+    """Sends gradients of ones (every applied one moves each parameter by -lr): a push on even steps; on odd
+    steps two at once with ``send_many``, whose reply it takes at its next step, as a GORILA bundle does.
+    Writes and samples a shared replay."""
 
     def __init__(self, index, seed, handles):
         self.index, self.params, self.model = index, handles["params"], torch.nn.Linear(2, 1)
         self.replay = PartitionWriter(handles["replay"], index, seed) if "replay" in handles else None
+        self.steps, self.in_flight = 0, None
 
     def step(self, out=None):
+        if self.in_flight is not None:
+            applied, dropped, staleness, versions = self.in_flight()
+            assert applied + dropped == 4, (applied, dropped)  # 2 gradients x 2 shards
+            self.in_flight = None
         versions = self.params.pull(self.model)
-        for p in self.model.parameters():
-            p.grad = torch.ones_like(p)
-        applied, dropped, staleness = self.params.push(self.model, versions)
+        ones = [torch.ones_like(p) for p in self.model.parameters()]
+        if self.steps % 2:
+            self.in_flight = self.params.send_many(self.model, [ones, ones], versions)
+            staleness = 0.0
+        else:
+            for p, g in zip(self.model.parameters(), ones):
+                p.grad = g
+            applied, dropped, staleness = self.params.push(self.model, versions)
+        self.steps += 1
         info = {"env_steps": 10, "version": int(np.sum(versions)), "staleness": staleness, "pid": os.getpid(),
                 "actor_index": self.index}
         if self.replay is not None:

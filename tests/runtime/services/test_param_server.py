@@ -86,3 +86,17 @@ def test_exchange_applies_the_gradient_and_returns_the_latest_weights():
     applied, dropped, staleness, new_versions = server.exchange(local, versions)
     assert (applied, dropped, staleness) == (2, 0, 0.0) and new_versions.tolist() == [1, 1]
     assert all(torch.equal(a, b) for a, b in zip(local.parameters(), server.model.parameters()))
+
+
+def test_send_many_applies_each_gradient_against_the_limit_and_returns_the_latest_weights():
+    """Three gradients from the same version: with K = 1 the third is two versions stale when it arrives
+    and is dropped on both shards; the reply holds the weights after the two applied ones."""
+    server = SharedShards(model(), lambda p: SharedRMSprop(p, lr=0.1), num_shards=2, max_staleness=1)
+    local = model()
+    versions = server.pull(local)
+    grads_on(local)
+    grads = [[p.grad.clone() for p in local.parameters()] for _ in range(3)]
+    receive = server.send_many(local, grads, versions)
+    applied, dropped, staleness, new_versions = receive()
+    assert (applied, dropped) == (4, 2) and staleness == 1.0 and new_versions.tolist() == [2, 2]
+    assert all(torch.equal(a, b) for a, b in zip(local.parameters(), server.model.parameters()))

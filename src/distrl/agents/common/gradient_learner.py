@@ -12,13 +12,14 @@ import numpy as np
 import torch
 
 from distrl.agents.common.optim import make_optimizer
-from distrl.models import to_flat
+from distrl.models import FlatParameters
 
 
 class GradientLearner:
     def __init__(self, cfg, model: torch.nn.Module):
         self.cfg = cfg
         self.model = model
+        self.flat = FlatParameters(model)  # published after every update: one memcpy, not a concatenation
         self.params = list(model.parameters())
         self.optimizer = make_optimizer(cfg.optimizer, self.params, cfg.lr, cfg.optimizer_eps)
         self.hyper = {"lr": cfg.lr}
@@ -46,7 +47,7 @@ class GradientLearner:
         return {"grad_norm": grad_norm, "lr": self.hyper["lr"], "nonfinite_skipped": float(self.nonfinite)}
 
     def get_weights(self) -> np.ndarray:
-        return to_flat(self.params)
+        return self.flat.to_numpy()
 
     def checkpoint_parts(self):
         return {"model": self.model}, {"optimizer": self.optimizer}

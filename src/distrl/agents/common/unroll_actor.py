@@ -17,7 +17,7 @@ import torch
 from distrl.core.protocols import Stateless, WeightsReader
 from distrl.core.types import ArraySpec, UnrollSpec
 from distrl.envs import EnvSpec, EpisodeTracker, make_vec_env
-from distrl.models import ActorCritic, load_flat
+from distrl.models import ActorCritic, FlatParameters
 
 
 def unroll_spec(env: EnvSpec, num_envs: int, length: int) -> UnrollSpec:
@@ -41,6 +41,7 @@ class UnrollActor(Stateless):
         self.env = make_vec_env(env_id, num_envs, seed)
         self.length = length
         self.model = model
+        self.flat = FlatParameters(model)  # new weights before every unroll: one copy
         self.version = -1
         torch.manual_seed(seed)
         self.obs, _ = self.env.reset(seed=seed)
@@ -50,8 +51,7 @@ class UnrollActor(Stateless):
         self.clip = (space.low, space.high) if hasattr(space, "low") else None
 
     def set_weights(self, flat: np.ndarray, version: int) -> None:
-        with torch.no_grad():
-            load_flat(self.model.parameters(), flat)
+        self.flat.load(flat)
         self.version = version
 
     def step(self, out: dict[str, np.ndarray]) -> dict[str, Any]:

@@ -23,6 +23,7 @@ class BundleLearner:
         self.target.load_state_dict(model.state_dict())
         self.last_target_sync = int(np.sum(self.versions))
         self.nonfinite = 0  # gradients not sent because they were not finite
+        self._in_flight = None  # the reply of the last send_many, where exchanges travel
 
     @property
     def version(self) -> int:
@@ -32,18 +33,20 @@ class BundleLearner:
         """``n`` DQN gradients (Mnih et al. 2015 target, as GORILA; or double Q), each sent to the parameter
         server, whose reply carries its latest weights in the same round trip. Where an exchange travels
         (shard actors in other processes or on other machines), the ``n`` gradients are computed from the
-        same weights and sent in one round trip: up to ``n - 1`` versions more staleness for ``n`` times
-        fewer round trips; the server's staleness limit still decides each one. Returns (shards applied,
-        shards dropped, mean staleness of each exchange: what others applied in between)."""
+        same weights and sent in one round trip that stays in flight until the next call (the bundle steps
+        its envs meanwhile, acting with the weights it has): up to ``n - 1`` versions more staleness, and
+        what others apply during one unroll, for ``n`` times fewer round trips and none waited for; the
+        server's staleness limit still decides each gradient. Returns (shards applied, shards dropped, mean
+        staleness of each exchange: what others applied in between) of the exchanges completed now."""
         if self.params.travels:
+            applied, dropped, staleness = self.receive()
             grads = []
             for _ in range(n):
                 if self._compute():
                     grads.append([p.grad.detach().clone() for p in self.model.parameters()])
-            if not grads:
-                return 0, 0, []
-            applied, dropped, staleness, self.versions = self.params.exchange_many(self.model, grads, self.versions)
-            return applied, dropped, [staleness]
+            if grads:
+                self._in_flight = self.params.send_many(self.model, grads, self.versions)
+            return applied, dropped, staleness
         applied = dropped = 0
         staleness = []
         for _ in range(n):
@@ -52,6 +55,14 @@ class BundleLearner:
             a, d, s, self.versions = self.params.exchange(self.model, self.versions)
             applied, dropped, staleness = applied + a, dropped + d, staleness + [s]
         return applied, dropped, staleness
+
+    def receive(self) -> tuple[int, int, list[float]]:
+        """Wait for the exchange in flight, if any, and take the weights it brings back."""
+        if self._in_flight is None:
+            return 0, 0, []
+        applied, dropped, staleness, self.versions = self._in_flight()
+        self._in_flight = None
+        return applied, dropped, [staleness]
 
     def _compute(self) -> bool:
         """One gradient into the model's ``.grad``; False (and nothing sent) if it is not finite."""

@@ -74,7 +74,9 @@ class ProgressObserver(Observer):
         self.progress.update(row["env_steps"], row["sps"], row["episode_return_mean"])
 
     def on_close(self, trainer, summary) -> None:
-        if self.progress is not None:
+        if self.progress is not None and not trainer.started:  # start() failed: no figures to show
+            self.progress.close()
+        elif self.progress is not None:
             stats = trainer.stats()
             self.progress.update(stats["env_steps"], stats["sps"], stats["episode_return_mean"])
             self.progress.close()

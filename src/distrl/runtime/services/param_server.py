@@ -13,9 +13,11 @@ With one shard and no limit this is A3C's Hogwild (Mnih et al. 2016): lock-free 
 
 Workers call ``pull(model) -> versions`` and ``push(model, versions) -> (applied, dropped, staleness)``,
 or ``exchange(model, versions)``: a push that also brings the latest weights back (one round trip per
-shard on Ray instead of two); ``exchange_many`` sends several gradients computed from the same
-parameters in one round trip (each still checked against the staleness limit as it is applied). The learning rate is the run's hyperparameter ``lr`` (schedules and PBT
-change it through the trainer's mutation point).
+shard on Ray instead of two); ``send_many`` sends several gradients computed from the same parameters
+in one round trip (each still checked against the staleness limit as it is applied) and returns a
+function that waits for the reply, so a worker can step its envs while the gradients travel. The
+learning rate is the run's hyperparameter ``lr`` (schedules and PBT change it through the trainer's
+mutation point).
 """
 
 from __future__ import annotations
@@ -79,7 +81,7 @@ class SharedShards:
 
     travels = False  # an exchange is an in-place update here: nothing to save by batching
 
-    def exchange_many(self, local: torch.nn.Module, grads: list[list[torch.Tensor]], versions: np.ndarray):
+    def send_many(self, local: torch.nn.Module, grads: list[list[torch.Tensor]], versions: np.ndarray):
         applied = dropped = 0
         lags = []
         for g in grads:
@@ -88,7 +90,8 @@ class SharedShards:
             a, d, lag = self.push(local, versions)
             applied, dropped = applied + a, dropped + d
             lags.append(lag)
-        return applied, dropped, float(np.mean(lags)), self.pull(local)
+        result = applied, dropped, float(np.mean(lags)), self.pull(local)
+        return lambda: result
 
 
 class SharedParamServer(ServiceAdapter):
@@ -211,18 +214,23 @@ class RemoteShards:
         new_versions = self._load(local, [(values, version) for _, _, values, version in results])
         return applied, len(results) - applied, float(np.mean([lag for _, lag, _, _ in results])), new_versions
 
-    def exchange_many(self, local: torch.nn.Module, grads: list[list[torch.Tensor]], versions: np.ndarray):
+    def send_many(self, local: torch.nn.Module, grads: list[list[torch.Tensor]], versions: np.ndarray):
         """``grads`` (each a list over ``local``'s parameters) were all computed from the parameters of
-        ``versions``: one round trip per shard applies them all and brings the latest weights back."""
+        ``versions``: one round trip per shard applies them all and brings the latest weights back. The
+        calls leave at once; the returned function waits for the replies and loads the weights."""
         import ray
 
         calls = [server.exchange_many.remote([[g[i].numpy() for i in shard] for g in grads], int(v))
                  for server, shard, v in zip(self.servers, self.shards, versions)]
-        results = ray.get(calls)
-        applied = sum(n for n, _, _, _ in results)
-        lags = [lag for _, shard_lags, _, _ in results for lag in shard_lags]
-        new_versions = self._load(local, [(values, version) for _, _, values, version in results])
-        return applied, len(lags) - applied, float(np.mean(lags)), new_versions
+
+        def receive():
+            results = ray.get(calls)
+            applied = sum(n for n, _, _, _ in results)
+            lags = [lag for _, shard_lags, _, _ in results for lag in shard_lags]
+            new_versions = self._load(local, [(values, version) for _, _, values, version in results])
+            return applied, len(lags) - applied, float(np.mean(lags)), new_versions
+
+        return receive
 
     def _gradients(self, local: torch.nn.Module, versions: np.ndarray):
         params = list(local.parameters())
