@@ -91,13 +91,10 @@ def train(system: str, env: str | None = None, *, config_file: str | None = None
         raise
 
 
-def make_trainer(system: str, env: str | None = None, *, config_file: str | None = None, resume: bool = False,
-                 force: bool = False, progress: bool = False, token: str | None = None, **settings: Any) -> Trainer:
-    """A :class:`~distrl.runtime.Trainer` for ``system``, its run dir prepared and its config written, not
-    started: ``trainer.start()``, ``trainer.step(env_steps=...)``, ``trainer.set_hyperparameters(...)``,
-    ``trainer.close()``. Every input is checked before anything is written. ``token`` (or ``DISTRL_TOKEN``;
-    by default a new random one) is the secret peers that connect over the network must present; it is
-    written to ``<run_dir>/token`` (0600), never to ``config.yaml``."""
+def plan_run(system: str, env: str | None = None, *, config_file: str | None = None, resume: bool = False,
+             **settings: Any):
+    """Every check of a run's inputs, nothing written: (system module, run config, system config, env
+    spec, program). ``make_trainer`` and ``distrl pbt`` start from it."""
     overrides: dict[str, Any] = config_mod.load_yaml(config_file) if config_file else {}
     if env is not None:
         overrides["env"] = env
@@ -129,6 +126,17 @@ def make_trainer(system: str, env: str | None = None, *, config_file: str | None
         run_cfg = dataclasses.replace(run_cfg, runtime="local" if "local" in program.runtimes else program.runtimes[0])
     if run_cfg.runtime not in program.runtimes:
         raise ConfigError(f"runtime '{run_cfg.runtime}' is not supported by {system} (supported: {', '.join(program.runtimes)})")
+    return module, run_cfg, sys_cfg, spec, program
+
+
+def make_trainer(system: str, env: str | None = None, *, config_file: str | None = None, resume: bool = False,
+                 force: bool = False, progress: bool = False, token: str | None = None, **settings: Any) -> Trainer:
+    """A :class:`~distrl.runtime.Trainer` for ``system``, its run dir prepared and its config written, not
+    started: ``trainer.start()``, ``trainer.step(env_steps=...)``, ``trainer.set_hyperparameters(...)``,
+    ``trainer.close()``. Every input is checked before anything is written. ``token`` (or ``DISTRL_TOKEN``;
+    by default a new random one) is the secret peers that connect over the network must present; it is
+    written to ``<run_dir>/token`` (0600), never to ``config.yaml``."""
+    module, run_cfg, sys_cfg, spec, program = plan_run(system, env, config_file=config_file, resume=resume, **settings)
     run_dir = Path(run_cfg.run_dir) if run_cfg.run_dir else default_run_dir(system, run_cfg.env)
     prepare_run_dir(run_dir, resume=resume, force=force)
     run_cfg = dataclasses.replace(run_cfg, run_dir=str(run_dir))

@@ -1,4 +1,4 @@
-"""The ``distrl`` command: train, eval, list, plot, join.
+"""The ``distrl`` command: train, eval, list, plot, join, pbt.
 
 Flags of ``distrl train`` are generated from :class:`distrl.run_config.RunConfig` (fields marked
 ``cli``); every other setting, of the run or the system, is reachable with ``--set key=value``
@@ -75,7 +75,36 @@ def _build_parser() -> argparse.ArgumentParser:
     join.add_argument("--env", default=None, help="the env id the server runs; needed where it names a module")
     join.add_argument("--tls-ca", default=None, help="PEM certificate to check a TLS server by (its tls_cert)")
 
-    pl = sub.add_parser("plot", help="learning curves of one or more runs as a PNG", formatter_class=_Help)
+    pbt = sub.add_parser("pbt", help="population-based training of a system (exploit and explore while it trains)",
+                         formatter_class=_Help,
+                         description="Train a population of runs of SYSTEM; every --ready-steps env steps a member in "
+                                     "the bottom --fraction copies a top member's weights, optimizer state and "
+                                     "hyperparameters and perturbs them (Jaderberg et al. 2017).")
+    pbt.add_argument("system", help=f"one of: {systems} (a3c and gorila learn in their workers: not these)")
+    pbt.add_argument("--env", default=None, help="env id (default: the system's)")
+    pbt.add_argument("--population", type=int, default=4, help="members")
+    pbt.add_argument("--explore", action="append", default=[], metavar="SPEC",
+                     help="NAME=loguniform(LOW,HIGH), NAME=uniform(LOW,HIGH) or NAME=choice(A,B,...), repeatable: "
+                          "the first value of each member is drawn from it")
+    pbt.add_argument("--ready-steps", type=int, default=20_000, help="env steps a member trains between exploit/explore")
+    pbt.add_argument("--total-steps", type=int, default=None, help="env steps per member (default: the system's budget)")
+    pbt.add_argument("--runtime", default="local", help="local (members in turn on this machine) or ray (one Ray actor each)")
+    pbt.add_argument("--member-runtime", default=None, help="each member's own runtime (default: the system's; inline on ray)")
+    pbt.add_argument("--fraction", type=float, default=0.2, help="truncation: the bottom fraction copies the top fraction")
+    pbt.add_argument("--resample-prob", type=float, default=0.25, help="chance to redraw a value instead of perturbing it")
+    pbt.add_argument("--no-exploit", action="store_true", help="ablation: never copy (explore alone)")
+    pbt.add_argument("--no-explore", action="store_true", help="ablation: copy without perturbing (exploit alone)")
+    pbt.add_argument("--seed", type=int, default=0, help="member i trains with seed + i")
+    pbt.add_argument("--run-dir", default=None, help="the population's directory (default: runs/pbt-SYSTEM-ENV-TIME)")
+    pbt.add_argument("--set", dest="assignments", action="append", default=[], metavar="KEY=VALUE",
+                     help="any setting of every member, repeatable (see 'distrl list')")
+    pbt.add_argument("--resume", action="store_true", help="continue the population in --run-dir")
+    pbt.add_argument("--force", action="store_true", help="delete an existing population in --run-dir and start anew")
+    pbt.add_argument("--quiet", action="store_true", help="no line per ready member")
+    pbt.add_argument("--json", action="store_true", help="end with the summary as one JSON line, also on a terminal")
+
+    pl = sub.add_parser("plot", help="learning curves of one or more runs (or a PBT population) as a PNG",
+                        formatter_class=_Help)
     pl.add_argument("run_dirs", nargs="+")
     pl.add_argument("-o", "--output", default=None, help="PNG file to write (default: curves.png in the first run dir)")
     return parser
@@ -98,6 +127,27 @@ def _cmd_train(args) -> int:
     else:
         _say(json.dumps(summary))
     return code
+
+
+def _cmd_pbt(args) -> int:
+    from distrl.config import parse_assignments
+    from distrl.pbt.population import run_pbt
+
+    summary = run_pbt(args.system, args.env, population=args.population, explore=args.explore,
+                      ready_steps=args.ready_steps, total_steps=args.total_steps, runtime=args.runtime,
+                      member_runtime=args.member_runtime, fraction=args.fraction, resample_prob=args.resample_prob,
+                      exploit=not args.no_exploit, explore_hyperparameters=not args.no_explore, seed=args.seed,
+                      run_dir=args.run_dir, resume=args.resume, force=args.force,
+                      settings=parse_assignments(args.assignments),
+                      log=None if args.quiet else (lambda line: print(f"distrl pbt: {line}", file=sys.stderr, flush=True)))
+    if sys.stdout.isatty() and not args.json:
+        _say(f"{summary['system']} on {summary['env']}: {summary['population']} members, "
+             f"{summary['env_steps_total']:,} env steps, {summary['exploits']} exploits; best member "
+             f"{summary['best_member']} (score {summary['best_score']}, {summary['best_hyperparameters']})\n"
+             f"  run dir: {summary['run_dir']}  (next: distrl eval {summary['best_run_dir']}; distrl plot {summary['run_dir']})")
+    else:
+        _say(json.dumps(summary))
+    return 130 if summary.get("interrupted") else 0
 
 
 def human_summary(s: dict) -> str:
@@ -144,8 +194,11 @@ def _cmd_eval(args) -> int:
 def _cmd_plot(args) -> int:
     from pathlib import Path
 
-    from distrl.plotting import plot_runs
+    from distrl.plotting import is_population, plot_population, plot_runs
 
+    if len(args.run_dirs) == 1 and is_population(args.run_dirs[0]):
+        _say(plot_population(args.run_dirs[0], args.output or str(Path(args.run_dirs[0]) / "population.png")))
+        return 0
     output = args.output or str(Path(args.run_dirs[0]) / "curves.png")
     _say(plot_runs(args.run_dirs, output))
     return 0
@@ -175,7 +228,8 @@ def _say(text: str) -> None:
 def main(argv: list[str] | None = None) -> int:
     try:
         args = _build_parser().parse_args(argv)
-        handler = {"train": _cmd_train, "eval": _cmd_eval, "list": _cmd_list, "plot": _cmd_plot, "join": _cmd_join}[args.command]
+        handler = {"train": _cmd_train, "eval": _cmd_eval, "list": _cmd_list, "plot": _cmd_plot, "join": _cmd_join,
+                   "pbt": _cmd_pbt}[args.command]
         return handler(args)
     except ConfigError as e:
         print(f"distrl: error: {e}", file=sys.stderr)

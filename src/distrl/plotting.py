@@ -43,3 +43,54 @@ def plot_runs(run_dirs: list[str], output: str) -> str:
     fig.savefig(output, dpi=100)
     plt.close(fig)
     return output
+
+
+def is_population(path: str | Path) -> bool:
+    return (Path(path) / "pbt.json").is_file()
+
+
+def plot_population(pop_dir: str | Path, output: str) -> str:
+    """A PBT population: every member's score and each explored hyperparameter against its env steps
+    (from ``population.csv``), exploits marked where they happened (``lineage.csv``)."""
+    import json
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    pop_dir = Path(pop_dir)
+    if not (pop_dir / "population.csv").is_file():
+        raise ConfigError(f"population '{pop_dir}' has no population.csv yet (no member finished a slice)")
+    names = [spec.split("=", 1)[0].strip() for spec in json.loads((pop_dir / "pbt.json").read_text())["explore"]]
+    members: dict[int, list[dict]] = {}
+    with (pop_dir / "population.csv").open() as f:
+        for row in csv.DictReader(f):
+            members.setdefault(int(row["member"]), []).append(row)
+    with (pop_dir / "lineage.csv").open() as f:
+        exploits = list(csv.DictReader(f))
+    fig, axes = plt.subplots(1, 1 + len(names), figsize=(5 * (1 + len(names)), 4), squeeze=False)
+    ax_score, ax_hyper = axes[0][0], axes[0][1:]
+    for m, rows in sorted(members.items()):
+        steps = [int(r["env_steps"]) for r in rows]
+        line, = ax_score.plot(steps, [float(r["score"]) if r["score"] else float("nan") for r in rows], label=f"m{m}")
+        for ax, name in zip(ax_hyper, names):
+            ax.step(steps, [float(r[name]) for r in rows], where="pre", color=line.get_color())
+        for e in (e for e in exploits if int(e["member"]) == m):
+            ax_score.axvline(int(e["env_steps"]), color=line.get_color(), alpha=0.25, lw=0.8)
+    ax_score.set_ylabel("score (mean return of the slice)")
+    for ax, name in zip(ax_hyper, names):
+        ax.set_ylabel(name)
+        values = [float(r[name]) for rows in members.values() for r in rows]
+        if values and min(values) > 0 and max(values) / min(values) > 20:
+            ax.set_yscale("log")
+    for ax in axes[0]:
+        ax.set_xlabel("member env steps")
+        ax.grid(alpha=0.3)
+    ax_score.legend(fontsize=8)
+    fig.suptitle(f"PBT: {len(members)} members, {len(exploits)} exploits (faint lines)")
+    fig.tight_layout()
+    Path(output).parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(output, dpi=100)
+    plt.close(fig)
+    return output

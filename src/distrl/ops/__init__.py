@@ -2,7 +2,7 @@
 
 from distrl.ops.es import NoiseTable, centered_ranks, es_gradient
 from distrl.ops.losses import baseline_loss, entropy_loss, policy_gradient_loss
-from distrl.ops.pbt import PBTDecision, pbt_exploit_explore
+from distrl.ops.pbt import PBTDecision, pbt_exploit_explore, truncation_source
 from distrl.ops.priorities import (
                                 epsilon_ladder,
                                 importance_weights,
@@ -28,7 +28,7 @@ from distrl.ops.vtrace import VTraceReturns, vtrace
 __all__ = [
     "NoiseTable", "PBTDecision", "VTraceReturns", "baseline_loss", "centered_ranks", "ddpg_critic_target",
     "double_q_n_step_targets", "double_q_target", "entropy_loss", "epsilon_ladder", "es_gradient", "gae",
-    "importance_weights", "lambda_returns", "n_step_returns", "pbt_exploit_explore", "per_priority",
+    "importance_weights", "lambda_returns", "n_step_returns", "pbt_exploit_explore", "per_priority", "truncation_source",
     "policy_gradient_loss", "sequence_priority", "td_error", "transformed_n_step_q_target", "value_rescale",
     "value_rescale_inv", "vtrace",
 ]

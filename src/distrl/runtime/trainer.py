@@ -15,6 +15,7 @@ due. Metrics rows, checkpoints and the progress display are observers. Ctrl-C or
 
 from __future__ import annotations
 
+import copy
 import json
 import signal
 import sys
@@ -372,6 +373,33 @@ class Trainer:
         if nodes is not None:
             summary["actor_nodes"] = nodes
         return summary
+
+    # --- state in memory (what PBT's exploit copies) ----------------------------------------------
+    def state(self) -> dict[str, Any]:
+        """Copies of what a checkpoint holds of the models and optimizers (the learner's and the services'),
+        with the base hyperparameters: another trainer of the same system and env can ``load_state`` it."""
+        for adapter in self.backend.services().values():
+            adapter.sync()
+        modules, optimizers = self._parts()
+        return {"modules": {k: {n: t.detach().clone() for n, t in m.state_dict().items()} for k, m in modules.items()},
+                "optimizers": {k: copy.deepcopy(o.state_dict()) for k, o in optimizers.items()},
+                "hyperparameters": dict(self.base)}
+
+    def load_state(self, state: dict[str, Any]) -> None:
+        """Take another trainer's :meth:`state`: weights, optimizer statistics and hyperparameters. The
+        components act with the new weights from the learner's next update on (its next version)."""
+        if self.learner is None:
+            raise ConfigError(f"{self.system} learns in its workers (a parameter server): its state cannot be loaded in memory")
+        modules, optimizers = self._parts()
+        if set(modules) != set(state["modules"]) or set(optimizers) != set(state["optimizers"]):
+            raise ValueError(f"state of {sorted(state['modules'])} / {sorted(state['optimizers'])} does not fit "
+                             f"{sorted(modules)} / {sorted(optimizers)}")
+        for name, module in modules.items():
+            module.load_state_dict(state["modules"][name])
+        for name, optimizer in optimizers.items():  # load_state_dict keeps the given tensors: copy them first
+            optimizer.load_state_dict(copy.deepcopy(state["optimizers"][name]))
+        self.base.update({k: float(v) for k, v in state["hyperparameters"].items() if k in self.base})
+        self._push_hyperparameters(force=True)  # the loaded optimizers carry the other run's rates
 
     # --- checkpoints -----------------------------------------------------------------------------
     def _parts(self) -> tuple[dict, dict]:

@@ -38,4 +38,5 @@ def build(cfg: A2CConfig, ctx: BuildContext) -> Program:
     return Program(roles=(actor, *evaluator_roles(ctx, partial(make_model, env, cfg))),
                    services={"unrolls": Channel(spec, batch=1), "weights": Weights()},
                    make_learner=partial(_learner, env, cfg), consumes="unrolls",
-                   hyperparameters={"lr": Hyperparameter(cfg.lr, cfg.lr_schedule)}, runtimes=("inline",))
+                   hyperparameters={"lr": Hyperparameter(cfg.lr, cfg.lr_schedule),
+                                    "entropy_coef": Hyperparameter(cfg.entropy_coef)}, runtimes=("inline",))

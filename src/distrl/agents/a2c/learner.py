@@ -11,9 +11,11 @@ from distrl.models import ActorCritic
 from distrl.ops import baseline_loss, entropy_loss, gae, policy_gradient_loss
 
 
-def a2c_loss(model: ActorCritic, batch: dict[str, np.ndarray], cfg) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+def a2c_loss(model: ActorCritic, batch: dict[str, np.ndarray], cfg,
+             entropy_coef: float | None = None) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
     """A3C eq. 9 on a time-major unroll: policy gradient with GAE or n-step advantages, a value
-    baseline and an entropy bonus. Shared by A2C (one learner) and A3C (every worker)."""
+    baseline and an entropy bonus (``entropy_coef``, default ``cfg``'s). Shared by A2C (one learner) and
+    A3C (every worker)."""
     b = to_tensors(batch)
     logp, entropy, values, bootstrap = model.evaluate_unroll(b["obs"], b["actions"])
     discounts, trace, valid = discounts_and_masks(b, cfg.gamma)
@@ -28,11 +30,11 @@ def a2c_loss(model: ActorCritic, batch: dict[str, np.ndarray], cfg) -> tuple[tor
     pg = policy_gradient_loss(logp, adv, valid)
     vf = baseline_loss(values, returns, valid)
     ent = entropy_loss(entropy, valid)
-    loss = pg + cfg.value_coef * vf + cfg.entropy_coef * ent
+    loss = pg + cfg.value_coef * vf + (cfg.entropy_coef if entropy_coef is None else entropy_coef) * ent
     return loss, {"loss_policy": pg, "loss_value": vf, "entropy": -ent}
 
 
 class A2CLearner(GradientLearner):
     def step(self, batch: dict[str, np.ndarray]) -> dict[str, float]:
-        loss, terms = a2c_loss(self.model, batch, self.cfg)
+        loss, terms = a2c_loss(self.model, batch, self.cfg, self.hyper.get("entropy_coef"))
         return {**{k: float(v.detach()) for k, v in terms.items()}, **self.apply(loss)}

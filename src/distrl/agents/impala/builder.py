@@ -44,4 +44,5 @@ def build(cfg: ImpalaConfig, ctx: BuildContext) -> Program:
     return Program(roles=(actors, *evaluator_roles(ctx, partial(make_model, env, cfg))),
                    services={"unrolls": Channel(spec, batch=cfg.batch_unrolls), "weights": Weights()},
                    make_learner=partial(_learner, env, cfg), consumes="unrolls",
-                   hyperparameters={"lr": Hyperparameter(cfg.lr, cfg.lr_schedule)})
+                   hyperparameters={"lr": Hyperparameter(cfg.lr, cfg.lr_schedule),
+                                    "entropy_coef": Hyperparameter(cfg.entropy_coef)})

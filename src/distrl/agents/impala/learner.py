@@ -28,7 +28,7 @@ class ImpalaLearner(GradientLearner):
         pg = policy_gradient_loss(target_logp, vt.pg_advantages, valid)
         vf = baseline_loss(values, vt.vs, valid)
         ent = entropy_loss(entropy, valid)
-        loss = pg + cfg.baseline_coef * vf + cfg.entropy_coef * ent
+        loss = pg + cfg.baseline_coef * vf + self.hyper.get("entropy_coef", cfg.entropy_coef) * ent
         applied = self.apply(loss)
         with torch.no_grad():
             rho_mean = torch.exp(target_logp - b["behaviour_logp"]).clamp(max=10.0)[valid.bool()].mean().item()

@@ -1,0 +1,292 @@
+"""``distrl pbt``: a population of runs of any system, its directory, logs, summary and resume.
+
+    POP/pbt.json          the population's settings (what --resume reads back)
+    POP/members/mI/       each member's own run dir: config.yaml, metrics.csv, TensorBoard, checkpoints
+    POP/population.csv    one row per ready member: wall_s, member, env_steps, score, its hyperparameters
+    POP/lineage.csv       one row per exploit: who copied whom, when, scores, hyperparameters before and
+                          after, the checksum both ends agreed on
+    POP/state.json        the controller's record of every member (rewritten after each ready member)
+    POP/summary.json      the best member, its score and its hyperparameter schedule
+
+Ray Tune has a PBT scheduler, and we do not use it: its exploit saves the source trial's checkpoint to
+storage and restores it into the target (the copy goes through files, which this design rules out), and
+Tune would own the training loop (members as Tune trainables). Our trainers are already steppable and
+hold their state in memory, so the controller (``controller.py``, ~100 lines) drives them directly,
+in this process on ``local`` or as Ray actors on ``ray`` (``members.py``).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import shutil
+import time
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from distrl.errors import ConfigError
+from distrl.pbt.controller import Controller, MemberRecord
+from distrl.pbt.search import Explore
+
+PLACEMENTS = ("local", "ray")
+
+
+def make_member_trainer(system: str, settings: dict[str, Any], resume: bool):
+    """A member's trainer (module-level so that Ray can send it to the member's actor)."""
+    from distrl.api import make_trainer
+
+    if resume:
+        return make_trainer(system, resume=True, run_dir=settings["run_dir"])
+    return make_trainer(system, force=True, **settings)
+
+
+def perturber(specs: list[Explore], resample_prob: float):
+    """The explore step: each explored value is redrawn from its distribution with ``resample_prob``,
+    otherwise perturbed (x0.8 / x1.2, or a neighbouring choice)."""
+    by_name = {s.name: s for s in specs}
+
+    def perturb(values, rng: np.random.Generator) -> dict[str, float]:
+        out = dict(values)
+        for name, spec in by_name.items():
+            out[name] = spec.sample(rng) if rng.random() < resample_prob else spec.perturb(float(values[name]), rng)
+        return out
+
+    return perturb
+
+
+def run_pbt(system: str, env: str | None = None, *, population: int = 4, explore: list[str] = (),
+            ready_steps: int = 20_000, total_steps: int | None = None, runtime: str = "local",
+            member_runtime: str | None = None, fraction: float = 0.2, resample_prob: float = 0.25,
+            exploit: bool = True, explore_hyperparameters: bool = True, seed: int = 0, run_dir: str | None = None,
+            resume: bool = False, force: bool = False, settings: dict[str, Any] | None = None,
+            log=None) -> dict[str, Any]:
+    """Train a population; return (and write) its summary. Every input is checked before anything is
+    written; ``resume`` continues the population in ``run_dir`` with the settings it was started with."""
+    from distrl.api import plan_run
+
+    if resume:
+        if not run_dir:
+            raise ConfigError("--resume needs --run-dir naming the population to continue")
+        if force:
+            raise ConfigError("--resume and --force exclude each other: resume continues a population, force starts it anew")
+        saved = _read_json(Path(run_dir) / "pbt.json", "a population (no pbt.json)")
+        missing = {"system", "env", "population", "explore", "ready_steps", "total_steps", "runtime", "member_runtime",
+                   "fraction", "resample_prob", "exploit", "explore_hyperparameters", "seed", "settings"} - set(saved)
+        if missing:
+            raise ConfigError(f"cannot resume: {Path(run_dir) / 'pbt.json'} lacks {', '.join(sorted(missing))}")
+        return _run(Path(run_dir), saved, resume=True, log=log)
+    settings = dict(settings or {})
+    if runtime not in PLACEMENTS:
+        raise ConfigError(f"--runtime '{runtime}' is not a PBT placement (valid: {', '.join(PLACEMENTS)})")
+    for key in ("runtime", "run_dir", "seed", "total_steps"):
+        if key in settings:
+            raise ConfigError(f"--set {key}=... is set by pbt itself (use --member-runtime, --run-dir, --seed, --total-steps)")
+    if population < 2:
+        raise ConfigError(f"--population must be at least 2, got {population}")
+    if ready_steps < 1:
+        raise ConfigError(f"--ready-steps must be at least 1, got {ready_steps}")
+    if not 0.0 < fraction <= 0.5:
+        raise ConfigError(f"--fraction must be in (0, 0.5], got {fraction}")
+    if not 0.0 <= resample_prob <= 1.0:
+        raise ConfigError(f"--resample-prob must be in [0, 1], got {resample_prob}")
+    specs = [Explore.parse(text) for text in explore]
+    if not specs:
+        raise ConfigError("pbt needs at least one --explore NAME=loguniform(LOW,HIGH) (or uniform, choice)")
+    if len({s.name for s in specs}) != len(specs):
+        raise ConfigError("--explore names a hyperparameter twice")
+    module, run_cfg, _, _, program = plan_run(system, env, total_steps=total_steps, runtime=member_runtime, **settings)
+    if program.make_learner is None:
+        raise ConfigError(f"pbt copies a learner's state in memory, and {system} learns in its workers "
+                          "(a parameter server); systems with a learner: a2c, impala, seed, apex-dqn, apex-ddpg, es")
+    unknown = [s.name for s in specs if s.name not in program.hyperparameters]
+    if unknown:
+        raise ConfigError(f"--explore {', '.join(unknown)}: not a hyperparameter of {system} "
+                          f"(valid: {', '.join(sorted(program.hyperparameters))})")
+    if member_runtime is None:
+        member_runtime = "inline" if runtime == "ray" and "inline" in program.runtimes else run_cfg.runtime
+    if runtime == "ray" and member_runtime != "inline":
+        raise ConfigError(f"on --runtime ray every member is one Ray actor running its system inline; "
+                          f"--member-runtime {member_runtime} is not possible there")
+    if runtime == "ray":
+        from distrl.api import require_ray
+
+        require_ray()
+    pop_dir = Path(run_dir) if run_dir else Path("runs") / f"pbt-{system}-{run_cfg.env.replace('/', '_')}-{time.strftime('%Y%m%d-%H%M%S')}"
+    _prepare(pop_dir, force)
+    saved = {"system": system, "env": run_cfg.env, "population": population, "explore": list(explore),
+             "ready_steps": ready_steps, "total_steps": run_cfg.total_steps, "runtime": runtime,
+             "member_runtime": member_runtime, "fraction": fraction, "resample_prob": resample_prob,
+             "exploit": exploit, "explore_hyperparameters": explore_hyperparameters, "seed": seed,
+             "settings": settings}
+    _write_json(pop_dir / "pbt.json", saved)
+    return _run(pop_dir, saved, resume=False, log=log)
+
+
+def _run(pop_dir: Path, saved: dict, resume: bool, log) -> dict[str, Any]:
+    specs = [Explore.parse(text) for text in saved["explore"]]
+    n = saved["population"]
+    rng = np.random.default_rng(saved["seed"])
+    state = _read_json(pop_dir / "state.json", "") if resume and (pop_dir / "state.json").is_file() else None
+    if state is not None:
+        try:
+            # scores are not carried over: a member is ranked once it has reported (and kept a snapshot) in
+            # this session; env steps and done come from each member's own checkpoint as it reports
+            records = [MemberRecord({k: float(v) for k, v in r["hyperparameters"].items()}, int(r["env_steps"]))
+                       for r in state["members"]]
+            rng.bit_generator.state = state["rng"]
+        except (KeyError, TypeError, ValueError):
+            raise ConfigError(f"cannot resume: {pop_dir / 'state.json'} is not a population state") from None
+        if len(records) != n:
+            raise ConfigError(f"cannot resume: state.json holds {len(records)} members, pbt.json {n}")
+    else:
+        records = [MemberRecord({s.name: s.sample(rng) for s in specs}) for _ in range(n)]
+    hyper_names = [s.name for s in specs]
+    logs = _Logs(pop_dir, hyper_names)
+    makers, again = [], []
+    for i in range(n):
+        member_dir = pop_dir / "members" / f"m{i}"
+        has_checkpoint = any((member_dir / "checkpoints").glob("*/state.json")) if member_dir.is_dir() else False
+        settings = {**saved["settings"], "env": saved["env"], "run_dir": str(member_dir), "seed": saved["seed"] + i,
+                    "total_steps": saved["total_steps"], "runtime": saved["member_runtime"]}
+        makers.append(partial(make_member_trainer, saved["system"], settings))
+        again.append(resume and has_checkpoint)
+    started, pool = False, None
+
+    def save_state() -> None:
+        _write_json(pop_dir / "state.json", {"members": [{"hyperparameters": m.hyperparameters, "env_steps": m.env_steps,
+                                                          "score": _fmt(m.score), "node": m.node} for m in records],
+                                             "rng": rng.bit_generator.state})
+
+    def on_ready(i: int, r: MemberRecord) -> None:
+        logs.ready(controller, i, r)
+        if log is not None:
+            log(f"member {i}: {r.env_steps:,} env steps, score {r.score:.1f}, " +
+                ", ".join(f"{k}={r.hyperparameters.get(k, float('nan')):.4g}" for k in hyper_names))
+
+    controller = Controller(None, records, saved["ready_steps"], saved["total_steps"],
+                            perturber(specs, saved["resample_prob"]), rng, fraction=saved["fraction"],
+                            exploit=saved["exploit"], explore=saved["explore_hyperparameters"],
+                            on_ready=on_ready, on_exploit=logs.exploit, on_decided=save_state)
+    interrupted = False
+    try:
+        if saved["runtime"] == "ray":
+            import os
+
+            from distrl.pbt.members import RayPool
+            from distrl.runtime.backends.ray import connect_ray
+
+            started = connect_ray(saved["settings"].get("ray_address") or os.environ.get("RAY_ADDRESS"), n)
+            pool = RayPool(makers, again)
+        else:
+            from distrl.pbt.members import LocalPool
+
+            pool = LocalPool(makers, again)
+        controller.pool = pool
+        for i, r in enumerate(records):  # the drawn (or last explored) values reach each member before it trains
+            pool.set_hyperparameters(i, r.hyperparameters)
+        controller.run()
+    except KeyboardInterrupt:
+        interrupted = True
+    finally:
+        if pool is not None:
+            pool.close()  # each member writes its checkpoint and summary
+        if started:
+            import ray
+
+            ray.shutdown()
+    summary = _summary(pop_dir, saved, records, logs, interrupted)
+    _write_json(pop_dir / "summary.json", summary)
+    return summary
+
+
+class _Logs:
+    def __init__(self, pop_dir: Path, hyper_names: list[str]):
+        self.pop_dir, self.names = pop_dir, hyper_names
+        self.schedules: dict[int, list[dict]] = {}
+        self.exploits = 0
+        path = pop_dir / "population.csv"
+        if not path.is_file():
+            _append(path, ["wall_s", "member", "env_steps", "score", "node", *hyper_names])
+        path = pop_dir / "lineage.csv"
+        if not path.is_file():
+            _append(path, ["wall_s", "member", "env_steps", "source", "member_score", "source_score", "before", "after",
+                           "checksum"])
+        for row in _rows(pop_dir / "population.csv"):
+            self.schedules.setdefault(int(row["member"]), []).append(
+                {"env_steps": int(row["env_steps"]), **{k: float(row[k]) for k in hyper_names}})
+        self.exploits = len(_rows(pop_dir / "lineage.csv"))
+
+    def ready(self, controller: Controller, i: int, r: MemberRecord) -> None:
+        wall = round(time.perf_counter() - controller.started, 3)
+        _append(self.pop_dir / "population.csv", [wall, i, r.env_steps, _fmt(r.score), r.node,
+                                                  *[r.hyperparameters[k] for k in self.names]])
+        self.schedules.setdefault(i, []).append({"env_steps": r.env_steps, **{k: r.hyperparameters[k] for k in self.names}})
+
+    def exploit(self, e: dict) -> None:
+        self.exploits += 1
+        _append(self.pop_dir / "lineage.csv", [e["wall_s"], e["member"], e["env_steps"], e["source"], _fmt(e["member_score"]),
+                                               _fmt(e["source_score"]), json.dumps(e["before"]), json.dumps(e["after"]),
+                                               e["checksum"]])
+
+
+def _summary(pop_dir: Path, saved: dict, records: list[MemberRecord], logs: _Logs, interrupted: bool) -> dict:
+    best = int(np.argmax([r.score for r in records]))
+    return {"system": saved["system"], "env": saved["env"], "population": saved["population"],
+            "runtime": saved["runtime"], "env_steps_total": int(sum(r.env_steps for r in records)),
+            "best_member": best, "best_run_dir": str(pop_dir / "members" / f"m{best}"),
+            "best_score": _fmt(records[best].score), "best_hyperparameters": records[best].hyperparameters,
+            "best_schedule": logs.schedules.get(best, []), "exploits": logs.exploits,
+            "members": [{"member": i, "env_steps": r.env_steps, "score": _fmt(r.score), "hyperparameters": r.hyperparameters,
+                         "node": r.node} for i, r in enumerate(records)],
+            "nodes": len({r.node for r in records if r.node}), "interrupted": interrupted, "run_dir": str(pop_dir)}
+
+
+def _prepare(path: Path, force: bool) -> None:
+    if path.exists() and not path.is_dir():
+        raise ConfigError(f"run dir '{path}' exists and is not a directory")
+    if path.is_dir() and any(path.iterdir()):
+        if not force:
+            raise ConfigError(f"run dir '{path}' already exists; pass --resume to continue it or --force to start it anew")
+        if not (path / "pbt.json").is_file():
+            raise ConfigError(f"--force deletes only distrl populations, and '{path}' is not one (no pbt.json)")
+        shutil.rmtree(path)
+    try:
+        (path / "members").mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise ConfigError(f"run dir '{path}' cannot be created: {e.strerror or e}") from None
+
+
+def _fmt(x):
+    return round(x, 4) if isinstance(x, float) and math.isfinite(x) else None
+
+
+def _append(path: Path, row: list) -> None:
+    with path.open("a", newline="") as f:
+        csv.writer(f).writerow(row)
+
+
+def _rows(path: Path) -> list[dict]:
+    if not path.is_file():
+        return []
+    with path.open(newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def _read_json(path: Path, what: str) -> dict:
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        raise ConfigError(f"cannot resume: '{path.parent}' holds no readable {path.name}" + (f" ({what})" if what else "")) from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"cannot resume: {path} is not a mapping")
+    return data
+
+
+def _write_json(path: Path, data: dict) -> None:
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(data, indent=1, allow_nan=False))
+    tmp.replace(path)
