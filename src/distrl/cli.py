@@ -27,6 +27,15 @@ class _Help(argparse.ArgumentDefaultsHelpFormatter):
     """Shows every option's default."""
 
 
+def _run_flags(p: argparse.ArgumentParser, settings: str, resumes: str, forces: str, quiet: str) -> None:
+    """The flags ``train`` and ``pbt`` share: settings, resume/force of the run dir, output."""
+    p.add_argument("--set", dest="assignments", action="append", default=[], metavar="KEY=VALUE", help=settings)
+    p.add_argument("--resume", action="store_true", help=f"continue {resumes}")
+    p.add_argument("--force", action="store_true", help=f"delete {forces} and start anew")
+    p.add_argument("--quiet", action="store_true", help=quiet)
+    p.add_argument("--json", action="store_true", help="end with the summary as one JSON line, also on a terminal")
+
+
 def _build_parser() -> argparse.ArgumentParser:
     from distrl import __version__
     from distrl.agents.registry import SYSTEMS
@@ -48,12 +57,8 @@ def _build_parser() -> argparse.ArgumentParser:
             train.add_argument("--" + f.name.replace("_", "-"), dest=f.name, default=None, metavar=tp.__name__.upper(),
                                help=f.metadata["doc"] + f" (default: {f.default})")
     train.add_argument("--config", dest="config_file", help="YAML file of settings (flat, or in run:/system: sections)")
-    train.add_argument("--set", dest="assignments", action="append", default=[], metavar="KEY=VALUE",
-                       help="any setting, repeatable (see 'distrl list')")
-    train.add_argument("--resume", action="store_true", help="continue the run in --run-dir from its last checkpoint")
-    train.add_argument("--force", action="store_true", help="delete an existing --run-dir and start anew")
-    train.add_argument("--quiet", action="store_true", help="no progress display")
-    train.add_argument("--json", action="store_true", help="end with the summary as one JSON line, also on a terminal")
+    _run_flags(train, "any setting, repeatable (see 'distrl list')", "the run in --run-dir from its last checkpoint",
+               "an existing --run-dir", "no progress display")
     train.add_argument("--token", default=None, help="the secret network peers must present (default: DISTRL_TOKEN, "
                        "or a new random one, written to RUN_DIR/token)")
 
@@ -96,12 +101,8 @@ def _build_parser() -> argparse.ArgumentParser:
     pbt.add_argument("--no-explore", action="store_true", help="ablation: copy without perturbing (exploit alone)")
     pbt.add_argument("--seed", type=int, default=0, help="member i trains with seed + i")
     pbt.add_argument("--run-dir", default=None, help="the population's directory (default: runs/pbt-SYSTEM-ENV-TIME)")
-    pbt.add_argument("--set", dest="assignments", action="append", default=[], metavar="KEY=VALUE",
-                     help="any setting of every member, repeatable (see 'distrl list')")
-    pbt.add_argument("--resume", action="store_true", help="continue the population in --run-dir")
-    pbt.add_argument("--force", action="store_true", help="delete an existing population in --run-dir and start anew")
-    pbt.add_argument("--quiet", action="store_true", help="no line per ready member")
-    pbt.add_argument("--json", action="store_true", help="end with the summary as one JSON line, also on a terminal")
+    _run_flags(pbt, "any setting of every member, repeatable (see 'distrl list')", "the population in --run-dir",
+               "an existing population in --run-dir", "no line per ready member")
 
     pl = sub.add_parser("plot", help="learning curves of one or more runs (or a PBT population) as a PNG",
                         formatter_class=_Help)

@@ -20,7 +20,7 @@ from __future__ import annotations
 import csv
 import json
 import math
-import shutil
+import os
 import time
 from functools import partial
 from pathlib import Path
@@ -31,6 +31,8 @@ import numpy as np
 from distrl.errors import ConfigError
 from distrl.pbt.controller import Controller, MemberRecord
 from distrl.pbt.search import Explore
+from distrl.runtime.run.checkpoint import latest_checkpoint
+from distrl.runtime.run.run_dir import prepare_run_dir
 
 PLACEMENTS = ("local", "ray")
 
@@ -116,7 +118,8 @@ def run_pbt(system: str, env: str | None = None, *, population: int = 4, explore
 
         require_ray()
     pop_dir = Path(run_dir) if run_dir else Path("runs") / f"pbt-{system}-{run_cfg.env.replace('/', '_')}-{time.strftime('%Y%m%d-%H%M%S')}"
-    _prepare(pop_dir, force)
+    prepare_run_dir(pop_dir, resume=False, force=force, marker="pbt.json")
+    (pop_dir / "members").mkdir(exist_ok=True)
     saved = {"system": system, "env": run_cfg.env, "population": population, "explore": list(explore),
              "ready_steps": ready_steps, "total_steps": run_cfg.total_steps, "runtime": runtime,
              "member_runtime": member_runtime, "fraction": fraction, "resample_prob": resample_prob,
@@ -149,7 +152,7 @@ def _run(pop_dir: Path, saved: dict, resume: bool, log) -> dict[str, Any]:
     makers, again = [], []
     for i in range(n):
         member_dir = pop_dir / "members" / f"m{i}"
-        has_checkpoint = any((member_dir / "checkpoints").glob("*/state.json")) if member_dir.is_dir() else False
+        has_checkpoint = latest_checkpoint(member_dir / "checkpoints") is not None
         settings = {**saved["settings"], "env": saved["env"], "run_dir": str(member_dir), "seed": saved["seed"] + i,
                     "total_steps": saved["total_steps"], "runtime": saved["member_runtime"]}
         makers.append(partial(make_member_trainer, saved["system"], settings))
@@ -174,8 +177,6 @@ def _run(pop_dir: Path, saved: dict, resume: bool, log) -> dict[str, Any]:
     interrupted = False
     try:
         if saved["runtime"] == "ray":
-            import os
-
             from distrl.pbt.members import RayPool
             from distrl.runtime.backends.ray import connect_ray
 
@@ -243,21 +244,6 @@ def _summary(pop_dir: Path, saved: dict, records: list[MemberRecord], logs: _Log
             "members": [{"member": i, "env_steps": r.env_steps, "score": _fmt(r.score), "hyperparameters": r.hyperparameters,
                          "node": r.node} for i, r in enumerate(records)],
             "nodes": len({r.node for r in records if r.node}), "interrupted": interrupted, "run_dir": str(pop_dir)}
-
-
-def _prepare(path: Path, force: bool) -> None:
-    if path.exists() and not path.is_dir():
-        raise ConfigError(f"run dir '{path}' exists and is not a directory")
-    if path.is_dir() and any(path.iterdir()):
-        if not force:
-            raise ConfigError(f"run dir '{path}' already exists; pass --resume to continue it or --force to start it anew")
-        if not (path / "pbt.json").is_file():
-            raise ConfigError(f"--force deletes only distrl populations, and '{path}' is not one (no pbt.json)")
-        shutil.rmtree(path)
-    try:
-        (path / "members").mkdir(parents=True, exist_ok=True)
-    except OSError as e:
-        raise ConfigError(f"run dir '{path}' cannot be created: {e.strerror or e}") from None
 
 
 def _fmt(x):

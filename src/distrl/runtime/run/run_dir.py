@@ -18,21 +18,22 @@ def default_run_dir(system: str, env_id: str) -> Path:
     return Path("runs") / f"{system}-{safe_env}-{time.strftime('%Y%m%d-%H%M%S')}"
 
 
-def prepare_run_dir(path: Path, *, resume: bool, force: bool) -> None:
-    """Validate (and, with ``force``, clear) the run dir. Raises ConfigError before touching anything."""
+def prepare_run_dir(path: Path, *, resume: bool, force: bool, marker: str = "config.yaml") -> None:
+    """Validate (and, with ``force``, clear) the run dir. Raises ConfigError before touching anything.
+    ``marker`` is the file that makes a directory one of ours (a PBT population has ``pbt.json``)."""
     if resume and force:
         raise ConfigError("--resume and --force exclude each other: resume continues a run, force starts it anew")
     exists = path.exists() and any(path.iterdir()) if path.is_dir() else path.exists()
     if path.exists() and not path.is_dir():
         raise ConfigError(f"run dir '{path}' exists and is not a directory")
     if resume:
-        if not (path / "config.yaml").is_file():
-            raise ConfigError(f"cannot resume: '{path}' holds no run (no config.yaml)")
+        if not (path / marker).is_file():
+            raise ConfigError(f"cannot resume: '{path}' holds no run (no {marker})")
         return
     if exists and not force:
         raise ConfigError(f"run dir '{path}' already exists; pass --resume to continue it or --force to start it anew")
-    if exists and force and not (path / "config.yaml").is_file():  # --run-dir . --force must not wipe a project
-        raise ConfigError(f"--force deletes only distrl run dirs, and '{path}' is not one (no config.yaml); "
+    if exists and force and not (path / marker).is_file():  # --run-dir . --force must not wipe a project
+        raise ConfigError(f"--force deletes only distrl run dirs, and '{path}' is not one (no {marker}); "
                           "choose another --run-dir")
     if exists and force:
         shutil.rmtree(path)
