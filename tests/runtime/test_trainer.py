@@ -3,6 +3,7 @@ pause, observers, close; on the deterministic inline backend and on local."""
 
 import json
 
+import numpy as np
 import pytest
 
 from distrl.config import build as build_config
@@ -134,3 +135,107 @@ def test_programs_are_checked_for_undeclared_services():
 
     with pytest.raises(ValueError, match="undeclared service 'weights'"):
         Program(roles=(Role("actor", print, uses=("weights",)),)).check()
+
+
+# --- batches per version: a producer starts no work the learner would drop (ES's generations) ------------
+class VersionActor:
+    def __init__(self, index, seed, handles):
+        self.index, self.weights, self.version = index, handles["weights"], -1
+
+    def step(self, out):
+        newer = self.weights.pull(self.version)
+        if newer is not None:
+            self.version = newer[1]
+        out["version"][0] = self.version
+        return {"env_steps": 1, "version": self.version, "actor_index": self.index}
+
+    def close(self):
+        pass
+
+
+class GenerationLearner:
+    """Updates after 3 batches made from its current version; counts the ones made from an older one."""
+
+    def __init__(self, handles=None):
+        self.version, self.got, self.stale = 0, 0, 0
+
+    def step(self, batch):
+        if int(batch["version"][0]) != self.version:
+            self.stale += 1
+            return None
+        self.got += 1
+        if self.got < 3:
+            return None
+        self.got, self.version = 0, self.version + 1
+        return {}
+
+    def get_weights(self):
+        return np.zeros(4, np.float32)
+
+    def checkpoint_parts(self):
+        return {}, {}
+
+    def counters(self):
+        return {"version": self.version}
+
+    def load_counters(self, c):
+        pass
+
+    def set_hyperparameters(self, values):
+        pass
+
+
+def generation_program(batches_per_version):
+    from distrl.core.program import Channel, Role, Weights
+    from distrl.core.types import ArraySpec
+
+    spec = {"version": ArraySpec((1,), "int64", batch_axis=0)}
+    actors = Role("actor", VersionActor, count=2, uses=("weights",), emits="results", output=spec, in_flight=1)
+    return Program(roles=(actors,), services={"results": Channel(spec, batch=1), "weights": Weights()},
+                   make_learner=GenerationLearner, consumes="results", batches_per_version=batches_per_version)
+
+
+@pytest.mark.parametrize("runtime", ["local", "ray"])
+def test_no_producer_starts_work_an_older_version_made_stale(tmp_path, runtime):
+    """Two producers, three batches per version: the producer that did not close a generation waits for
+    the new version instead of starting on the old weights, on every backend, and the run never stalls."""
+    if runtime == "ray":
+        pytest.importorskip("ray")
+    trainer = Trainer(generation_program(3), run_cfg(tmp_path, runtime=runtime), tmp_path, system="fake")
+    trainer.start()
+    try:
+        trainer.step(updates=12)
+        assert trainer.learner.version >= 12 and trainer.learner.stale == 0
+    finally:
+        trainer.close()
+
+
+def test_the_release_rule_holds_a_slot_only_while_the_others_cover_the_version(tmp_path):
+    """Capacity 2 (two producers, one step each in flight), 3 batches per version, step by step."""
+    released = []
+
+    class Backend:
+        def release(self, token):
+            released.append(token)
+
+    trainer = Trainer(generation_program(3), run_cfg(tmp_path), tmp_path, system="fake")
+    trainer.backend, trainer.learner = Backend(), GenerationLearner()
+
+    def consume(token, useful=True, update=False):
+        before = trainer.learner.version
+        trainer._useful += useful
+        if update:
+            trainer.learner.version += 1
+        trainer._release(token, before)
+
+    consume("a1")  # 1 of 3; one step out cannot cover 2 more: a goes on
+    consume("b1")  # 2 of 3; a's step covers the last one: b waits
+    assert released == ["a1"]
+    consume("a2", update=True)  # the version is complete: b and a start on the new one
+    assert released == ["a1", "b1", "a2"] and trainer._useful == 0
+    consume("x", useful=False)  # a stale or dropped batch counts for nothing: released, the last one out
+    consume("y")
+    consume("z")  # 2 of 3 with one out: held
+    assert released[-2:] == ["x", "y"]
+    consume("w", useful=False)  # the learner still needs one and nothing else is out: never held
+    assert released[-1] == "w"

@@ -188,6 +188,9 @@ class Program:
     consumes: str | None = None
     hyperparameters: Mapping[str, Hyperparameter] = field(default_factory=dict)
     runtimes: tuple[str, ...] = RUNTIMES
+    # consumed batches one learner version needs (ES: one generation); where a batch made from an older
+    # version is wasted work, the trainer lets no more steps run per version than that (see Trainer._release)
+    batches_per_version: int | None = None
 
     def role(self, name: str) -> Role:
         return next(r for r in self.roles if r.name == name)

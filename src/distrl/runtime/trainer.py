@@ -72,6 +72,10 @@ class Trainer:
         self._published = self._first_version = -1
         self._t_start = self._last_row = None
         self._nonfinite_seen, self._nonfinite_streak = 0, 0
+        self._held: list = []  # consumed slots not yet given back (batches_per_version)
+        self._useful = 0  # batches consumed that were made from the learner's current version
+        self._capacity = sum(r.count * r.in_flight for r in program.producers(program.consumes)) \
+            if program.consumes else 0
         self.interrupted = False
         self.stopped: str | None = None
 
@@ -240,6 +244,7 @@ class Trainer:
                 batch, infos, token = item
                 for info in infos:
                     self._account(info, version)
+                self._useful += sum(info.get("version") == version for info in infos)
                 self._push_hyperparameters()
                 t1 = time.perf_counter()
                 metrics = self.learner.step(batch)
@@ -271,7 +276,7 @@ class Trainer:
             iv.wait_s += t2 - t0
             tot.wait_s += t2 - t0
         if release is not None:  # after the publish: the slots' producers start on the newest weights
-            self.backend.release(release)
+            self._release(release, version)
         self._idle = metrics is None and not reports
         for name, due in self._due.items():
             if self.env_steps >= due:
@@ -282,6 +287,29 @@ class Trainer:
             self._emit_row(now)  # (a row with nothing in it would fix the CSV's columns too early)
         for o in self.observers:
             o.on_step(self)
+
+    def _release(self, token, version_before: int) -> None:
+        """Give a consumed slot back to its producer, unless the program counts batches per version and the
+        slots still out (computing, or delivered and waiting) already cover what this version needs: then
+        hold it until the learner's next version, so that no producer starts work the learner would drop as
+        stale (ES: a result from an older theta). The last slot out is never held, so a learner that needs
+        more than it counted (a dropped result) always gets it."""
+        need = self.program.batches_per_version
+        if need is None:
+            self.backend.release(token)
+            return
+        if self.learner.version != version_before:  # a new version: everything held starts on it
+            self._useful = 0
+            for held in self._held:
+                self.backend.release(held)
+            self._held.clear()
+            self.backend.release(token)
+            return
+        out = self._capacity - len(self._held) - 1
+        if out > 0 and out >= need - self._useful:
+            self._held.append(token)
+        else:
+            self.backend.release(token)
 
     def _watch_nonfinite(self, skipped, version_before: int) -> None:
         """Updates skipped for non-finite values in a row stop the run (the last checkpoint with finite

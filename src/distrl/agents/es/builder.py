@@ -7,7 +7,9 @@
                        gradient from the indices -> Adam step -> publish theta (and the normaliser)
 
 The weights service carries theta down; only scalars go up. A worker's result computed from an older
-theta is dropped by the master, so workers take one step at a time (``in_flight=1``).
+theta is dropped by the master, so workers take one step at a time (``in_flight=1``) and the trainer starts
+no more worker steps per generation than the generation needs (``batches_per_version``): a worker that has
+done its share waits for the new theta instead of evaluating the old one.
 """
 
 from __future__ import annotations
@@ -60,4 +62,5 @@ def build(cfg: EsConfig, ctx: BuildContext) -> Program:
                    services={"results": Channel(spec, batch=1), "weights": Weights(),
                              "noise": ConstantArray(partial(noise_table, cfg.noise_table_size, cfg.noise_seed))},
                    make_learner=partial(_learner, env, cfg), consumes="results", learner_uses=("noise",),
-                   hyperparameters={"lr": Hyperparameter(cfg.lr, cfg.lr_schedule)})
+                   hyperparameters={"lr": Hyperparameter(cfg.lr, cfg.lr_schedule)},
+                   batches_per_version=-(-cfg.population // cfg.pairs_per_worker))

@@ -127,7 +127,9 @@ class LocalBackend:
         for role in program.roles:
             if role.emits is not None:
                 n = role.count * role.in_flight
-                if emits_to_channel(program, role):  # enough for a batch to wait while every producer writes
+                # enough for a batch to wait while every producer writes; not where the program counts batches
+                # per version (ES): there a producer's next step waits for the trainer's release
+                if emits_to_channel(program, role) and not program.batches_per_version:
                     n = max(n, program.services[role.emits].batch + role.count)
                 self.slots[role.name] = SharedArrays.create(role.output, (n,))
                 self.free[role.name] = deque(range(n))

@@ -221,8 +221,10 @@ class RayBackend:
             w.inflight, w.held, w.failed, w.call_started = deque(), 0, False, time.monotonic()
             w.step_s = None  # a running mean of its step time, measured where it runs
             # outputs a channel producer may hold in the learner's queue without losing its calls in flight:
-            # its share of a batch (the learner must be able to fill one) and one more
-            w.hold = max(1, -(-batch // w.role.count)) if emits_to_channel(self.program, w.role) else 0
+            # its share of a batch (the learner must be able to fill one) and one more; none where the program
+            # counts batches per version (ES): there a step must wait for the trainer's release, as on local
+            w.hold = max(1, -(-batch // w.role.count)) \
+                if emits_to_channel(self.program, w.role) and not self.program.batches_per_version else 0
             self._spawn(w)
         self._fill()
 
