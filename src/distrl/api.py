@@ -201,7 +201,14 @@ class Policy:
         space = self.spec.action_space
         self._clip = None if self.spec.discrete else (space.low, space.high)
 
+    def reset(self) -> None:
+        """Call at the start of every episode: a recurrent policy (R2D2) forgets its state; others have none."""
+        reset_state = getattr(self.model, "reset_state", None)
+        if reset_state is not None:
+            reset_state()
+
     def act(self, obs) -> np.ndarray:
+        """The greedy action for one observation (a recurrent policy carries its state from call to call)."""
         with torch.inference_mode():
             x = torch.as_tensor(np.asarray(obs)).unsqueeze(0)
             a = self.model.greedy(x)[0].numpy()
@@ -223,6 +230,7 @@ def evaluate(run_dir: str | Path, episodes: int = 10, seed: int = 12345, video: 
     returns, frames = [], []
     for ep in range(episodes):
         obs, _ = env.reset(seed=seed + ep)
+        policy.reset()
         done, total = False, 0.0
         while not done:
             if video and ep == 0:

@@ -19,6 +19,7 @@ SYSTEMS = {
     "gorila": "distrl.agents.gorila",
     "seed": "distrl.agents.seed",
     "es": "distrl.agents.es",
+    "r2d2": "distrl.agents.r2d2",
 }
 
 

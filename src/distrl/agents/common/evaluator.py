@@ -54,6 +54,8 @@ class Evaluator(Stateless):
     def step(self, out=None) -> dict[str, Any]:
         self.version = self.load(self.handle, self.model, self.version)
         obs, _ = self.env.reset(seed=self.seed)
+        if hasattr(self.model, "reset_state"):  # a recurrent policy starts every episode from zeros
+            self.model.reset_state()
         returns = np.zeros(self.episodes)
         done = np.zeros(self.episodes, dtype=bool)
         with torch.inference_mode():

@@ -33,9 +33,13 @@ class EpsilonGreedy:
         return cls(rungs(epsilon_ladder(num_actors * num_envs, epsilon, alpha), index, num_envs), num_actions)
 
     def act(self, model, obs: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        greedy = model(torch.from_numpy(obs)).argmax(-1).numpy()
-        explore = rng.random(len(obs)) < self.epsilons
-        return np.where(explore, rng.integers(0, self.num_actions, len(obs)), greedy)
+        return self.choose(model(torch.from_numpy(obs)).numpy(), rng)
+
+    def choose(self, q: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """From Q values ``[B, A]`` already computed (a recurrent actor computes them with its state)."""
+        greedy = q.argmax(-1)
+        explore = rng.random(len(q)) < self.epsilons
+        return np.where(explore, rng.integers(0, self.num_actions, len(q)), greedy)
 
 
 class GaussianNoise:

@@ -1,0 +1,13 @@
+"""R2D2: recurrent replay distributed DQN (Kapturowski et al., ICLR 2019)."""
+
+from distrl.agents.r2d2.builder import build
+from distrl.agents.r2d2.config import R2D2Config as Config
+from distrl.agents.r2d2.networks import make_model
+
+DEFAULT_TOTAL_STEPS = 500_000
+DOC = "Recurrent replay distributed DQN: LSTM, stored state, burn-in, h(x) n-step double-Q, sequence priorities (R2D2)."
+
+RENAMED_SETTINGS: dict = {}  # a new system: nothing renamed
+OLDER_RUN_DEFAULTS: dict = {}  # a new system: no older runs
+
+__all__ = ["DEFAULT_TOTAL_STEPS", "Config", "DOC", "OLDER_RUN_DEFAULTS", "RENAMED_SETTINGS", "build", "make_model"]

@@ -1,0 +1,84 @@
+"""R2D2 learner (Kapturowski et al. 2019, section 2.3): replays sequences from their stored state with a
+burn-in, trains on n-step double-Q targets under the value rescaling h, and gives each sequence the
+priority eta * max |delta| + (1 - eta) * mean |delta|.
+
+A step t of a replayed sequence is trained only where its whole n-step window lies inside the sequence
+(or the episode ends inside it): the bootstrap x_{t+n} must be one of the sequence's own steps. With
+overlapping sequences every step but an episode's last few is trained in at least one of them.
+"""
+
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+import torch
+
+from distrl.agents.common.optim import make_optimizer
+from distrl.agents.common.replay_learner import ReplayLearner, tensors
+from distrl.models import FlatParameters
+from distrl.ops import sequence_priority, transformed_n_step_q_target
+from distrl.replay import SampledBatch
+
+
+def trainable_steps(mask: torch.Tensor, discount: torch.Tensor, n: int) -> torch.Tensor:
+    """``[T, B]``: steps whose n-step window ends inside the sequence's real steps, or at an episode end."""
+    T = mask.shape[0]
+    real = mask.sum(0)  # real steps per sequence
+    t = torch.arange(T).unsqueeze(1)
+    full_window = t + n <= real - 1
+    ends = (discount == 0) & mask  # a terminal step: no bootstrap needed from there on
+    # an episode end at or after t within the window: cumulative "seen an end" from t onwards, looked up at t+n-1
+    end_by = torch.flip(torch.cummax(torch.flip(ends.int(), [0]), 0).values, [0]).bool()  # any end at >= t
+    return mask & (full_window | end_by)
+
+
+class R2D2Learner(ReplayLearner):
+    def __init__(self, cfg, model, replay):
+        self.model = model
+        self.flat = FlatParameters(model)
+        self.target = copy.deepcopy(model)
+        self.params = list(model.parameters())
+        self.optimizer = make_optimizer("adam", self.params, cfg.lr)
+        super().__init__(cfg, replay, {"lr": self.optimizer})
+
+    def update(self, batch: SampledBatch) -> tuple[float | None, np.ndarray | None]:
+        cfg = self.cfg
+        b = tensors(batch)
+        obs = b["obs"].transpose(0, 1)  # [L, B, ...]
+        B, burn, n = obs.shape[1], cfg.burn_in, cfg.n_step
+        h0, c0 = b["initial_state"].split(self.model.state_size, dim=1)
+        state = (torch.zeros_like(h0), torch.zeros_like(c0)) if cfg.initial_state == "zero" else (h0, c0)
+        with torch.no_grad():  # burn-in: refresh the state, no gradient (R2D2 section 3)
+            online_state, target_state = state, state
+            if burn:
+                _, online_state = self.model.unroll(obs[:burn], state)
+                _, target_state = self.target.unroll(obs[:burn], state)
+        q, _ = self.model.unroll(obs[burn:], online_state)  # [T, B, A]
+        action = b["action"].transpose(0, 1)[burn:].long()
+        reward, discount = b["reward"].transpose(0, 1)[burn:], b["discount"].transpose(0, 1)[burn:]
+        mask = b["mask"].transpose(0, 1)[burn:]
+        with torch.no_grad():
+            q_target, _ = self.target.unroll(obs[burn:], target_state)
+            best = q.detach().argmax(-1, keepdim=True)  # double Q: the online argmax, the target's value
+            q_next = q_target.gather(-1, best).squeeze(-1)
+            values_tp1 = torch.cat([q_next[1:], torch.zeros(1, B)])  # v(x_{t+1}); the last one is never used
+            target = transformed_n_step_q_target(reward, discount, values_tp1, n, cfg.value_rescale_eps)
+            train = trainable_steps(mask, discount, n).float()
+        q_sa = q.gather(-1, action.unsqueeze(-1)).squeeze(-1)
+        delta = (target - q_sa) * train
+        per_sequence = 0.5 * (delta ** 2).sum(0) / train.sum(0).clamp(min=1.0)
+        weights = b["weights"] if cfg.importance_weights else torch.ones(B)
+        loss = (weights * per_sequence).mean()
+        if not self.finite_step(loss, self.params, self.optimizer):
+            return None, None
+        if (self.updates + 1) % cfg.target_update_period == 0:
+            self.target.load_state_dict(self.model.state_dict())
+        priorities = sequence_priority(delta.detach(), cfg.priority_eta, mask=train.bool())
+        return float(loss.detach()), priorities.numpy()
+
+    def get_weights(self) -> np.ndarray:
+        return self.flat.to_numpy()
+
+    def checkpoint_parts(self):
+        return {"model": self.model, "target": self.target}, {"optimizer": self.optimizer}

@@ -1,0 +1,104 @@
+"""R2D2: sequences with their stored state, the trained-step mask, the burn-in, priorities, a recurrent
+policy that forgets at episode starts, and runs on every runtime."""
+
+import numpy as np
+import pytest
+import torch
+
+import distrl
+from distrl.agents.r2d2.learner import trainable_steps
+from distrl.envs import env_spec
+from distrl.models import RecurrentQNetwork
+
+SMALL = dict(num_actors=2, num_envs=4, unroll_length=10, min_replay=20, batch_size=8, replay_size=500,
+             sequence_length=10, overlap=5, burn_in=2, n_step=3)
+
+
+def test_trainable_steps_need_the_whole_window_or_an_episode_end():
+    # 6 real steps of 8, n = 2: a step is trained if x_{t+2} is one of the sequence's steps (t <= 3) ...
+    mask = torch.tensor([1, 1, 1, 1, 1, 1, 0, 0]).bool().unsqueeze(1)
+    cut = torch.full((8, 1), 0.99)
+    assert trainable_steps(mask, cut, 2)[:, 0].tolist() == [True] * 4 + [False] * 4
+    # ... or if the episode ends inside its window (a zero discount at step 5): then every real step is
+    ended = cut.clone()
+    ended[5:] = 0.0
+    assert trainable_steps(mask, ended, 2)[:, 0].tolist() == [True] * 6 + [False] * 2
+
+
+def test_unroll_equals_stepping_and_carries_the_state():
+    torch.manual_seed(0)
+    net = RecurrentQNetwork((3,), 2, (8,), lstm=5)
+    obs = torch.randn(6, 4, 3)
+    h0 = (torch.randn(4, 5), torch.randn(4, 5))
+    q, (h, c) = net.unroll(obs, h0)
+    state = h0
+    for t in range(6):
+        q_t, state = net.step(obs[t], state)
+        torch.testing.assert_close(q_t, q[t])
+    torch.testing.assert_close(state[0], h)
+    # the state matters: the same observation after a different history gives other values
+    assert not torch.allclose(net.step(obs[5], net.initial_state(4))[0], q[5])
+
+
+def test_a_recurrent_policy_forgets_at_reset():
+    torch.manual_seed(0)
+    net = RecurrentQNetwork((3,), 2, (8,), lstm=5)
+    x = torch.randn(1, 3)
+    first = net.step(x, net.initial_state(1))[0]
+    net.reset_state()
+    net.greedy(x)
+    net.greedy(x)  # carries its state from call to call
+    state_after_two = net._policy_state[0].clone()
+    net.reset_state()
+    assert net.greedy(x).item() == first.argmax(-1).item()
+    assert not torch.allclose(net._policy_state[0], state_after_two)
+
+
+def test_sequences_carry_the_state_the_actor_had_at_their_first_step(tmp_path):
+    """Replaying a stored sequence from its stored state gives the Q values the actor computed."""
+    from distrl.agents.common.exploration import EpsilonGreedy
+    from distrl.agents.r2d2.actor import SequenceActor, chunk_spec
+    from distrl.agents.r2d2.config import R2D2Config
+    from distrl.agents.r2d2.networks import make_model
+    from distrl.config import build as build_config
+    from distrl.core.types import allocate
+
+    class Fixed:  # a weights reader that never has newer weights
+        def pull(self, version):
+            return None
+
+    cfg = build_config(R2D2Config, dict(SMALL, num_actors=1))
+    env = env_spec("distrl/CartPoleNoVelocity-v1")
+    torch.manual_seed(0)
+    model = make_model(env, cfg)
+    actor = SequenceActor("distrl/CartPoleNoVelocity-v1", env, cfg, 0, model, EpsilonGreedy(np.zeros(4), 2), Fixed())
+    actor.version = 0
+    out = allocate(chunk_spec(env, cfg, cfg.lstm))
+    actor.step(out)
+    actor.step(out)
+    valid = np.flatnonzero(out["valid"])
+    assert len(valid) > 0
+    k = valid[0]
+    L = int(out["mask"][k].sum())
+    h0, c0 = torch.from_numpy(out["initial_state"][k:k + 1]).split(cfg.lstm, dim=1)
+    with torch.no_grad():
+        q, _ = model.unroll(torch.from_numpy(out["obs"][k, :L]).unsqueeze(1), (h0, c0))
+    # epsilon 0: the actor took the argmax of the Q values it computed with its state; from the stored state
+    # the replay computes the same ones
+    assert (q.argmax(-1)[:, 0].numpy() == out["action"][k, :L]).all()
+    actor.close()
+
+
+@pytest.mark.parametrize("runtime", ["inline", "local", "ray"])
+def test_r2d2_runs_on_every_runtime_and_its_policy_evaluates(tmp_path, runtime):
+    if runtime == "ray":
+        pytest.importorskip("ray")
+    run = tmp_path / "r"
+    s = distrl.train("r2d2", env="distrl/CartPoleNoVelocity-v1", runtime=runtime, total_steps=4000, run_dir=str(run),
+                     **SMALL)
+    assert s["env_steps"] >= 4000 and s["learner_updates"] > 0
+    result = distrl.evaluate(run, episodes=2)
+    assert result["episodes"] == 2 and result["mean_return"] > 0
+    policy = distrl.load_policy(run)
+    policy.reset()
+    assert policy.act(np.zeros(2, np.float32)) in (0, 1)
