@@ -102,3 +102,34 @@ def test_r2d2_runs_on_every_runtime_and_its_policy_evaluates(tmp_path, runtime):
     policy = distrl.load_policy(run)
     policy.reset()
     assert policy.act(np.zeros(2, np.float32)) in (0, 1)
+
+
+def test_the_sequence_replay_is_checkpointed_and_a_resumed_run_continues_it(tmp_path):
+    import json
+
+    run = tmp_path / "r"
+    distrl.train("r2d2", env="distrl/CartPoleNoVelocity-v1", runtime="inline", total_steps=3000, run_dir=str(run), **SMALL)
+    ckpt = sorted((run / "checkpoints").glob("step-*"))[-1]
+    saved = json.loads((ckpt / "replay.json").read_text())["storage"]["inserted"]
+    assert saved > 0 and (ckpt / "replay.safetensors").is_file()
+    s = distrl.train("r2d2", env="distrl/CartPoleNoVelocity-v1", runtime="inline", total_steps=6000, run_dir=str(run),
+                     resume=True)
+    assert s["env_steps"] >= 6000
+    final = sorted((run / "checkpoints").glob("step-*"))[-1]
+    assert json.loads((final / "replay.json").read_text())["storage"]["inserted"] > saved
+
+
+def test_the_staleness_metric_is_zero_for_the_actors_own_state_and_grows_with_a_wrong_one():
+    from distrl.agents.r2d2.learner import staleness
+
+    torch.manual_seed(0)
+    net = RecurrentQNetwork((3,), 2, (8,), lstm=5)
+    obs = torch.randn(4, 3)
+    state = (torch.randn(4, 5), torch.randn(4, 5))
+    stored = torch.cat(state, dim=1)
+    real = torch.tensor([1.0, 1.0, 1.0, 0.0])
+    assert staleness(net, obs, state, stored, real).item() == pytest.approx(0.0, abs=1e-6)
+    zero = net.initial_state(4)
+    q, q_actor = net.step(obs, zero)[0], net.step(obs, state)[0]
+    expected = ((q - q_actor).norm(dim=-1) / q_actor.abs().max(dim=-1).values)[:3].mean()
+    assert staleness(net, obs, zero, stored, real).item() == pytest.approx(expected.item(), rel=1e-5) and expected > 0

@@ -14,10 +14,11 @@ import numpy as np
 
 class SequenceAdder:
     def __init__(self, num_envs: int, length: int, overlap: int, obs_shape: tuple, obs_dtype, state_size: int,
-                 gamma: float, action_shape: tuple = (), action_dtype=np.int64):
+                 gamma: float, action_shape: tuple = (), action_dtype=np.int64, burn_in: int = 0):
         if not 0 <= overlap < length:
             raise ValueError(f"need 0 <= overlap < length, got overlap {overlap}, length {length}")
         self.L, self.period, self.E, self.gamma = length, length - overlap, num_envs, gamma
+        self.burn_in = burn_in  # also emit the state stored at this step ("burn_in_state": R2D2's staleness metric)
         self.obs = np.zeros((length, num_envs) + tuple(obs_shape), dtype=obs_dtype)
         self.actions = np.zeros((length, num_envs) + tuple(action_shape), dtype=action_dtype)
         self.rewards = np.zeros((length, num_envs), dtype=np.float32)
@@ -61,6 +62,9 @@ class SequenceAdder:
 
         mask = np.zeros((k, self.L), dtype=bool)
         mask[:, :n] = True
+        def state_at(i):
+            return self.states[positions[min(i, n - 1)], envs] if k else np.zeros((0,) + self.states.shape[2:], np.float32)
+
         return {"obs": padded(self.obs), "action": padded(self.actions), "reward": padded(self.rewards),
-                "discount": padded(self.discounts), "mask": mask,
-                "initial_state": self.states[positions[0], envs] if k else np.zeros((0,) + self.states.shape[2:], np.float32)}
+                "discount": padded(self.discounts), "mask": mask, "initial_state": state_at(0),
+                "burn_in_state": state_at(self.burn_in)}

@@ -23,7 +23,7 @@ from distrl.envs import EnvSpec, EpisodeTracker, make_vec_env
 from distrl.models import FlatParameters, RecurrentQNetwork
 from distrl.replay import SequenceAdder
 
-SEQUENCE_FIELDS = ("obs", "action", "reward", "discount", "mask", "initial_state")
+SEQUENCE_FIELDS = ("obs", "action", "reward", "discount", "mask", "initial_state", "burn_in_state")
 
 
 def chunk_spec(env: EnvSpec, cfg, state_size: int) -> dict[str, ArraySpec]:
@@ -34,6 +34,7 @@ def chunk_spec(env: EnvSpec, cfg, state_size: int) -> dict[str, ArraySpec]:
             "discount": ArraySpec((K, L), "float32", batch_axis=0),
             "mask": ArraySpec((K, L), "bool", batch_axis=0),
             "initial_state": ArraySpec((K, 2 * state_size), "float32", batch_axis=0),
+            "burn_in_state": ArraySpec((K, 2 * state_size), "float32", batch_axis=0),
             "valid": ArraySpec((K,), "bool", batch_axis=0)}
 
 
@@ -57,7 +58,7 @@ class SequenceActor(Stateless):
         self.rng = np.random.default_rng(seed)
         torch.manual_seed(seed)
         self.adder = SequenceAdder(cfg.num_envs, cfg.sequence_length, cfg.overlap, env.obs_shape, env.obs_dtype,
-                                   2 * model.state_size, cfg.gamma, env.action_shape, env.action_dtype)
+                                   2 * model.state_size, cfg.gamma, env.action_shape, env.action_dtype, cfg.burn_in)
         self.state = model.initial_state(cfg.num_envs)
         self.obs, _ = self.env.reset(seed=seed)
         self.prev_done = np.zeros(cfg.num_envs, dtype=bool)

@@ -33,6 +33,18 @@ def trainable_steps(mask: torch.Tensor, discount: torch.Tensor, n: int) -> torch
     return mask & (full_window | end_by)
 
 
+def staleness(model, obs: torch.Tensor, state: tuple, stored: torch.Tensor, real: torch.Tensor) -> torch.Tensor:
+    """R2D2's Q-value discrepancy (section 3, Figure 2): at the first trained step of each sequence, Q from
+    the state the replay starts with (stored or zero, then burned in by the current network) against Q
+    from the state the actor had there (stored with the sequence), ||q - q_actor||_2 / max_a |q_actor|,
+    averaged over the sequences that reach that step."""
+    h, c = stored.split(model.state_size, dim=1)
+    q, _ = model.step(obs, state)
+    q_actor, _ = model.step(obs, (h, c))
+    gap = (q - q_actor).norm(dim=-1) / q_actor.abs().max(dim=-1).values.clamp(min=1e-6)
+    return (gap * real).sum() / real.sum().clamp(min=1.0)
+
+
 class R2D2Learner(ReplayLearner):
     def __init__(self, cfg, model, replay):
         self.model = model
@@ -40,7 +52,15 @@ class R2D2Learner(ReplayLearner):
         self.target = copy.deepcopy(model)
         self.params = list(model.parameters())
         self.optimizer = make_optimizer("adam", self.params, cfg.lr)
+        self.delta_q: list[float] = []
         super().__init__(cfg, replay, {"lr": self.optimizer})
+
+    def step(self, batch=None) -> dict[str, float] | None:
+        out = super().step(batch)
+        if out is not None and self.delta_q:
+            out["delta_q"] = float(np.mean(self.delta_q))
+            self.delta_q.clear()
+        return out
 
     def update(self, batch: SampledBatch) -> tuple[float | None, np.ndarray | None]:
         cfg = self.cfg
@@ -54,6 +74,8 @@ class R2D2Learner(ReplayLearner):
             if burn:
                 _, online_state = self.model.unroll(obs[:burn], state)
                 _, target_state = self.target.unroll(obs[:burn], state)
+            self.delta_q.append(float(staleness(self.model, obs[burn], online_state, b["burn_in_state"],
+                                                b["mask"][:, burn])))
         q, _ = self.model.unroll(obs[burn:], online_state)  # [T, B, A]
         action = b["action"].transpose(0, 1)[burn:].long()
         reward, discount = b["reward"].transpose(0, 1)[burn:], b["discount"].transpose(0, 1)[burn:]
