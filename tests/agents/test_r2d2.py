@@ -57,7 +57,8 @@ def test_a_recurrent_policy_forgets_at_reset():
 def test_sequences_carry_the_state_the_actor_had_at_their_first_step(tmp_path):
     """Replaying a stored sequence from its stored state gives the Q values the actor computed."""
     from distrl.agents.common.exploration import EpsilonGreedy
-    from distrl.agents.r2d2.actor import SequenceActor, chunk_spec
+    from distrl.agents.r2d2.actor import SequenceActor, chunk_spec, sequences_to_insert
+    from distrl.agents.r2d2.builder import make_replay
     from distrl.agents.r2d2.config import R2D2Config
     from distrl.agents.r2d2.networks import make_model
     from distrl.config import build as build_config
@@ -73,20 +74,29 @@ def test_sequences_carry_the_state_the_actor_had_at_their_first_step(tmp_path):
     model = make_model(env, cfg)
     actor = SequenceActor("distrl/CartPoleNoVelocity-v1", env, cfg, 0, model, EpsilonGreedy(np.zeros(4), 2), Fixed())
     actor.version = 0
-    out = allocate(chunk_spec(env, cfg, cfg.lstm))
-    actor.step(out)
-    actor.step(out)
-    valid = np.flatnonzero(out["valid"])
-    assert len(valid) > 0
-    k = valid[0]
-    L = int(out["mask"][k].sum())
-    h0, c0 = torch.from_numpy(out["initial_state"][k:k + 1]).split(cfg.lstm, dim=1)
-    with torch.no_grad():
-        q, _ = model.unroll(torch.from_numpy(out["obs"][k, :L]).unsqueeze(1), (h0, c0))
-    # epsilon 0: the actor took the argmax of the Q values it computed with its state; from the stored state
-    # the replay computes the same ones
-    assert (q.argmax(-1)[:, 0].numpy() == out["action"][k, :L]).all()
+    spec = chunk_spec(env, cfg, cfg.lstm)
+    replay = make_replay(spec, cfg, pixels=False)
+    out = allocate(spec)
+    for _ in range(3):
+        actor.step(out)
+        replay.add(*sequences_to_insert(out))
     actor.close()
+    assert replay.size > 0
+    slots = replay.storage.oldest_slots(replay.size)
+    seqs = replay.storage.read(slots)
+    step_ids = replay.storage.items.arrays["positions"][slots]  # the step ring has not wrapped: positions are ids
+    per_chunk = cfg.unroll_length * cfg.num_envs
+    spans_chunks = 0
+    for k in range(replay.size):
+        L = int(seqs["mask"][k].sum())
+        h0, c0 = torch.from_numpy(seqs["initial_state"][k:k + 1]).split(cfg.lstm, dim=1)
+        with torch.no_grad():
+            q, _ = model.unroll(torch.from_numpy(seqs["obs"][k, :L]).unsqueeze(1), (h0, c0))
+        # epsilon 0: the actor took the argmax of the Q values it computed with its state; from the stored state
+        # the replay computes the same ones, also for sequences whose steps came in two chunks
+        assert (q.argmax(-1)[:, 0].numpy() == seqs["action"][k, :L]).all()
+        spans_chunks += step_ids[k, 0] // per_chunk != step_ids[k, L - 1] // per_chunk
+    assert spans_chunks > 0
 
 
 @pytest.mark.parametrize("runtime", ["inline", "local", "ray"])
@@ -133,3 +143,18 @@ def test_the_staleness_metric_is_zero_for_the_actors_own_state_and_grows_with_a_
     q, q_actor = net.step(obs, zero)[0], net.step(obs, state)[0]
     expected = ((q - q_actor).norm(dim=-1) / q_actor.abs().max(dim=-1).values)[:3].mean()
     assert staleness(net, obs, zero, stored, real).item() == pytest.approx(expected.item(), rel=1e-5) and expected > 0
+
+
+def test_r2d2_on_pong_runs_end_to_end_and_keeps_each_frame_once(tmp_path):
+    """Atari smoke: Nature CNN + LSTM on local; the replay holds about one frame per env step, not the
+    4-frame stacks of every step of every overlapping sequence (8 frames per step at overlap m/2)."""
+    pytest.importorskip("ale_py", reason="atari extra not installed")
+    import csv
+
+    s = distrl.train("r2d2", env="ALE/Pong-v5", runtime="local", total_steps=600, num_actors=2, num_envs=2,
+                     unroll_length=10, sequence_length=10, overlap=5, burn_in=2, n_step=3, min_replay=8, batch_size=4,
+                     replay_size=200, lstm=32, run_dir=str(tmp_path / "r"), log_interval_s=0.1)
+    assert s["env_steps"] >= 600 and s["learner_updates"] > 0
+    rows = [r for r in csv.DictReader(open(tmp_path / "r" / "metrics.csv")) if r.get("replay_bytes_per_step")]
+    per_step = float(rows[-1]["replay_bytes_per_step"])
+    assert per_step < 1.2 * (84 * 84 + 16), per_step

@@ -6,8 +6,9 @@ from distrl.replay.partitioned import PartitionedReplay, PartitionWriter
 from distrl.replay.rate_limiter import RateLimiter
 from distrl.replay.samplers import FifoSampler, PrioritizedSampler, UniformSampler
 from distrl.replay.sequence_adder import SequenceAdder
+from distrl.replay.sequence_storage import SequenceStorage
 from distrl.replay.storage import RingStorage
 from distrl.replay.sum_tree import SumTree
 
 __all__ = ["FifoSampler", "NStepAdder", "PartitionedReplay", "PartitionWriter", "PrioritizedSampler", "RateLimiter", "Replay", "RingStorage", "SampledBatch",
-           "SequenceAdder", "SumTree", "UniformSampler"]
+           "SequenceAdder", "SequenceStorage", "SumTree", "UniformSampler"]

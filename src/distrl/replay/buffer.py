@@ -33,10 +33,13 @@ class Replay:
     brings it back to by evicting the oldest items, so actors can overfill it between trims."""
 
     def __init__(self, spec: dict[str, ArraySpec], capacity: int, sampler, soft_capacity: int | None = None,
-                 seed: int = 0, prefault: bool = True, frame_stacks: tuple[str, ...] | None = None):
+                 seed: int = 0, prefault: bool = True, frame_stacks: tuple[str, ...] | None = None, storage=None):
         """``frame_stacks`` names pixel frame-stack fields (e.g. ``("obs", "next_obs")``) to store with each
-        distinct frame kept once (:class:`FrameStackStorage`, ~7 KB instead of 56 KB per Atari transition)."""
-        if frame_stacks:
+        distinct frame kept once (:class:`FrameStackStorage`, ~7 KB instead of 56 KB per Atari transition);
+        ``storage`` is a ready one instead (e.g. a :class:`SequenceStorage`)."""
+        if storage is not None:
+            self.storage = storage
+        elif frame_stacks:
             self.storage = FrameStackStorage(spec, capacity, frame_stacks, prefault=prefault)
         else:
             self.storage = RingStorage(spec, capacity, prefault=prefault)
@@ -78,7 +81,8 @@ class Replay:
 
     def add(self, items: dict[str, np.ndarray], priorities: np.ndarray | None = None) -> np.ndarray:
         slots = self.storage.write(items)
-        self.sampler.insert(slots, priorities)
+        if len(slots):  # a sequence chunk may bring steps and no complete sequence
+            self.sampler.insert(slots, priorities)
         stale = self.storage.stale_items()  # items whose shared frames were overwritten (frame storage)
         if stale:
             self._evict_oldest(stale)
@@ -99,6 +103,11 @@ class Replay:
     @property
     def bytes_per_item(self) -> int:
         return self.storage.bytes_per_item
+
+    @property
+    def bytes_per_step(self) -> float:
+        """Replay bytes per env step held: one item is one step, except for storages that say otherwise."""
+        return getattr(self.storage, "bytes_per_step", self.storage.bytes_per_item)
 
     @property
     def priority_total(self) -> float:

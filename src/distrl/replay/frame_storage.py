@@ -24,7 +24,9 @@ from distrl.replay.storage import RingStorage
 
 class FrameStackStorage:
     def __init__(self, spec: dict[str, ArraySpec], capacity: int, stack_fields: tuple[str, ...] = ("obs", "next_obs"),
-                 frames_per_item: float = 1.25, prefault: bool = True):
+                 frames_per_item: float = 1.25, prefault: bool = True, recent_frames: int | None = None):
+        """``recent_frames``: how far back (in frames written) a new batch is checked against, for writers
+        whose consecutive batches interleave (several actors); by default only the previous batch."""
         stacks = [spec[f] for f in stack_fields]
         if len({(s.shape, s.dtype) for s in stacks}) != 1 or len(stacks[0].shape) != 3:
             raise ValueError("frame-stack fields must share one [stack, height, width] shape and dtype")
@@ -45,7 +47,8 @@ class FrameStackStorage:
         words = int(np.prod(self.frame_shape)) * self.frame_dtype.itemsize
         if words % 8:
             raise ValueError("frame byte size must be a multiple of 8")
-        self._recent_hashes = np.zeros(0, dtype=np.uint64)  # frames of the last batch, by hash (sorted)
+        self.recent_frames = recent_frames
+        self._recent_hashes = np.zeros(0, dtype=np.uint64)  # frames of the last batch(es), by hash (sorted)
         self._recent_ids = np.zeros(0, dtype=np.int64)
         self._hash_weights = np.random.default_rng(12345).integers(1, 2**63, words // 8, dtype=np.uint64) | np.uint64(1)
 
@@ -79,6 +82,10 @@ class FrameStackStorage:
         frame_bytes = self.frames.nbytes / self.capacity
         return sum(s.nbytes for s in self.items.spec.values()) + frame_bytes
 
+    @property
+    def nbytes(self) -> int:
+        return self.items.nbytes + self.frames.nbytes
+
     def write(self, items: dict[str, np.ndarray]) -> np.ndarray:
         n = len(items[self.stack_fields[0]])
         if n == 0:
@@ -98,14 +105,22 @@ class FrameStackStorage:
         self.frames[:len(first) - head] = stacked[new[first[head:]]]
         self.frames_written += len(first)
         ids[new] = new_ids[inverse]
-        self._recent_hashes, where = np.unique(hashes, return_index=True)  # the next batch overlaps this one
-        self._recent_ids = ids[where]
+        self._remember(hashes, ids)
         frame_ids = ids.reshape(len(self.stack_fields), n, self.depth)
         row = {k: v for k, v in items.items() if k not in self.stack_fields}
         for i, f in enumerate(self.stack_fields):
             row[f"{f}_frames"] = frame_ids[i]
         row["chunk_first_frame"] = np.full(n, ids.min(), dtype=np.int64)  # the oldest frame these items use
         return self.items.write(row)
+
+    def _remember(self, hashes: np.ndarray, ids: np.ndarray) -> None:
+        """Keep this batch's frames (and, with ``recent_frames``, the recent ones before it) for the next batch."""
+        if self.recent_frames is not None:
+            keep = self._recent_ids >= self.frames_written - self.recent_frames
+            hashes = np.concatenate([hashes, self._recent_hashes[keep]])  # this batch first: its ids win
+            ids = np.concatenate([ids, self._recent_ids[keep]])
+        self._recent_hashes, where = np.unique(hashes, return_index=True)
+        self._recent_ids = ids[where]
 
     def _known_ids(self, words: np.ndarray, hashes: np.ndarray) -> np.ndarray:
         """Ids of frames the previous batch already stored (an env's next chunk repeats its last frames),
@@ -130,6 +145,9 @@ class FrameStackStorage:
         if self.size == 0 or oldest_live_frame <= 0:
             return 0
         starts_of = self.items.arrays["chunk_first_frame"]
+        if self.recent_frames is not None:  # a batch may reuse frames older than the batch before: not ordered
+            stale = np.flatnonzero(starts_of[self.items.oldest_slots(self.size)] < oldest_live_frame)
+            return int(stale[-1]) + 1 if stale.size else 0
         if starts_of[self.items.oldest_slots(1)[0]] >= oldest_live_frame:
             return 0  # the common case, checked in O(1)
         order = self.items.oldest_slots(self.size)

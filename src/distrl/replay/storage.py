@@ -61,6 +61,10 @@ class RingStorage:
     def bytes_per_item(self) -> int:
         return sum(s.nbytes for s in self.spec.values())
 
+    @property
+    def nbytes(self) -> int:
+        return sum(a.nbytes for a in self.arrays.values())
+
     def state(self) -> tuple[dict[str, np.ndarray], dict]:
         return dict(self.arrays), {"next": self.next, "size": self.size, "inserted": self.inserted}
 

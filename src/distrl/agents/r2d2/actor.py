@@ -2,10 +2,10 @@
 
 Each env copy carries its own LSTM state, zeroed at episode starts. Every vector step goes into a
 ``SequenceAdder`` together with the state the core had *before* the step, so every emitted sequence
-knows the state it started from (the paper's "stored state"). A chunk holds the sequences completed
-during ``unroll_length`` vector steps (at most one per env and step) and a ``valid`` mask; new
-sequences enter the replay at the highest priority seen (the learner's |delta| replaces it at the
-first sample).
+knows the state it started from (the paper's "stored state"). A chunk holds the ``unroll_length``
+vector steps once and, for the sequences completed during them (at most one per env and step), only
+where they end and their stored states, with a ``valid`` mask: overlapping sequences neither travel
+nor sit in the replay twice (``SequenceStorage``).
 """
 
 from __future__ import annotations
@@ -23,42 +23,60 @@ from distrl.envs import EnvSpec, EpisodeTracker, make_vec_env
 from distrl.models import FlatParameters, RecurrentQNetwork
 from distrl.replay import SequenceAdder
 
-SEQUENCE_FIELDS = ("obs", "action", "reward", "discount", "mask", "initial_state", "burn_in_state")
+STEP_FIELDS = ("obs", "action", "reward", "discount")
+STATE_FIELDS = ("initial_state", "burn_in_state")
+SEQUENCE_FIELDS = ("seq_env", "seq_end", "seq_length", *STATE_FIELDS)
 
 
 def chunk_spec(env: EnvSpec, cfg, state_size: int) -> dict[str, ArraySpec]:
-    K, L = cfg.num_envs * cfg.unroll_length, cfg.sequence_length
-    return {"obs": ArraySpec((K, L) + env.obs_shape, env.obs_dtype.name, batch_axis=0),
-            "action": ArraySpec((K, L) + env.action_shape, env.action_dtype.name, batch_axis=0),
-            "reward": ArraySpec((K, L), "float32", batch_axis=0),
-            "discount": ArraySpec((K, L), "float32", batch_axis=0),
-            "mask": ArraySpec((K, L), "bool", batch_axis=0),
+    """An actor's chunk: its ``unroll_length x num_envs`` steps once (time-major), its env streams and chunk
+    counter, and where each sequence it completed ends (at most one per env and step)."""
+    E, T = cfg.num_envs, cfg.unroll_length
+    K = E * T
+    return {"step.obs": ArraySpec((K,) + env.obs_shape, env.obs_dtype.name, batch_axis=0),
+            "step.action": ArraySpec((K,) + env.action_shape, env.action_dtype.name, batch_axis=0),
+            "step.reward": ArraySpec((K,), "float32", batch_axis=0),
+            "step.discount": ArraySpec((K,), "float32", batch_axis=0),
+            "stream": ArraySpec((E,), "int64", batch_axis=0),
+            "chunk": ArraySpec((E,), "int64", batch_axis=0),
+            "seq_env": ArraySpec((K,), "int64", batch_axis=0),
+            "seq_end": ArraySpec((K,), "int64", batch_axis=0),
+            "seq_length": ArraySpec((K,), "int64", batch_axis=0),
             "initial_state": ArraySpec((K, 2 * state_size), "float32", batch_axis=0),
             "burn_in_state": ArraySpec((K, 2 * state_size), "float32", batch_axis=0),
             "valid": ArraySpec((K,), "bool", batch_axis=0)}
 
 
-def item_spec(spec: dict[str, ArraySpec]) -> dict[str, ArraySpec]:
-    """One replay item: one sequence."""
-    return {k: ArraySpec(spec[k].shape[1:], spec[k].dtype) for k in SEQUENCE_FIELDS}
+def step_spec(spec: dict[str, ArraySpec]) -> dict[str, ArraySpec]:
+    """One env step as the replay stores it."""
+    return {k: ArraySpec(spec[f"step.{k}"].shape[1:], spec[f"step.{k}"].dtype) for k in STEP_FIELDS}
+
+
+def state_spec(spec: dict[str, ArraySpec]) -> dict[str, ArraySpec]:
+    """What a sequence stores besides its steps."""
+    return {k: ArraySpec(spec[k].shape[1:], spec[k].dtype) for k in STATE_FIELDS}
 
 
 def sequences_to_insert(chunk: dict[str, np.ndarray]):
-    """A chunk's real sequences for ``Replay.add``; no priorities: they enter at the highest seen."""
+    """A chunk for ``Replay.add``: all its steps and its real sequences; no priorities: they enter at the
+    highest seen (the learner's |delta| replaces it at the first sample)."""
     valid = chunk["valid"]
-    return {k: chunk[k][valid] for k in SEQUENCE_FIELDS}, None
+    items = {k: chunk[k] for k in ("stream", "chunk", *(f"step.{f}" for f in STEP_FIELDS))}
+    items.update({k: chunk[k][valid] for k in SEQUENCE_FIELDS})
+    return items, None
 
 
 class SequenceActor(Stateless):
     def __init__(self, env_id: str, env: EnvSpec, cfg, seed: int, model: RecurrentQNetwork, explore: EpsilonGreedy,
-                 weights: WeightsReader):
+                 weights: WeightsReader, index: int = 0):
         self.cfg, self.model, self.explore, self.weights = cfg, model, explore, weights
         self.flat = FlatParameters(model)
         self.env = make_vec_env(env_id, cfg.num_envs, seed)
         self.rng = np.random.default_rng(seed)
         torch.manual_seed(seed)
-        self.adder = SequenceAdder(cfg.num_envs, cfg.sequence_length, cfg.overlap, env.obs_shape, env.obs_dtype,
-                                   2 * model.state_size, cfg.gamma, env.action_shape, env.action_dtype, cfg.burn_in)
+        self.adder = SequenceAdder(cfg.num_envs, cfg.sequence_length, cfg.overlap, 2 * model.state_size, cfg.burn_in)
+        self.streams = index * cfg.num_envs + np.arange(cfg.num_envs)  # (actor, env) pairs: the replay's step streams
+        self.chunks = 0
         self.state = model.initial_state(cfg.num_envs)
         self.obs, _ = self.env.reset(seed=seed)
         self.prev_done = np.zeros(cfg.num_envs, dtype=bool)
@@ -73,9 +91,12 @@ class SequenceActor(Stateless):
                 self.version, self.since_sync = newer[1], 0
         cfg = self.cfg
         out["valid"][:] = False
+        out["stream"][:], out["chunk"][:] = self.streams, self.chunks
+        self.chunks += 1
+        E = cfg.num_envs
         filled, env_s, infer_s = 0, 0.0, 0.0
         returns, lengths = [], []
-        for _ in range(cfg.unroll_length):
+        for t in range(cfg.unroll_length):
             t0 = time.perf_counter()
             state_in = torch.cat(self.state, dim=1).numpy()
             with torch.inference_mode():
@@ -92,11 +113,15 @@ class SequenceActor(Stateless):
             finished_returns, finished_lengths = self.tracker.step(reward, done, valid)
             returns.extend(finished_returns.tolist())
             lengths.extend(finished_lengths.tolist())
-            seqs = self.adder.step(self.obs, action, reward, terminated, truncated, valid, state_in)
-            k = len(seqs["mask"])
-            for name in SEQUENCE_FIELDS:
-                out[name][filled:filled + k] = seqs[name]
-            out["valid"][filled:filled + k] = True
+            rows = slice(t * E, (t + 1) * E)
+            out["step.obs"][rows], out["step.action"][rows], out["step.reward"][rows] = self.obs, action, reward
+            out["step.discount"][rows] = cfg.gamma * (1.0 - terminated.astype(np.float32))
+            ended = self.adder.step(terminated, truncated, valid, state_in)
+            k = len(ended["env"])
+            seqs = slice(filled, filled + k)
+            out["seq_env"][seqs], out["seq_end"][seqs], out["seq_length"][seqs] = ended["env"], t, ended["length"]
+            out["initial_state"][seqs], out["burn_in_state"][seqs] = ended["initial_state"], ended["burn_in_state"]
+            out["valid"][seqs] = True
             filled += k
             keep = torch.from_numpy(~(done | ~valid)).float().unsqueeze(1)  # a new episode starts from zeros
             self.state = (state[0] * keep, state[1] * keep)

@@ -17,8 +17,9 @@ from distrl.agents.common.exploration import EpsilonGreedy
 from distrl.agents.r2d2.actor import (
     SequenceActor,
     chunk_spec,
-    item_spec,
     sequences_to_insert,
+    state_spec,
+    step_spec,
 )
 from distrl.agents.r2d2.config import R2D2Config
 from distrl.agents.r2d2.learner import R2D2Learner
@@ -27,12 +28,24 @@ from distrl.core.program import Hyperparameter, Program, ReplayService, Role, We
 from distrl.core.system import BuildContext
 from distrl.envs.make import is_atari
 from distrl.errors import ConfigError
-from distrl.replay import Replay
+from distrl.replay import PrioritizedSampler, Replay, SequenceStorage
 
 
 def _actor(env_id, env, cfg, index, seed, handles):
     explore = EpsilonGreedy.ladder(index, cfg.num_actors, cfg.num_envs, cfg.epsilon, cfg.epsilon_alpha, env.action_space.n)
-    return SequenceActor(env_id, env, cfg, seed, make_model(env, cfg), explore, handles["weights"])
+    return SequenceActor(env_id, env, cfg, seed, make_model(env, cfg), explore, handles["weights"], index)
+
+
+def make_replay(spec, cfg, pixels: bool) -> Replay:
+    """Sequences over a ring of steps, each step once: room for ``replay_size`` sequences of ``sequence_length
+    - overlap`` new steps each (shorter episodes bring more steps per sequence: then the step ring, not the
+    soft capacity, evicts the oldest sequences)."""
+    capacity = int(cfg.replay_size * 1.25) + 1
+    storage = SequenceStorage(step_spec(spec), state_spec(spec), cfg.sequence_length, capacity,
+                              step_capacity=cfg.replay_size * (cfg.sequence_length - cfg.overlap),
+                              frame_stacks=("obs",) if pixels else ())
+    return Replay(None, capacity, PrioritizedSampler(capacity, cfg.priority_alpha), soft_capacity=cfg.replay_size,
+                  storage=storage)
 
 
 def _learner(env, cfg, handles):
@@ -51,8 +64,8 @@ def build(cfg: R2D2Config, ctx: BuildContext) -> Program:
         raise ConfigError(f"burn_in + n_step must be smaller than sequence_length ({cfg.burn_in} + {cfg.n_step} >= "
                           f"{cfg.sequence_length}): no step of a sequence would be trained")
     spec = chunk_spec(env, cfg, cfg.lstm)
-    replay = ReplayService(make=partial(Replay.prioritized, item_spec(spec), int(cfg.replay_size * 1.25) + 1,
-                                        alpha=cfg.priority_alpha, soft_capacity=cfg.replay_size),
+    pixels = len(env.obs_shape) == 3 and env.obs_dtype.name == "uint8"
+    replay = ReplayService(make=partial(make_replay, spec, cfg, pixels),
                            items=sequences_to_insert, samples_per_insert=cfg.samples_per_insert,
                            min_size=cfg.min_replay, error_buffer=cfg.batch_size)
     actors = Role("actor", partial(_actor, ctx.env_id, env, cfg), count=cfg.num_actors, uses=("weights",),

@@ -46,6 +46,18 @@ class _Rates:
         return rates
 
 
+def _add(replay, items: dict, priorities) -> int:
+    """Insert one producer output's items; returns how many (a sequence chunk may carry steps and no item)."""
+    n = len(replay.add(items, priorities=priorities))
+    if replay.size > replay.soft_capacity:
+        replay.trim()  # back to the soft capacity: the oldest items go (Ape-X)
+    return n
+
+
+def _summary(replay) -> tuple[int, float, float, float]:
+    return replay.size, replay.priority_total, replay.bytes_per_item, replay.bytes_per_step
+
+
 class _LimitedReplay(ServiceAdapter):
     """What both transports share: the limiter, the counters and the metrics."""
 
@@ -83,10 +95,11 @@ class _LimitedReplay(ServiceAdapter):
         if whole_run:
             return {}
         insert_rate, sample_rate = self.rates.take()
-        size, total, per_item = self._summary()
+        size, total, per_item, per_step = self._summary()
         return {"replay_size": float(size), "insert_rate": insert_rate, "sample_rate": sample_rate,
                 "sample_insert_ratio": self.limiter.samples / max(self.limiter.inserts, 1),
-                "priority_mean": total / max(size, 1), "replay_bytes_per_item": float(per_item)}
+                "priority_mean": total / max(size, 1), "replay_bytes_per_item": float(per_item),
+                "replay_bytes_per_step": float(per_step)}
 
 
 class LocalReplay(_LimitedReplay):
@@ -101,11 +114,7 @@ class LocalReplay(_LimitedReplay):
     def offer(self, output: dict[str, np.ndarray]) -> None:
         """Insert one producer output (the backend calls this once :meth:`admits` said yes)."""
         items, priorities = self.spec.items(output)
-        n = len(next(iter(items.values())))
-        if n:
-            self.replay.add(items, priorities=priorities)
-            if self.replay.size > self.replay.soft_capacity:
-                self.replay.trim()  # back to the soft capacity: the oldest items go (Ape-X)
+        n = _add(self.replay, items, priorities)
         self._inserted(n)
 
     def sample(self, batch_size: int, beta: float = 0.4):
@@ -117,7 +126,7 @@ class LocalReplay(_LimitedReplay):
         self.replay.update_priorities(slots, priorities)
 
     def _summary(self):
-        return self.replay.size, self.replay.priority_total, self.replay.bytes_per_item
+        return _summary(self.replay)
 
     def save(self, folder) -> None:
         self.replay.save(folder, self.name)
@@ -134,12 +143,7 @@ class ReplayServer:
         self.replay = make()
 
     def add(self, items: dict, priorities) -> int:
-        n = len(next(iter(items.values())))
-        if n:
-            self.replay.add(items, priorities)
-            if self.replay.size > self.replay.soft_capacity:
-                self.replay.trim()
-        return n
+        return _add(self.replay, items, priorities)
 
     def sample(self, batch: int, beta: float, count: int = 1):
         return [self.replay.sample(batch, beta=beta) for _ in range(count)], self.summary()
@@ -148,9 +152,8 @@ class ReplayServer:
         for slots, priorities in updates:
             self.replay.update_priorities(slots, priorities)
 
-    def summary(self) -> tuple[int, float, float]:
-        r = self.replay
-        return r.size, r.priority_total, r.bytes_per_item
+    def summary(self) -> tuple[int, float, float, float]:
+        return _summary(self.replay)
 
     def save(self, folder: str, name: str) -> None:
         self.replay.save(folder, name)
