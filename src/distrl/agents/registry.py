@@ -20,6 +20,7 @@ SYSTEMS = {
     "seed": "distrl.agents.seed",
     "es": "distrl.agents.es",
     "r2d2": "distrl.agents.r2d2",
+    "seed-r2d2": "distrl.agents.seed_r2d2",
 }
 
 

@@ -114,7 +114,10 @@ class Inference:
     observations; the server batches requests (up to ``max_batch``, waiting at most ``max_wait_s``
     after the first), runs ``make_policy()`` on its device, and assembles unrolls into ``emits``.
     ``bind`` is where a streaming transport listens (port 0 picks one); ``remote_slots`` are extra
-    slots for actors that join by address; ``tls_cert``/``tls_key`` (PEM files) make the stream TLS."""
+    slots for actors that join by address; ``tls_cert``/``tls_key`` (PEM files) make the stream TLS.
+    ``emits`` may be a channel (the unrolls as they are) or a replay service: then ``make_emitter()``, built
+    once where the server runs, turns each completed ``(unroll, info)`` into the replay's output (it may keep
+    state per slot: SEED with R2D2's learner cuts each env's stream into overlapping sequences)."""
 
     make_policy: Callable[[], Any]
     obs: ArraySpec
@@ -128,6 +131,7 @@ class Inference:
     remote_slots: int = 0
     tls_cert: str = ""
     tls_key: str = ""
+    make_emitter: Callable[[], Any] | None = None
 
 
 @dataclass(frozen=True)

@@ -66,6 +66,23 @@ def sequences_to_insert(chunk: dict[str, np.ndarray]):
     return items, None
 
 
+def write_step(out: dict[str, np.ndarray], t: int, filled: int, adder: SequenceAdder, obs, action, reward, terminated,
+               truncated, valid, state, gamma: float) -> int:
+    """Vector step ``t`` of a chunk (taken from ``obs`` with recurrent ``state``) into ``out``, with the sequences
+    it ends; returns how many sequences ``out`` holds now. Shared by the actor and SEED's server-side emitter."""
+    E = len(valid)
+    rows = slice(t * E, (t + 1) * E)
+    out["step.obs"][rows], out["step.action"][rows], out["step.reward"][rows] = obs, action, reward
+    out["step.discount"][rows] = gamma * (1.0 - terminated.astype(np.float32))
+    ended = adder.step(terminated, truncated, valid, state)
+    k = len(ended["env"])
+    seqs = slice(filled, filled + k)
+    out["seq_env"][seqs], out["seq_end"][seqs], out["seq_length"][seqs] = ended["env"], t, ended["length"]
+    out["initial_state"][seqs], out["burn_in_state"][seqs] = ended["initial_state"], ended["burn_in_state"]
+    out["valid"][seqs] = True
+    return filled + k
+
+
 class SequenceActor(Stateless):
     def __init__(self, env_id: str, env: EnvSpec, cfg, seed: int, model: RecurrentQNetwork, explore: EpsilonGreedy,
                  weights: WeightsReader, index: int = 0):
@@ -93,7 +110,6 @@ class SequenceActor(Stateless):
         out["valid"][:] = False
         out["stream"][:], out["chunk"][:] = self.streams, self.chunks
         self.chunks += 1
-        E = cfg.num_envs
         filled, env_s, infer_s = 0, 0.0, 0.0
         returns, lengths = [], []
         for t in range(cfg.unroll_length):
@@ -113,16 +129,8 @@ class SequenceActor(Stateless):
             finished_returns, finished_lengths = self.tracker.step(reward, done, valid)
             returns.extend(finished_returns.tolist())
             lengths.extend(finished_lengths.tolist())
-            rows = slice(t * E, (t + 1) * E)
-            out["step.obs"][rows], out["step.action"][rows], out["step.reward"][rows] = self.obs, action, reward
-            out["step.discount"][rows] = cfg.gamma * (1.0 - terminated.astype(np.float32))
-            ended = self.adder.step(terminated, truncated, valid, state_in)
-            k = len(ended["env"])
-            seqs = slice(filled, filled + k)
-            out["seq_env"][seqs], out["seq_end"][seqs], out["seq_length"][seqs] = ended["env"], t, ended["length"]
-            out["initial_state"][seqs], out["burn_in_state"][seqs] = ended["initial_state"], ended["burn_in_state"]
-            out["valid"][seqs] = True
-            filled += k
+            filled = write_step(out, t, filled, self.adder, self.obs, action, reward, terminated, truncated, valid,
+                                state_in, cfg.gamma)
             keep = torch.from_numpy(~(done | ~valid)).float().unsqueeze(1)  # a new episode starts from zeros
             self.state = (state[0] * keep, state[1] * keep)
             self.prev_done = done

@@ -52,7 +52,8 @@ def _learner(env, cfg, handles):
     return R2D2Learner(cfg, make_model(env, cfg), handles["replay"])
 
 
-def build(cfg: R2D2Config, ctx: BuildContext) -> Program:
+def checked(cfg, ctx: BuildContext):
+    """R2D2's settings against the env (one line each); Atari's reward clip where none is set."""
     env = ctx.env
     if is_atari(ctx.env_id) and cfg.reward_clip is None:
         cfg = dataclasses.replace(cfg, reward_clip=1.0)
@@ -63,11 +64,20 @@ def build(cfg: R2D2Config, ctx: BuildContext) -> Program:
     if cfg.burn_in + cfg.n_step >= cfg.sequence_length:
         raise ConfigError(f"burn_in + n_step must be smaller than sequence_length ({cfg.burn_in} + {cfg.n_step} >= "
                           f"{cfg.sequence_length}): no step of a sequence would be trained")
-    spec = chunk_spec(env, cfg, cfg.lstm)
+    return cfg
+
+
+def replay_service(cfg, env) -> ReplayService:
+    """The prioritized sequence replay, fed by chunks in :func:`chunk_spec`'s layout."""
     pixels = len(env.obs_shape) == 3 and env.obs_dtype.name == "uint8"
-    replay = ReplayService(make=partial(make_replay, spec, cfg, pixels),
-                           items=sequences_to_insert, samples_per_insert=cfg.samples_per_insert,
-                           min_size=cfg.min_replay, error_buffer=cfg.batch_size)
+    return ReplayService(make=partial(make_replay, chunk_spec(env, cfg, cfg.lstm), cfg, pixels), items=sequences_to_insert,
+                         samples_per_insert=cfg.samples_per_insert, min_size=cfg.min_replay, error_buffer=cfg.batch_size)
+
+
+def build(cfg: R2D2Config, ctx: BuildContext) -> Program:
+    cfg, env = checked(cfg, ctx), ctx.env
+    spec = chunk_spec(env, cfg, cfg.lstm)
+    replay = replay_service(cfg, env)
     actors = Role("actor", partial(_actor, ctx.env_id, env, cfg), count=cfg.num_actors, uses=("weights",),
                   emits="replay", output=spec)
     return Program(roles=(actors, *evaluator_roles(ctx, partial(make_model, env, cfg))),

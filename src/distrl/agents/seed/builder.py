@@ -72,11 +72,16 @@ def _check_tls(cert: str, key: str) -> None:
             raise ConfigError(f"{name} '{path}' is not a PEM file (expected a '-----BEGIN ...' block)")
 
 
-def build(cfg: SeedConfig, ctx: BuildContext) -> Program:
+def check_inference_settings(cfg) -> None:
+    """The server's address, TLS files and device, checked before anything runs (one line each)."""
     if split_address(cfg.bind) is None:
         raise ConfigError(f"bind '{cfg.bind}' is not HOST:PORT (e.g. 127.0.0.1:0, 0.0.0.0:50051; port 0 picks a free one)")
     _check_tls(cfg.tls_cert, cfg.tls_key)
     check_device(cfg.inference_device)
+
+
+def build(cfg: SeedConfig, ctx: BuildContext) -> Program:
+    check_inference_settings(cfg)
     cfg, env = atari_defaults(cfg, ctx.env_id), ctx.env
     obs = ArraySpec(env.obs_shape, env.obs_dtype.name)
     outputs = {"actions": ArraySpec(env.action_shape, env.action_dtype.name), "behaviour_logp": ArraySpec((), "float32")}

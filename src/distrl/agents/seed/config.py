@@ -10,14 +10,9 @@ from distrl.config import setting
 
 
 @dataclass(frozen=True)
-class SeedConfig(ImpalaConfig):
-    # twice IMPALA's: every request is a round trip, so more envs per request amortise it (measured: 64 -> 128
-    # envs per actor took CartPole from 101k to 192k env steps/s on local, and still solves it)
-    num_envs: int = common.num_envs(128, "; an actor sends them as one request")
-    # measured with benchmarks/curve_stability.py seed (seeds 0-7): 1e-5 let the curve fall from 475 to 9-210
-    # on 3 of 4 seeds; IMPALA's 0.01 is too slow for 128 envs per actor (no seed of 0-3 reached 475 within
-    # 1.5M steps); 1e-3 held on 7 of 8 (the eighth dipped to 353) with greedy eval 500 on all 8
-    optimizer_eps: float = common.optimizer_eps(1e-3)
+class InferenceSettings:
+    """The central inference server's settings, shared by every SEED learner (V-trace, R2D2)."""
+
     inference_batch: int = setting(0, "Most actor requests per forward pass (0: all actors).", low=0)
     inference_wait_ms: float = setting(1.0, "Longest wait for a fuller batch after the first request arrives.", low=0.0,
                                        high=60_000.0)
@@ -28,3 +23,14 @@ class SeedConfig(ImpalaConfig):
     tls_cert: str = setting("", "PEM certificate file: the streaming transport serves TLS with it (and tls_key); "
                             "joining actors pass it as `distrl join --tls-ca`. Empty: plain TCP.")
     tls_key: str = setting("", "PEM private key file of tls_cert.")
+
+
+@dataclass(frozen=True)
+class SeedConfig(ImpalaConfig, InferenceSettings):
+    # twice IMPALA's: every request is a round trip, so more envs per request amortise it (measured: 64 -> 128
+    # envs per actor took CartPole from 101k to 192k env steps/s on local, and still solves it)
+    num_envs: int = common.num_envs(128, "; an actor sends them as one request")
+    # measured with benchmarks/curve_stability.py seed (seeds 0-7): 1e-5 let the curve fall from 475 to 9-210
+    # on 3 of 4 seeds; IMPALA's 0.01 is too slow for 128 envs per actor (no seed of 0-3 reached 475 within
+    # 1.5M steps); 1e-3 held on 7 of 8 (the eighth dipped to 353) with greedy eval 500 on all 8
+    optimizer_eps: float = common.optimizer_eps(1e-3)

@@ -27,7 +27,7 @@ class ActorCriticPolicy:
                         "behaviour_logp": ArraySpec((), "float32")}
         self._params = list(self.model.parameters())
 
-    def __call__(self, obs: np.ndarray, state=None):
+    def __call__(self, obs: np.ndarray, state=None, slots=None):
         n, E = obs.shape[:2]
         with torch.inference_mode():
             x = torch.from_numpy(obs.reshape((n * E,) + obs.shape[2:])).to(self.device)

@@ -22,9 +22,11 @@ from distrl.runtime.backends.batching import concatenate
 from distrl.runtime.backends.placement import (
     Worker,
     component_seed,
+    drain_into_replays,
     emits_to_channel,
     emits_to_replay,
     feeds_channel,
+    inference_replays,
     open_services,
     slot_offsets,
     users,
@@ -65,6 +67,7 @@ class InlineBackend:
             Inference: lambda name, spec: InlineInference(spec, slot_offsets(program, name), users(program, name)),
         })
         self.sources = [a for a in self.adapters.values() if a.emits == program.consumes]
+        self.routes = inference_replays(program)
         return {name: self.adapters[name].learner_handle() for name in program.learner_uses}
 
     def services(self) -> dict:
@@ -89,6 +92,7 @@ class InlineBackend:
             w.to_channel = emits_to_channel(self.program, w.role)
             w.to_replay = emits_to_replay(self.program, w.role)
             w.feeds = feeds_channel(self.program, w.role)
+            w.via_replays = [self.adapters[self.routes[n]] for n in w.role.uses if n in self.routes]
             w.readers = [self.adapters[n] for n in w.role.uses if isinstance(self.program.services[n], Weights)]
         self.batch = self.program.services[self.program.consumes].batch if self.program.consumes else 0
 
@@ -111,6 +115,9 @@ class InlineBackend:
             return len(self.ready) + self._fed() < self.batch
         if w.to_replay:
             return self.adapters[w.role.emits].admits()
+        if w.via_replays:  # an env actor whose steps an inference server turns into a replay's items
+            drain_into_replays(self.routes, self.adapters, self.reports)
+            return all(r.admits() for r in w.via_replays)
         return True
 
     def _fed(self) -> int:

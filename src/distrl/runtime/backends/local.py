@@ -38,9 +38,11 @@ from distrl.runtime.backends.local_worker import ERROR, GO, SET, worker_main
 from distrl.runtime.backends.placement import (
     Worker,
     component_seed,
+    drain_into_replays,
     emits_to_channel,
     emits_to_replay,
     inference_queue_size,
+    inference_replays,
     open_services,
     slot_offsets,
     users,
@@ -97,6 +99,7 @@ class LocalBackend:
                                                                queue_size=inference_queue_size(program, name)),
         })
         self.sources = [a for a in self.adapters.values() if a.emits == program.consumes]
+        self.routes = inference_replays(program)
         return {name: self.adapters[name].learner_handle() for name in program.learner_uses}
 
     def services(self) -> dict:
@@ -253,6 +256,7 @@ class LocalBackend:
             self._dispatch()
 
     def poll(self, timeout: float) -> tuple[list[dict], int]:
+        drain_into_replays(self.routes, self.adapters, self.reports)
         self._pump()
         if not self.reports:
             self._receive(timeout if not self.ready else 0.0)

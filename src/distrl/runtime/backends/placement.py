@@ -76,9 +76,31 @@ def users(program: Program, service: str) -> int:
 
 
 def inference_queue_size(program: Program, service: str) -> int:
-    """Requests an inference server may hold: two batches of its channel, and at least one per user."""
-    channel = program.services[program.services[service].emits]
-    return max(2 * channel.batch, users(program, service))
+    """Completed unrolls an inference server may hold: two batches of its channel (two for a replay), and
+    at least one per user."""
+    target = program.services[program.services[service].emits]
+    return max(2 * target.batch if isinstance(target, Channel) else 2, users(program, service))
+
+
+def inference_replays(program: Program) -> dict[str, str]:
+    """Inference services whose completed unrolls go into a replay service (SEED with a replay learner)."""
+    return {name: s.emits for name, s in program.services.items()
+            if isinstance(s, Inference) and isinstance(program.services.get(s.emits), ReplayService)}
+
+
+def drain_into_replays(routes: dict[str, str], adapters: dict, reports: list) -> None:
+    """Move what each such inference server completed into its replay while the replay's limiter admits it;
+    their infos (env steps, episodes) become step reports for the trainer. What is not admitted waits in
+    the server's bounded queue, which in turn holds its env actors back: the same back-pressure a replay
+    puts on actors that emit into it themselves."""
+    for source, target in routes.items():
+        replay = adapters[target]
+        while replay.admits():
+            item = adapters[source].take(0.0)
+            if item is None:
+                break
+            replay.offer(item[0])
+            reports.append(item[1])
 
 
 def open_services(program: Program, factories: dict) -> dict:

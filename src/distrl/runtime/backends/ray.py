@@ -31,9 +31,11 @@ from distrl.runtime.backends.batching import concatenate
 from distrl.runtime.backends.placement import (
     Worker,
     component_seed,
+    drain_into_replays,
     emits_to_channel,
     emits_to_replay,
     inference_queue_size,
+    inference_replays,
     open_services,
     users,
     workers_of,
@@ -202,6 +204,7 @@ class RayBackend:
                                                         queue_size=inference_queue_size(program, name), token=self.token),
         })
         self.sources = [a for a in self.adapters.values() if a.emits == program.consumes]
+        self.routes = inference_replays(program)
         return {name: self.adapters[name].learner_handle() for name in program.learner_uses}
 
     def services(self) -> dict:
@@ -350,6 +353,7 @@ class RayBackend:
         self._fill()
 
     def poll(self, timeout: float) -> tuple[list[dict], int]:
+        drain_into_replays(self.routes, self.adapters, self.reports)
         if not self.reports:
             self._receive(0.0 if self.ready else timeout)
         self._fill()

@@ -193,6 +193,11 @@ class RayReplay(_LimitedReplay):
     def worker_handle(self, role: str, index: int):
         return ReplayInserter(self.server, self.spec.items)
 
+    def offer(self, output: dict[str, np.ndarray]) -> None:
+        """Insert one output made in the trainer's process (an inference server's, SEED)."""
+        items, priorities = self.spec.items(output)
+        self._inserted(self.ray.get(self.server.add.remote(items, priorities)))
+
     def record_inserts(self, n: int) -> None:
         """Producers inserted ``n`` items into the server themselves (their step results say how many)."""
         self._inserted(n)

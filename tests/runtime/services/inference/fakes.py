@@ -30,7 +30,7 @@ class EchoPolicy:
         self.state_spec = ArraySpec((), "int64") if recurrent else None
         self.calls = []
 
-    def __call__(self, obs, state):
+    def __call__(self, obs, state, slots=None):
         self.calls.append(obs.shape[0])
         new_state = None if state is None else state + 1
         count = np.zeros(obs.shape[:2], np.int64) if state is None else new_state

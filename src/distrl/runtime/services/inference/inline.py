@@ -29,7 +29,8 @@ class InlineInference(ServiceAdapter):
         self.emits = spec.emits
         self.offsets = offsets  # role -> its first slot
         policy = spec.make_policy()
-        self.server = InferenceServer(policy, spec.obs, num_slots, spec.num_envs, spec.unroll_length)
+        self.server = InferenceServer(policy, spec.obs, num_slots, spec.num_envs, spec.unroll_length,
+                                      spec.make_emitter() if spec.make_emitter is not None else None)
         self.ready: list = []
 
     def worker_handle(self, role: str, index: int):

@@ -112,7 +112,8 @@ class ThreadedInference(ServiceAdapter):
         self.spec = spec
         self.emits = spec.emits
         policy = spec.make_policy()
-        self.server = InferenceServer(policy, spec.obs, num_slots, spec.num_envs, spec.unroll_length)
+        self.server = InferenceServer(policy, spec.obs, num_slots, spec.num_envs, spec.unroll_length,
+                                      spec.make_emitter() if spec.make_emitter is not None else None)
         self.transport = make_transport(RequestSpec(spec.obs, spec.num_envs), policy.outputs["actions"], num_slots)
         self.loop = InferenceLoop(self.server, self.transport, spec.max_batch, spec.max_wait_s, queue_size=queue_size)
         self._started = False

@@ -30,13 +30,15 @@ from distrl.core.types import ArraySpec
 
 class InferencePolicy(Protocol):
     """What the server needs of a policy. ``outputs`` names per-env outputs (``actions`` first);
-    ``state_spec`` is the per-env recurrent state (``None`` for a feed-forward policy)."""
+    ``state_spec`` is the per-env recurrent state (``None`` for a feed-forward policy); ``slots`` says whose
+    observations a batch holds (a per-env exploration rate needs it)."""
 
     outputs: dict[str, ArraySpec]
     state_spec: ArraySpec | None
     version: int
 
-    def __call__(self, obs: np.ndarray, state: np.ndarray | None) -> tuple[dict[str, np.ndarray], np.ndarray | None]: ...
+    def __call__(self, obs: np.ndarray, state: np.ndarray | None,
+                 slots: np.ndarray) -> tuple[dict[str, np.ndarray], np.ndarray | None]: ...
 
     def initial_state(self, n: int) -> np.ndarray: ...
 
@@ -59,14 +61,17 @@ class RequestSpec:
 
 
 class InferenceServer:
-    def __init__(self, policy: InferencePolicy, obs: ArraySpec, num_slots: int, num_envs: int, unroll_length: int):
-        self.policy = policy
+    def __init__(self, policy: InferencePolicy, obs: ArraySpec, num_slots: int, num_envs: int, unroll_length: int,
+                 emitter=None):
+        """``emitter(unroll, info) -> (output, info)``: what a completed unroll becomes (by default itself)."""
+        self.policy, self.emitter = policy, emitter
         self.S, self.E, self.T = num_slots, num_envs, unroll_length
         self.spec = served_unroll_spec(obs, policy.outputs, policy.state_spec, num_envs, unroll_length)
         # unrolls under construction, one per slot: [slot] + unroll shape
         self.building = {k: s.empty((num_slots,)) for k, s in self.spec.items()}
         self.t = np.zeros(num_slots, dtype=np.int64)  # actions taken in the current unroll
         self.pending = np.zeros(num_slots, dtype=bool)  # an action is out, its reward not yet back
+        self.restarted = np.zeros(num_slots, dtype=bool)  # the slot's current unroll opens a new stream
         self.prev_done = np.zeros((num_slots, num_envs), dtype=bool)
         self.ep_return = np.zeros((num_slots, num_envs), dtype=np.float64)
         self.ep_length = np.zeros((num_slots, num_envs), dtype=np.int64)
@@ -97,6 +102,7 @@ class InferenceServer:
             self.prev_done[s] = False
             self.ep_return[s] = 0.0
             self.ep_length[s] = 0
+            self.restarted[s] = True
             episode_start[fresh] = True
             b["obs"][s, 0] = obs[fresh]  # everyone else's observation was stored with its outcome
             b["version"][s] = self.policy.version
@@ -110,7 +116,7 @@ class InferenceServer:
             b["initial_state"][slots[first]] = state[first]
         t = self.t[slots]
         t0 = time.perf_counter()
-        out, new_state = self.policy(obs, state)
+        out, new_state = self.policy(obs, state, slots)
         infer_s = time.perf_counter() - t0
         for k in self.policy.outputs:
             b[k][slots, t] = out[k]
@@ -150,8 +156,10 @@ class InferenceServer:
     def _complete(self, slot: int) -> None:
         b = self.building
         unroll = {k: a[slot].copy() for k, a in b.items()}
-        info = {"env_steps": self.T * self.E, "version": int(b["version"][slot, 0]), "slot": slot}
-        self.completed.append((unroll, info))
+        info = {"env_steps": self.T * self.E, "version": int(b["version"][slot, 0]), "slot": slot,
+                "restarted": bool(self.restarted[slot])}
+        self.restarted[slot] = False
+        self.completed.append(self.emitter(unroll, info) if self.emitter is not None else (unroll, info))
         b["obs"][slot, 0] = b["obs"][slot, self.T]
         b["version"][slot] = self.policy.version
         self.t[slot] = 0

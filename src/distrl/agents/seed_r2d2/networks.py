@@ -1,0 +1,53 @@
+"""R2D2's network (``models/recurrent_q.py``), and the policy as SEED's inference server runs it.
+
+The server keeps the LSTM state of every env of every actor slot and resets it at episode starts; the
+policy steps the network once for a batch of requests, acts epsilon-greedily with the Ape-X ladder over
+all ``slots x envs`` copies (each copy keeps its rate however requests are batched), and returns, with
+each action, the state the step started from: the emitter stores it with the sequences that start there.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from distrl.agents.r2d2.networks import make_model
+from distrl.core.types import ArraySpec
+from distrl.envs import EnvSpec
+from distrl.models import FlatParameters, RecurrentQNetwork
+from distrl.ops import epsilon_ladder
+
+__all__ = ["RecurrentQPolicy", "make_model"]
+
+
+class RecurrentQPolicy:
+    def __init__(self, model: RecurrentQNetwork, env: EnvSpec, cfg, num_slots: int, seed: int = 0):
+        self.device = torch.device(cfg.inference_device)
+        self.model = model.to(self.device)
+        self.flat = FlatParameters(self.model)
+        self.version = 0
+        self.size = model.state_size
+        self.num_actions = env.action_space.n
+        self.epsilons = epsilon_ladder(num_slots * cfg.num_envs, cfg.epsilon, cfg.epsilon_alpha).reshape(num_slots, -1)
+        self.state_spec = ArraySpec((2 * self.size,), "float32")
+        self.outputs = {"actions": ArraySpec(env.action_shape, env.action_dtype.name), "core_state": self.state_spec}
+        self.rng = np.random.default_rng(seed)
+
+    def __call__(self, obs: np.ndarray, state: np.ndarray, slots: np.ndarray):
+        n, E = obs.shape[:2]
+        with torch.inference_mode():
+            x = torch.from_numpy(obs.reshape((n * E,) + obs.shape[2:])).to(self.device)
+            h, c = torch.from_numpy(state.reshape(n * E, -1)).to(self.device).split(self.size, dim=1)
+            q, (h, c) = self.model.step(x, (h, c))
+            greedy = q.argmax(-1).cpu().numpy().reshape(n, E)
+            new_state = torch.cat([h, c], dim=1).cpu().numpy().reshape(n, E, -1)
+        explore = self.rng.random((n, E)) < self.epsilons[slots]
+        actions = np.where(explore, self.rng.integers(0, self.num_actions, (n, E)), greedy)
+        return {"actions": actions, "core_state": state}, new_state
+
+    def initial_state(self, n: int) -> np.ndarray:
+        return np.zeros((n, 2 * self.size), dtype=np.float32)
+
+    def set_weights(self, flat: np.ndarray, version: int) -> None:
+        self.flat.load(flat)
+        self.version = version

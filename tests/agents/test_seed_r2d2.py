@@ -1,0 +1,88 @@
+"""SEED with R2D2's learner: the server keeps each env's LSTM state and its emitter cuts the served streams
+into sequences whose stored state is the one the server acted with; runs on every runtime."""
+
+import numpy as np
+import pytest
+import torch
+
+import distrl
+from distrl.envs import env_spec, make_vec_env
+
+SMALL = dict(num_actors=2, num_envs=4, unroll_length=10, min_replay=20, batch_size=8, replay_size=500,
+             sequence_length=10, overlap=5, burn_in=2, n_step=3)
+ENV = "distrl/CartPoleNoVelocity-v1"
+
+
+def test_served_sequences_replay_to_the_actions_the_server_took():
+    from distrl.agents.r2d2.actor import chunk_spec, sequences_to_insert
+    from distrl.agents.r2d2.builder import make_replay
+    from distrl.agents.seed_r2d2.config import SeedR2D2Config
+    from distrl.agents.seed_r2d2.emitter import SequenceEmitter
+    from distrl.agents.seed_r2d2.networks import RecurrentQPolicy, make_model
+    from distrl.config import build as build_config
+    from distrl.core.types import ArraySpec
+    from distrl.runtime.services.inference.server import InferenceServer
+
+    cfg = build_config(SeedR2D2Config, dict(SMALL, epsilon=0.0))  # greedy: the actions are the argmax
+    env = env_spec(ENV)
+    torch.manual_seed(0)
+    policy = RecurrentQPolicy(make_model(env, cfg), env, cfg, num_slots=2)
+    spec = chunk_spec(env, cfg, cfg.lstm)
+    server = InferenceServer(policy, ArraySpec(env.obs_shape, env.obs_dtype.name), 2, cfg.num_envs, cfg.unroll_length,
+                             SequenceEmitter(cfg, spec, cfg.lstm))
+    replay = make_replay(spec, cfg, pixels=False)
+    envs = [make_vec_env(ENV, cfg.num_envs, seed) for seed in (0, 1)]
+    requests = []
+    for e, seed in zip(envs, (0, 1)):
+        obs, _ = e.reset(seed=seed)
+        requests.append((obs, np.zeros(4, np.float32), np.zeros(4, bool), np.zeros(4, bool)))
+    for _ in range(3 * cfg.unroll_length + 1):
+        for slot in (1, 0):  # the slots' requests come one at a time, in either order
+            obs, rew, term, trunc = requests[slot]
+            out = server.serve(np.array([slot]), obs[None], rew[None], term[None], trunc[None])
+            nobs, rew, term, trunc, _ = envs[slot].step(out["actions"][0])
+            requests[slot] = (nobs, rew.astype(np.float32), term, trunc)
+        for chunk, info in server.take():
+            assert info["sequences"] == int(chunk["valid"].sum())
+            replay.add(*sequences_to_insert(chunk))
+    assert replay.size > 0 and replay.storage.dropped == 0
+    seqs = replay.storage.read(replay.storage.oldest_slots(replay.size))
+    for k in range(replay.size):
+        n = int(seqs["mask"][k].sum())
+        h0, c0 = torch.from_numpy(seqs["initial_state"][k:k + 1]).split(cfg.lstm, dim=1)
+        with torch.no_grad():
+            q, _ = policy.model.unroll(torch.from_numpy(seqs["obs"][k, :n]).unsqueeze(1), (h0, c0))
+        assert (q.argmax(-1)[:, 0].numpy() == seqs["action"][k, :n]).all()
+    for e in envs:
+        e.close()
+
+
+def test_a_slot_that_starts_over_never_joins_its_old_stream():
+    from distrl.agents.r2d2.actor import chunk_spec
+    from distrl.agents.seed_r2d2.config import SeedR2D2Config
+    from distrl.agents.seed_r2d2.emitter import SequenceEmitter
+    from distrl.config import build as build_config
+
+    cfg = build_config(SeedR2D2Config, SMALL)
+    env = env_spec(ENV)
+    emitter = SequenceEmitter(cfg, chunk_spec(env, cfg, cfg.lstm), cfg.lstm)
+    E, T = cfg.num_envs, cfg.unroll_length
+    unroll = {"obs": np.zeros((T + 1, E, 2), np.float32), "actions": np.zeros((T, E), np.int64),
+              "rewards": np.ones((T, E), np.float32), "terminated": np.zeros((T, E), bool),
+              "truncated": np.zeros((T, E), bool), "valid": np.ones((T, E), bool),
+              "core_state": np.zeros((T, E, 2 * cfg.lstm), np.float32)}
+    counters = [int(emitter(unroll, {"slot": 1, "restarted": r})[0]["chunk"][0]) for r in (True, False, True, False)]
+    assert counters[1] == counters[0] + 1 and counters[2] > counters[1] + 1 and counters[3] == counters[2] + 1
+    chunk, _ = emitter(unroll, {"slot": 1, "restarted": False})
+    assert (chunk["stream"] == E + np.arange(E)).all()  # slot 1's envs
+
+
+@pytest.mark.parametrize("runtime", ["inline", "local", "ray"])
+def test_seed_r2d2_runs_on_every_runtime_and_its_policy_evaluates(tmp_path, runtime):
+    if runtime == "ray":
+        pytest.importorskip("ray")
+    run = tmp_path / "r"
+    s = distrl.train("seed-r2d2", env=ENV, runtime=runtime, total_steps=4000, run_dir=str(run), **SMALL)
+    assert s["env_steps"] >= 4000 and s["learner_updates"] > 0 and s["episodes"] > 0
+    result = distrl.evaluate(run, episodes=2)
+    assert result["episodes"] == 2 and result["mean_return"] > 0
