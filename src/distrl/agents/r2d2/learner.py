@@ -51,7 +51,7 @@ class R2D2Learner(ReplayLearner):
         self.flat = FlatParameters(model)
         self.target = copy.deepcopy(model)
         self.params = list(model.parameters())
-        self.optimizer = make_optimizer("adam", self.params, cfg.lr)
+        self.optimizer = make_optimizer("adam", self.params, cfg.lr, eps=cfg.optimizer_eps)
         self.delta_q: list[float] = []
         super().__init__(cfg, replay, {"lr": self.optimizer})
 
