@@ -16,6 +16,7 @@ FORBIDDEN = {
     "envs": {"replay", "models", "runtime", "agents", "api", "cli"},
     "runtime": {"agents", "api", "cli"},
     "agents": {"runtime", "api", "cli"},  # components get service handles; they never learn what runs them
+    "datasets": {"replay", "models", "runtime", "agents", "api", "cli"},  # files in, episodes out
 }
 
 

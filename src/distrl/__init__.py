@@ -57,6 +57,16 @@ def evaluate(run_dir: str | Path, episodes: int = 10, seed: int = 12345, video: 
     return _evaluate(run_dir, episodes, seed=seed, video=video)
 
 
+def record(out: str | Path, run_dir: str | Path | None = None, policy: str | None = None, env: str | None = None,
+           episodes: int = 10, seed: int = 0, force: bool = False) -> dict[str, Any]:
+    """Record demonstrations as a Minari dataset in ``out``: a trained run's greedy policy (``run_dir``), or a
+    scripted one (``policy="module:function"`` from a batch of observations to actions, on ``env``). Returns the
+    episodes, steps and returns recorded; ``out`` then serves as ``demos`` (R2D3, Ape-X)."""
+    from distrl.api import record as _record
+
+    return _record(out, run_dir=run_dir, policy=policy, env=env, episodes=episodes, seed=seed, force=force)
+
+
 def join(address: str, timeout_s: float = 30.0, token: str | None = None, env: str | None = None,
          tls_ca: str | None = None) -> None:
     """Run an env actor for the SEED server at ``HOST:PORT`` (with the run's ``token``; ``tls_ca``, the
@@ -66,4 +76,4 @@ def join(address: str, timeout_s: float = 30.0, token: str | None = None, env: s
     _join(address, timeout_s, token=token, env=env, tls_ca=tls_ca)
 
 
-__all__ = ["__version__", "evaluate", "join", "load_policy", "make_trainer", "train"]
+__all__ = ["__version__", "evaluate", "join", "load_policy", "make_trainer", "record", "train"]

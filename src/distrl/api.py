@@ -219,6 +219,32 @@ def load_policy(run_dir: str | Path) -> Policy:
     return Policy(run_dir)
 
 
+def record(out: str | Path, run_dir: str | Path | None = None, policy: str | None = None, env: str | None = None,
+           episodes: int = 10, seed: int = 0, force: bool = False) -> dict[str, Any]:
+    """Record ``episodes`` of a trained run's greedy policy (``run_dir``) or of a scripted one (``policy``,
+    ``module:function`` over a batch of observations, on ``env``) as a Minari dataset in ``out``."""
+    from distrl.datasets import record_episodes, write_episodes
+    from distrl.datasets.record import batch_policy, scripted_policy
+
+    if (run_dir is None) == (policy is None):
+        raise ConfigError("record needs a RUN_DIR (a trained run's policy) or --policy module:function with --env, not both")
+    if policy is not None:
+        if env is None:
+            raise ConfigError("--policy needs --env (the env to record on)")
+        act, reset, env_id, algorithm = batch_policy(scripted_policy(policy)), None, env, f"scripted:{policy}"
+    else:
+        if env is not None:
+            raise ConfigError("--env goes with --policy; a run records on its own env")
+        trained = load_policy(run_dir)
+        act, reset, env_id = trained.act, trained.reset, trained.env_id
+        algorithm = f"distrl:{trained.system} greedy ({Path(run_dir).name})"
+    eps = record_episodes(env_id, act, episodes, seed, reset)
+    folder = write_episodes(out, eps, algorithm, force=force)
+    returns = eps.returns()
+    return {"out": str(folder), "episodes": len(eps), "steps": eps.steps, "mean_return": round(float(returns.mean()), 6),
+            "min_return": float(returns.min()), "max_return": float(returns.max())}
+
+
 def evaluate(run_dir: str | Path, episodes: int = 10, seed: int = 12345, video: bool = False) -> dict[str, Any]:
     """Play ``episodes`` with the greedy policy; optionally save the first episode as an animated GIF."""
     if episodes < 1:

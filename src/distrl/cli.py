@@ -69,6 +69,16 @@ def _build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--seed", type=int, default=12345, help="env seed of the first episode (then +1 each)")
     ev.add_argument("--video", action="store_true", help="also save the first episode as RUN_DIR/videos/eval-episode-0.gif")
 
+    rec = sub.add_parser("record", help="record demonstrations as a Minari dataset: a trained run's greedy policy, "
+                         "or a scripted one (--policy module:function --env ENV)", formatter_class=_Help)
+    rec.add_argument("run_dir", nargs="?", default=None, help="a trained run whose greedy policy plays")
+    rec.add_argument("--policy", default=None, help="module:function from a batch of observations to actions")
+    rec.add_argument("--env", default=None, help="the env for --policy (a run records on its own env)")
+    rec.add_argument("--episodes", type=int, default=10, help="episodes to record")
+    rec.add_argument("--seed", type=int, default=0, help="env seed of the first episode (then +1 each)")
+    rec.add_argument("--out", required=True, help="the dataset folder to write (Minari's layout: OUT/data)")
+    rec.add_argument("--force", action="store_true", help="replace a non-empty --out")
+
     sub.add_parser("list", help="every system and its settings with defaults")
 
     join = sub.add_parser("join", help="run an env actor for a SEED server at HOST:PORT (it says what to run)",
@@ -192,6 +202,14 @@ def _cmd_eval(args) -> int:
     return 0
 
 
+def _cmd_record(args) -> int:
+    from distrl.api import record
+
+    _say(json.dumps(record(args.out, run_dir=args.run_dir, policy=args.policy, env=args.env, episodes=args.episodes,
+                           seed=args.seed, force=args.force)))
+    return 0
+
+
 def _cmd_plot(args) -> int:
     from pathlib import Path
 
@@ -230,7 +248,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         args = _build_parser().parse_args(argv)
         handler = {"train": _cmd_train, "eval": _cmd_eval, "list": _cmd_list, "plot": _cmd_plot, "join": _cmd_join,
-                   "pbt": _cmd_pbt}[args.command]
+                   "pbt": _cmd_pbt, "record": _cmd_record}[args.command]
         return handler(args)
     except ConfigError as e:
         print(f"distrl: error: {e}", file=sys.stderr)

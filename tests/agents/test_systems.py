@@ -24,12 +24,20 @@ def test_system_folder_has_the_common_shape(name):
 
 
 @pytest.mark.parametrize("name", sorted(SYSTEMS))
-def test_system_module_builds_a_program(name):
+def test_system_module_builds_a_program(name, tmp_path):
     module = get_system(name)
     for attr in ("Config", "DOC", "DEFAULT_TOTAL_STEPS", "RENAMED_SETTINGS", "OLDER_RUN_DEFAULTS", "build", "make_model"):
         assert hasattr(module, attr), attr
     env = "Pendulum-v1" if name == "apex-ddpg" else "CartPole-v1"
-    program = module.build(module.Config(), BuildContext(env, env_spec(env), 10_000, eval_interval_steps=1000))
+    cfg = module.Config()
+    if name == "r2d3":  # learns from demonstrations: it needs a dataset
+        from dataclasses import replace
+
+        from distrl.datasets import record_episodes, write_episodes
+
+        write_episodes(tmp_path / "demos", record_episodes(env, lambda obs: 0, episodes=1), "constant")
+        cfg = replace(cfg, demos=str(tmp_path / "demos"))
+    program = module.build(cfg, BuildContext(env, env_spec(env), 10_000, eval_interval_steps=1000))
     assert isinstance(program, Program)
     program.check()
     assert "evaluator" in {r.name for r in program.roles}

@@ -21,6 +21,7 @@ SYSTEMS = {
     "es": "distrl.agents.es",
     "r2d2": "distrl.agents.r2d2",
     "seed-r2d2": "distrl.agents.seed_r2d2",
+    "r2d3": "distrl.agents.r2d3",
 }
 
 

@@ -87,14 +87,17 @@ class ReplayService:
     ``items(output)`` turns one producer output into ``(items, priorities)``. The rate limiter keeps
     ``samples_per_insert`` samples per inserted item once ``min_size`` items are in (Reverb,
     arXiv:2102.04736): the learner's sample waits for inserts, a producer's next output waits for the
-    learner. The replay is saved with every checkpoint under its service name.
+    learner. The replay is saved with every checkpoint under its service name. ``samples_per_insert=None``:
+    no ratio (a replay filled once and sampled at will); ``preload()`` gives outputs (in the producers'
+    layout) inserted when the service starts empty, e.g. demonstrations (R2D3's second replay).
     """
 
     make: Callable[[], Any]
     items: Callable[[dict], tuple[dict, Any]]
-    samples_per_insert: float
+    samples_per_insert: float | None
     min_size: int
     error_buffer: float
+    preload: Callable[[], Any] | None = None
 
 
 @dataclass(frozen=True)

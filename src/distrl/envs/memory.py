@@ -32,8 +32,9 @@ def make_cartpole_no_velocity(**kwargs) -> gym.Env:
 
 def register() -> None:
     if CARTPOLE_NO_VELOCITY not in gym.registry:
-        # CartPole-v1 brings its own 500-step limit
-        gym.register(CARTPOLE_NO_VELOCITY, entry_point=make_cartpole_no_velocity, disable_env_checker=True)
+        # CartPole-v1 brings its own 500-step limit; a string entry point, so the spec serialises (Minari's metadata)
+        gym.register(CARTPOLE_NO_VELOCITY, entry_point="distrl.envs.memory:make_cartpole_no_velocity",
+                     disable_env_checker=True)
 
 
 register()

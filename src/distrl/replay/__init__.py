@@ -3,7 +3,7 @@
 from distrl.replay.adders import NStepAdder
 from distrl.replay.buffer import Replay, SampledBatch
 from distrl.replay.partitioned import PartitionedReplay, PartitionWriter
-from distrl.replay.rate_limiter import RateLimiter
+from distrl.replay.rate_limiter import RateLimiter, Unlimited
 from distrl.replay.samplers import FifoSampler, PrioritizedSampler, UniformSampler
 from distrl.replay.sequence_adder import SequenceAdder
 from distrl.replay.sequence_storage import SequenceStorage
@@ -11,4 +11,4 @@ from distrl.replay.storage import RingStorage
 from distrl.replay.sum_tree import SumTree
 
 __all__ = ["FifoSampler", "NStepAdder", "PartitionedReplay", "PartitionWriter", "PrioritizedSampler", "RateLimiter", "Replay", "RingStorage", "SampledBatch",
-           "SequenceAdder", "SequenceStorage", "SumTree", "UniformSampler"]
+           "SequenceAdder", "SequenceStorage", "SumTree", "UniformSampler", "Unlimited"]

@@ -80,3 +80,37 @@ class RateLimiter:
 
     def load(self, state: dict) -> None:
         self.inserts, self.samples = state["inserts"], state["samples"]
+
+
+class Unlimited:
+    """No ratio: a replay filled once (demonstrations) and sampled at will once it holds ``min_size`` items.
+    The :class:`RateLimiter` surface the replay services use."""
+
+    def __init__(self, min_size_to_sample: int = 1):
+        self.min_size = min_size_to_sample
+        self.inserts = 0
+        self.samples = 0
+
+    def caught_up(self) -> bool:
+        return True
+
+    def can_insert(self, n: int = 1) -> bool:
+        return True
+
+    def can_sample(self, n: int = 1) -> bool:
+        return self.inserts >= self.min_size
+
+    def record_insert(self, n: int) -> None:
+        self.inserts += n
+
+    def try_sample(self, n: int) -> bool:
+        if not self.can_sample(n):
+            return False
+        self.samples += n
+        return True
+
+    def state(self) -> dict:
+        return {"inserts": self.inserts, "samples": self.samples}
+
+    def load(self, state: dict) -> None:
+        self.inserts, self.samples = state["inserts"], state["samples"]

@@ -15,7 +15,7 @@ from distrl.agents.apex_ddpg.actor import ddpg_priorities
 from distrl.agents.apex_ddpg.config import ApexDDPGConfig
 from distrl.agents.apex_ddpg.learner import ApexDDPGLearner
 from distrl.agents.apex_ddpg.networks import make_model
-from distrl.agents.apex_dqn.builder import replay_service
+from distrl.agents.apex_dqn.builder import services
 from distrl.agents.common.evaluator import evaluator_roles
 from distrl.agents.common.exploration import GaussianNoise
 from distrl.agents.common.transition_actor import (
@@ -23,7 +23,7 @@ from distrl.agents.common.transition_actor import (
     TransitionSettings,
     chunk_spec,
 )
-from distrl.core.program import Hyperparameter, Program, Role, Weights
+from distrl.core.program import Hyperparameter, Program, Role
 from distrl.core.system import BuildContext
 from distrl.errors import ConfigError
 
@@ -36,7 +36,7 @@ def _actor(env_id, env, cfg, index, seed, handles):
 
 
 def _learner(env, cfg, handles):
-    return ApexDDPGLearner(cfg, make_model(env, cfg), handles["replay"])
+    return ApexDDPGLearner(cfg, make_model(env, cfg), handles["replay"], handles.get("demos"))
 
 
 def build(cfg: ApexDDPGConfig, ctx: BuildContext) -> Program:
@@ -46,8 +46,8 @@ def build(cfg: ApexDDPGConfig, ctx: BuildContext) -> Program:
                           f"{env.observation_space} / {env.action_space} (use apex-dqn for discrete actions)")
     actors = Role("actor", partial(_actor, ctx.env_id, env, cfg), count=cfg.num_actors, uses=("weights",), emits="replay",
                   output=chunk_spec(env, cfg.num_envs, cfg.unroll_length, cfg.n_step))
-    return Program(roles=(actors, *evaluator_roles(ctx, partial(make_model, env, cfg))),
-                   services={"replay": replay_service(env, cfg), "weights": Weights()},
-                   make_learner=partial(_learner, env, cfg), learner_uses=("replay",),
+    used = services(env, cfg, ctx)
+    return Program(roles=(actors, *evaluator_roles(ctx, partial(make_model, env, cfg))), services=used,
+                   make_learner=partial(_learner, env, cfg), learner_uses=tuple(k for k in ("replay", "demos") if k in used),
                    hyperparameters={"actor_lr": Hyperparameter(cfg.actor_lr, cfg.lr_schedule),
                                     "critic_lr": Hyperparameter(cfg.critic_lr, cfg.lr_schedule)})

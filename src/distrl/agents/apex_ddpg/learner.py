@@ -15,14 +15,14 @@ from distrl.replay import SampledBatch
 
 
 class ApexDDPGLearner(ReplayLearner):
-    def __init__(self, cfg, model, replay):
+    def __init__(self, cfg, model, replay, demos=None):
         self.model = model
         self.target = copy.deepcopy(model)
         self.params = list(model.parameters())
         self.actor_params, self.critic_params = model.actor_parameters(), model.critic_parameters()
         self.actor_opt = torch.optim.Adam(self.actor_params, lr=cfg.actor_lr, foreach=True)
         self.critic_opt = torch.optim.Adam(self.critic_params, lr=cfg.critic_lr, foreach=True)
-        super().__init__(cfg, replay, {"actor_lr": self.actor_opt, "critic_lr": self.critic_opt})
+        super().__init__(cfg, replay, {"actor_lr": self.actor_opt, "critic_lr": self.critic_opt}, demos)
 
     def update(self, batch: SampledBatch) -> tuple[float, np.ndarray]:
         cfg = self.cfg

@@ -17,6 +17,7 @@ from distrl.agents.apex_dqn.actor import dqn_priorities
 from distrl.agents.apex_dqn.config import ApexDQNConfig
 from distrl.agents.apex_dqn.learner import ApexDQNLearner
 from distrl.agents.apex_dqn.networks import make_model
+from distrl.agents.common.demos import demo_service
 from distrl.agents.common.evaluator import evaluator_roles
 from distrl.agents.common.exploration import EpsilonGreedy
 from distrl.agents.common.replay_learner import chunk_to_insert
@@ -24,6 +25,7 @@ from distrl.agents.common.transition_actor import (
     TransitionActor,
     TransitionSettings,
     chunk_spec,
+    episodes_to_transitions,
     item_spec,
 )
 from distrl.core.program import Hyperparameter, Program, ReplayService, Role, Weights
@@ -41,7 +43,7 @@ def _actor(env_id, env, cfg, index, seed, handles):
 
 
 def _learner(env, cfg, handles):
-    return ApexDQNLearner(cfg, make_model(env, cfg), handles["replay"])
+    return ApexDQNLearner(cfg, make_model(env, cfg), handles["replay"], handles.get("demos"))
 
 
 def replay_service(env: EnvSpec, cfg) -> ReplayService:
@@ -55,6 +57,24 @@ def replay_service(env: EnvSpec, cfg) -> ReplayService:
                          min_size=cfg.min_replay, error_buffer=cfg.batch_size)
 
 
+def demo_replay_for(env: EnvSpec, cfg, episodes):
+    """A prioritized replay that holds every n-step transition of the recorded episodes."""
+    items = item_spec(chunk_spec(env, cfg.num_envs, cfg.unroll_length, cfg.n_step))
+    pixels = len(items["obs"].shape) == 3 and items["obs"].dtype == "uint8"
+    return partial(Replay.prioritized, items, episodes.steps + 1, alpha=cfg.priority_alpha,
+                   frame_stacks=("obs", "next_obs") if pixels else None)
+
+
+def services(env: EnvSpec, cfg, ctx) -> dict:
+    """The agent's replay, a demo replay where ``demos`` is set (R2D3's mix for transitions), the weights."""
+    out = {"replay": replay_service(env, cfg), "weights": Weights()}
+    if cfg.demos:
+        out["demos"] = demo_service(cfg, ctx, partial(demo_replay_for, env, cfg),
+                                    partial(episodes_to_transitions, n=cfg.n_step, gamma=cfg.gamma,
+                                            reward_clip=cfg.reward_clip))
+    return out
+
+
 def build(cfg: ApexDQNConfig, ctx: BuildContext) -> Program:
     env = ctx.env
     if is_atari(ctx.env_id) and cfg.reward_clip is None:
@@ -63,7 +83,7 @@ def build(cfg: ApexDQNConfig, ctx: BuildContext) -> Program:
         raise ConfigError(f"apex-dqn needs a discrete action space; '{ctx.env_id}' has {env.action_space} (use apex-ddpg)")
     actors = Role("actor", partial(_actor, ctx.env_id, env, cfg), count=cfg.num_actors, uses=("weights",), emits="replay",
                   output=chunk_spec(env, cfg.num_envs, cfg.unroll_length, cfg.n_step))
-    return Program(roles=(actors, *evaluator_roles(ctx, partial(make_model, env, cfg))),
-                   services={"replay": replay_service(env, cfg), "weights": Weights()},
-                   make_learner=partial(_learner, env, cfg), learner_uses=("replay",),
+    used = services(env, cfg, ctx)
+    return Program(roles=(actors, *evaluator_roles(ctx, partial(make_model, env, cfg))), services=used,
+                   make_learner=partial(_learner, env, cfg), learner_uses=tuple(k for k in ("replay", "demos") if k in used),
                    hyperparameters={"lr": Hyperparameter(cfg.lr, cfg.lr_schedule)})

@@ -5,11 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from distrl.agents.common import settings as common
+from distrl.agents.common.demos import DemoSettings
 from distrl.config import setting
 
 
 @dataclass(frozen=True)
-class ApexDQNConfig:
+class ApexDQNConfig(DemoSettings):
     num_actors: int = common.num_actors()
     num_envs: int = common.num_envs(16, "; the epsilon ladder runs over all num_actors * num_envs copies")
     unroll_length: int = common.unroll_length(16, "Vector steps per chunk an actor sends (its local buffer)")

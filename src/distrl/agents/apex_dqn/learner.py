@@ -15,12 +15,12 @@ from distrl.replay import SampledBatch
 
 
 class ApexDQNLearner(ReplayLearner):
-    def __init__(self, cfg, model, replay):
+    def __init__(self, cfg, model, replay, demos=None):
         self.model = model
         self.target = copy.deepcopy(model)
         self.params = list(model.parameters())
         self.optimizer = make_optimizer("adam", self.params, cfg.lr)
-        super().__init__(cfg, replay, {"lr": self.optimizer})
+        super().__init__(cfg, replay, {"lr": self.optimizer}, demos)
 
     def update(self, batch: SampledBatch) -> tuple[float, np.ndarray]:
         cfg = self.cfg

@@ -15,6 +15,7 @@ from typing import Mapping
 import numpy as np
 import torch
 
+from distrl.agents.common.demos import DemoMixer
 from distrl.agents.common.transition_actor import chunk_items
 from distrl.core.protocols import ReplayHandle
 from distrl.replay import SampledBatch
@@ -23,10 +24,14 @@ from distrl.replay import SampledBatch
 class ReplayLearner:
     max_updates_per_step = 64  # then the trainer gets a turn (metrics, checkpoints, weights to actors)
 
-    def __init__(self, cfg, replay: ReplayHandle, optimizers: Mapping[str, torch.optim.Optimizer]):
-        """``optimizers``: each optimizer under the hyperparameter name of its learning rate."""
+    def __init__(self, cfg, replay: ReplayHandle, optimizers: Mapping[str, torch.optim.Optimizer],
+                 demos: ReplayHandle | None = None):
+        """``optimizers``: each optimizer under the hyperparameter name of its learning rate; ``demos``: a demo
+        replay mixed into every batch (R2D3, ``agents/common/demos.py``)."""
         self.cfg = cfg
         self.replay = replay
+        self.mixer = None if demos is None else DemoMixer(demos, cfg.demo_ratio, cfg.demo_mix, cfg.batch_size,
+                                                          cfg.priority_beta)
         self.optimizers = dict(optimizers)
         self.lrs = {name: opt.param_groups[0]["lr"] for name, opt in self.optimizers.items()}
         self.version = 0
@@ -51,11 +56,18 @@ class ReplayLearner:
             if sampled is None:
                 break
             tried += 1
+            is_demo = None
+            if self.mixer is not None:
+                sampled, is_demo = self.mixer.mix(sampled)
             loss, td_abs = self.update(sampled)
             if loss is None:  # a non-finite loss or gradient: not applied, priorities left as they were
                 self.nonfinite += 1
                 continue
-            self.replay.update_priorities(sampled.slots, td_abs)
+            if is_demo is not None:
+                agent = self.mixer.update(is_demo, td_abs)
+                self.replay.update_priorities(sampled.slots[agent], td_abs[agent])
+            else:
+                self.replay.update_priorities(sampled.slots, td_abs)
             self.updates += 1
             self.version += 1
             losses.append(loss)
@@ -64,6 +76,8 @@ class ReplayLearner:
         out = {**self.lrs, "nonfinite_skipped": float(self.nonfinite)}
         if losses:
             out["loss"] = float(np.mean(losses))
+        if self.mixer is not None:
+            out.update(self.mixer.metrics())
         return out
 
     def finite_step(self, loss: torch.Tensor, params, optimizer: torch.optim.Optimizer) -> bool:

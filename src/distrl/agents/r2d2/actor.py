@@ -83,6 +83,36 @@ def write_step(out: dict[str, np.ndarray], t: int, filled: int, adder: SequenceA
     return filled + k
 
 
+def episodes_to_chunks(episodes, cfg, state_size: int) -> list[dict]:
+    """Whole recorded episodes (demonstrations) as chunks, one stream each, cut into sequences as an actor
+    would; a recording carries no recurrent state, so every stored state is zero (the learner's burn-in
+    refreshes it). An episode that stops with neither flag is closed as truncated."""
+    out = []
+    for i, (obs, actions, rewards, term, trunc) in enumerate(zip(episodes.observations, episodes.actions,
+                                                                 episodes.rewards, episodes.terminations,
+                                                                 episodes.truncations)):
+        T = len(actions)
+        if T == 0:
+            continue
+        trunc = trunc.copy()
+        trunc[-1] |= not term[-1]
+        if cfg.reward_clip is not None:
+            rewards = np.clip(rewards, -cfg.reward_clip, cfg.reward_clip)
+        chunk = {"step.obs": np.zeros_like(obs[:T]), "step.action": np.zeros_like(actions),
+                 "step.reward": np.zeros(T, np.float32), "step.discount": np.zeros(T, np.float32),
+                 "stream": np.array([i]), "chunk": np.array([0]),
+                 "seq_env": np.zeros(T, np.int64), "seq_end": np.zeros(T, np.int64), "seq_length": np.zeros(T, np.int64),
+                 "initial_state": np.zeros((T, 2 * state_size), np.float32),
+                 "burn_in_state": np.zeros((T, 2 * state_size), np.float32), "valid": np.zeros(T, bool)}
+        adder = SequenceAdder(1, cfg.sequence_length, cfg.overlap, 2 * state_size, cfg.burn_in)
+        filled, zero = 0, np.zeros((1, 2 * state_size), np.float32)
+        for t in range(T):
+            filled = write_step(chunk, t, filled, adder, obs[t:t + 1], actions[t:t + 1], rewards[t:t + 1],
+                                term[t:t + 1], trunc[t:t + 1], np.ones(1, bool), zero, cfg.gamma)
+        out.append(chunk)
+    return out
+
+
 class SequenceActor(Stateless):
     def __init__(self, env_id: str, env: EnvSpec, cfg, seed: int, model: RecurrentQNetwork, explore: EpsilonGreedy,
                  weights: WeightsReader, index: int = 0):

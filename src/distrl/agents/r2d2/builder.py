@@ -12,11 +12,13 @@ from __future__ import annotations
 import dataclasses
 from functools import partial
 
+from distrl.agents.common.demos import demo_service
 from distrl.agents.common.evaluator import evaluator_roles
 from distrl.agents.common.exploration import EpsilonGreedy
 from distrl.agents.r2d2.actor import (
     SequenceActor,
     chunk_spec,
+    episodes_to_chunks,
     sequences_to_insert,
     state_spec,
     step_spec,
@@ -36,20 +38,37 @@ def _actor(env_id, env, cfg, index, seed, handles):
     return SequenceActor(env_id, env, cfg, seed, make_model(env, cfg), explore, handles["weights"], index)
 
 
-def make_replay(spec, cfg, pixels: bool) -> Replay:
-    """Sequences over a ring of steps, each step once: room for ``replay_size`` sequences of ``sequence_length
-    - overlap`` new steps each (shorter episodes bring more steps per sequence: then the step ring, not the
-    soft capacity, evicts the oldest sequences)."""
-    capacity = int(cfg.replay_size * 1.25) + 1
+def make_replay(spec, cfg, pixels: bool, size: int | None = None) -> Replay:
+    """Sequences over a ring of steps, each step once: room for ``size`` (default ``replay_size``) sequences
+    of ``sequence_length - overlap`` new steps each (shorter episodes bring more steps per sequence: then the
+    step ring, not the soft capacity, evicts the oldest sequences)."""
+    size = size or cfg.replay_size
+    capacity = int(size * 1.25) + 1
     storage = SequenceStorage(step_spec(spec), state_spec(spec), cfg.sequence_length, capacity,
-                              step_capacity=cfg.replay_size * (cfg.sequence_length - cfg.overlap),
+                              step_capacity=size * (cfg.sequence_length - cfg.overlap),
                               frame_stacks=("obs",) if pixels else ())
-    return Replay(None, capacity, PrioritizedSampler(capacity, cfg.priority_alpha), soft_capacity=cfg.replay_size,
-                  storage=storage)
+    return Replay(None, capacity, PrioritizedSampler(capacity, cfg.priority_alpha), soft_capacity=size, storage=storage)
 
 
 def _learner(env, cfg, handles):
-    return R2D2Learner(cfg, make_model(env, cfg), handles["replay"])
+    return R2D2Learner(cfg, make_model(env, cfg), handles["replay"], demos=handles.get("demos"))
+
+
+def demo_replay_for(spec, cfg, pixels: bool, episodes):
+    """A sequence replay that holds every sequence of the recorded episodes."""
+    size = episodes.steps // (cfg.sequence_length - cfg.overlap) + 2 * len(episodes) + 1
+    return partial(make_replay, spec, cfg, pixels, size)
+
+
+def services(cfg, ctx) -> dict:
+    """The agent's sequence replay, a demo replay where ``demos`` is set (R2D3), the weights."""
+    out = {"replay": replay_service(cfg, ctx.env), "weights": Weights()}
+    if cfg.demos:
+        spec, env = chunk_spec(ctx.env, cfg, cfg.lstm), ctx.env
+        pixels = len(env.obs_shape) == 3 and env.obs_dtype.name == "uint8"
+        out["demos"] = demo_service(cfg, ctx, partial(demo_replay_for, spec, cfg, pixels),
+                                    partial(episodes_to_chunks, cfg=cfg, state_size=cfg.lstm), items=sequences_to_insert)
+    return out
 
 
 def checked(cfg, ctx: BuildContext):
@@ -77,10 +96,9 @@ def replay_service(cfg, env) -> ReplayService:
 def build(cfg: R2D2Config, ctx: BuildContext) -> Program:
     cfg, env = checked(cfg, ctx), ctx.env
     spec = chunk_spec(env, cfg, cfg.lstm)
-    replay = replay_service(cfg, env)
     actors = Role("actor", partial(_actor, ctx.env_id, env, cfg), count=cfg.num_actors, uses=("weights",),
                   emits="replay", output=spec)
-    return Program(roles=(actors, *evaluator_roles(ctx, partial(make_model, env, cfg))),
-                   services={"replay": replay, "weights": Weights()},
-                   make_learner=partial(_learner, env, cfg), learner_uses=("replay",),
+    used = services(cfg, ctx)
+    return Program(roles=(actors, *evaluator_roles(ctx, partial(make_model, env, cfg))), services=used,
+                   make_learner=partial(_learner, env, cfg), learner_uses=tuple(k for k in ("replay", "demos") if k in used),
                    hyperparameters={"lr": Hyperparameter(cfg.lr, cfg.lr_schedule)})

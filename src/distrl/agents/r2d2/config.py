@@ -13,11 +13,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from distrl.agents.common import settings as common
+from distrl.agents.common.demos import DemoSettings
 from distrl.config import setting
 
 
 @dataclass(frozen=True)
-class R2D2Config:
+class R2D2Config(DemoSettings):
     num_actors: int = common.num_actors()
     num_envs: int = common.num_envs(8, "; the epsilon ladder runs over all num_actors * num_envs copies")
     unroll_length: int = common.unroll_length(20, "Vector steps per chunk of sequences an actor sends")

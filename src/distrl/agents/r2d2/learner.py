@@ -46,14 +46,14 @@ def staleness(model, obs: torch.Tensor, state: tuple, stored: torch.Tensor, real
 
 
 class R2D2Learner(ReplayLearner):
-    def __init__(self, cfg, model, replay):
+    def __init__(self, cfg, model, replay, demos=None):
         self.model = model
         self.flat = FlatParameters(model)
         self.target = copy.deepcopy(model)
         self.params = list(model.parameters())
         self.optimizer = make_optimizer("adam", self.params, cfg.lr, eps=cfg.optimizer_eps)
         self.delta_q: list[float] = []
-        super().__init__(cfg, replay, {"lr": self.optimizer})
+        super().__init__(cfg, replay, {"lr": self.optimizer}, demos)
 
     def step(self, batch=None) -> dict[str, float] | None:
         out = super().step(batch)

@@ -15,12 +15,12 @@ from functools import partial
 from distrl.agents.common.env_actor import EnvActor
 from distrl.agents.common.evaluator import evaluator_roles
 from distrl.agents.r2d2.actor import chunk_spec
-from distrl.agents.r2d2.builder import _learner, checked, replay_service
+from distrl.agents.r2d2.builder import _learner, checked, services
 from distrl.agents.seed.builder import check_inference_settings
 from distrl.agents.seed_r2d2.config import SeedR2D2Config
 from distrl.agents.seed_r2d2.emitter import SequenceEmitter
 from distrl.agents.seed_r2d2.networks import RecurrentQPolicy, make_model
-from distrl.core.program import Hyperparameter, Inference, Program, Role, Weights
+from distrl.core.program import Hyperparameter, Inference, Program, Role
 from distrl.core.system import BuildContext
 from distrl.core.types import ArraySpec
 
@@ -47,7 +47,7 @@ def build(cfg: SeedR2D2Config, ctx: BuildContext) -> Program:
                           remote_slots=cfg.remote_actors, tls_cert=cfg.tls_cert, tls_key=cfg.tls_key,
                           make_emitter=partial(SequenceEmitter, cfg, chunk_spec(env, cfg, cfg.lstm), cfg.lstm))
     actors = Role("actor", partial(_env_actor, ctx.env_id, cfg), count=cfg.num_actors, uses=("inference",))
-    return Program(roles=(actors, *evaluator_roles(ctx, partial(make_model, env, cfg))),
-                   services={"replay": replay_service(cfg, env), "inference": inference, "weights": Weights()},
-                   make_learner=partial(_learner, env, cfg), learner_uses=("replay",),
+    used = {**services(cfg, ctx), "inference": inference}
+    return Program(roles=(actors, *evaluator_roles(ctx, partial(make_model, env, cfg))), services=used,
+                   make_learner=partial(_learner, env, cfg), learner_uses=tuple(k for k in ("replay", "demos") if k in used),
                    hyperparameters={"lr": Hyperparameter(cfg.lr, cfg.lr_schedule)})

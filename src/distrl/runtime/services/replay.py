@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from distrl.replay import PartitionedReplay, RateLimiter
+from distrl.replay import PartitionedReplay, RateLimiter, Unlimited
 from distrl.runtime.services.base import ServiceAdapter
 
 
@@ -63,8 +63,15 @@ class _LimitedReplay(ServiceAdapter):
 
     def __init__(self, name: str, spec):
         self.name, self.spec = name, spec
-        self.limiter = RateLimiter(spec.samples_per_insert, spec.min_size, spec.error_buffer)
+        self.limiter = RateLimiter(spec.samples_per_insert, spec.min_size, spec.error_buffer) \
+            if spec.samples_per_insert is not None else Unlimited(spec.min_size)
         self.rates = _Rates()
+
+    def start(self) -> None:
+        """Insert the preloaded outputs (demonstrations) unless a checkpoint already brought them back."""
+        if self.spec.preload is not None and self.size == 0:
+            for output in self.spec.preload():
+                self.offer(output)
 
     def learner_handle(self):
         return self

@@ -1,0 +1,81 @@
+"""Demonstrations in Minari's format: what is written opens with Minari itself and reads back exactly; bad,
+mismatched or missing datasets get one line; `distrl record` from a scripted policy and from a trained run."""
+
+import json
+
+import minari
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from distrl.datasets import Episodes, load_episodes, record_episodes, write_episodes
+from distrl.datasets.demonstrators import mountain_car
+from distrl.datasets.minari_io import check_matches
+from distrl.datasets.record import batch_policy
+from distrl.envs import env_spec
+from distrl.errors import ConfigError
+
+
+def test_recorded_episodes_round_trip_and_open_with_minari(tmp_path):
+    eps = record_episodes("MountainCar-v0", batch_policy(mountain_car), episodes=2, seed=3)
+    assert len(eps) == 2 and all(t[-1] for t in eps.terminations)  # the energy pump reaches the flag
+    write_episodes(tmp_path / "d", eps, "scripted")
+    back = load_episodes(tmp_path / "d")
+    assert back.env_id == "MountainCar-v0" and back.meta["algorithm"] == "scripted"
+    for a, b in zip(eps.observations + eps.actions + eps.rewards, back.observations + back.actions + back.rewards):
+        np.testing.assert_array_equal(a, b)
+    ds = minari.MinariDataset(tmp_path / "d" / "data")  # the standard reader, no distrl involved
+    assert ds.total_episodes == 2 and ds.total_steps == eps.steps
+    assert load_episodes(tmp_path / "d" / "data").steps == eps.steps  # the data folder itself also loads
+
+
+def test_missing_or_foreign_folders_get_one_line(tmp_path):
+    (tmp_path / "x").mkdir()
+    for path in (tmp_path / "nothing", tmp_path / "x"):
+        with pytest.raises(ConfigError, match="is not a Minari dataset"):
+            load_episodes(path)
+    (tmp_path / "y" / "data").mkdir(parents=True)
+    (tmp_path / "y" / "data" / "metadata.json").write_text("{not json")
+    with pytest.raises(ConfigError, match="cannot read the Minari dataset"):
+        load_episodes(tmp_path / "y")
+
+
+def _episodes(obs_shape, action, env_id="MountainCar-v0", obs_value=0.0):
+    obs = np.full((4,) + obs_shape, obs_value, np.float32)
+    return Episodes([obs], [np.full(3, action, np.int64)], [np.zeros(3, np.float32)], [np.zeros(3, bool)],
+                    [np.array([False, False, True])], env_id, meta={"path": "p"})
+
+
+@settings(max_examples=30, deadline=None)
+@given(obs_dim=st.integers(1, 4), action=st.integers(-2, 5), env_id=st.sampled_from(["MountainCar-v0", "CartPole-v1"]),
+       obs_value=st.sampled_from([0.0, np.nan, np.inf]))
+def test_a_dataset_that_does_not_fit_the_env_is_refused_in_one_line(obs_dim, action, env_id, obs_value):
+    """MountainCar-v0 takes 2-d observations and actions 0..2: anything else is named, in one line."""
+    eps = _episodes((obs_dim,), action, env_id, obs_value)
+    fits = obs_dim == 2 and 0 <= action <= 2 and env_id == "MountainCar-v0" and np.isfinite(obs_value)
+    if fits:
+        check_matches(eps, "MountainCar-v0", env_spec("MountainCar-v0"))
+        return
+    with pytest.raises(ConfigError) as e:
+        check_matches(eps, "MountainCar-v0", env_spec("MountainCar-v0"))
+    assert "\n" not in str(e.value) and "demos at 'p'" in str(e.value)
+
+
+def test_record_cli_scripted_and_its_bad_input(tmp_path, cli):
+    out = tmp_path / "demos"
+    r = cli("record", "--policy", "distrl.datasets.demonstrators:mountain_car", "--env", "MountainCar-v0",
+            "--episodes", "2", "--out", str(out))
+    assert r.returncode == 0, r.stderr
+    summary = json.loads(r.stdout)
+    assert summary["episodes"] == 2 and summary["max_return"] > -200
+    before = sorted(p.name for p in out.rglob("*"))
+    for args in (["--policy", "distrl.datasets.demonstrators:mountain_car", "--env", "MountainCar-v0", "--out", str(out)],
+                 ["--policy", "no.such:fn", "--env", "MountainCar-v0", "--out", str(tmp_path / "n")],
+                 ["--policy", "distrl.datasets.demonstrators", "--env", "MountainCar-v0", "--out", str(tmp_path / "n")],
+                 ["--out", str(tmp_path / "n")],
+                 ["--policy", "distrl.datasets.demonstrators:mountain_car", "--out", str(tmp_path / "n")]):
+        r = cli("record", *args)
+        assert r.returncode == 2 and r.stderr.count("\n") == 1 and "Traceback" not in r.stderr, (args, r.stderr)
+    assert sorted(p.name for p in out.rglob("*")) == before  # a refused command leaves the dataset as it was
+    assert not (tmp_path / "n").exists()
