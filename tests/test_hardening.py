@@ -31,6 +31,16 @@ def _settings():
 SETTINGS = [(where, name, tp) for where, name, tp in _settings() if tp in (int, float, tuple)]
 
 
+def _cartpole_demos(root: Path) -> Path:
+    """One recorded CartPole-v1 episode, made once per session."""
+    from distrl.datasets import record_episodes, write_episodes
+
+    out = root / "cartpole-demos"
+    if not out.exists():
+        write_episodes(out, record_episodes("CartPole-v1", lambda obs: 0, episodes=1), "constant")
+    return out
+
+
 def _run_cli(args, tmp_path, capsys) -> tuple[int, list[str]]:
     import os
 
@@ -52,6 +62,8 @@ def test_bad_values_of_every_setting_are_one_line_and_touch_nothing(tmp_path_fac
     tmp_path = tmp_path_factory.mktemp("bad")
     system = "impala" if where == "run" else where
     env = ["--env", "Pendulum-v1"] if system == "apex-ddpg" else []  # the default CartPole has discrete actions
+    if system == "r2d3":  # it needs demonstrations: the only thing wrong must be the value under test
+        env = ["--set", f"demos={_cartpole_demos(tmp_path_factory.getbasetemp())}"]
     code, lines = _run_cli(["train", system, *env, "--set", f"{name}={value}", "--total-steps", "100"], tmp_path, capsys)
     if code == 0:  # a value that happens to be valid for this setting (e.g. 0 entropy): it ran; nothing to check
         return

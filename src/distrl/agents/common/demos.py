@@ -47,8 +47,11 @@ def demo_service(cfg, ctx, replay_for, to_outputs, items=as_items) -> ReplayServ
     ``to_outputs(episodes)`` the outputs inserted when the service starts."""
     from distrl.datasets.minari_io import check_matches, load_episodes
 
-    episodes = load_episodes(cfg.demos)
-    check_matches(episodes, ctx.env_id, ctx.env)
+    try:
+        episodes = load_episodes(cfg.demos)
+        check_matches(episodes, ctx.env_id, ctx.env)
+    except ConfigError as e:
+        raise ConfigError(f"demos: {e}") from None
     return ReplayService(make=replay_for(episodes), items=items, samples_per_insert=None, min_size=1, error_buffer=0,
                          preload=partial(to_outputs, episodes))
 

@@ -41,7 +41,8 @@ class R2D2Config(DemoSettings):
                                         low=0.0, low_open=True)
     min_replay: int = setting(500, "Sequences in replay before learning starts.", low=1)
     replay_size: int = setting(20_000, "Soft capacity in sequences: the oldest are evicted beyond it.", low=1)
-    priority_alpha: float = setting(0.9, "Priority exponent (the paper: 0.9).", low=0.0)
+    priority_alpha: float = setting(0.9, "Priority exponent (the paper: 0.9; 0 uniform, 1 fully proportional).", low=0.0,
+                                    high=1.0)
     priority_eta: float = setting(0.9, "Sequence priority eta * max |delta| + (1 - eta) * mean |delta|.", low=0.0, high=1.0)
     importance_weights: bool = setting(False, "Correct for prioritized sampling with importance weights (the paper: no).")
     priority_beta: float = common.priority_beta(" (importance_weights=true)")
