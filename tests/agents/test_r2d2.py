@@ -158,3 +158,26 @@ def test_r2d2_on_pong_runs_end_to_end_and_keeps_each_frame_once(tmp_path):
     rows = [r for r in csv.DictReader(open(tmp_path / "r" / "metrics.csv")) if r.get("replay_bytes_per_step")]
     per_step = float(rows[-1]["replay_bytes_per_step"])
     assert per_step < 1.2 * (84 * 84 + 16), per_step
+
+
+def test_a_saved_replay_that_does_not_fit_is_one_line_on_resume(tmp_path):
+    """E.g. a checkpoint of an older replay layout: the resume stops with one line, not a traceback."""
+    from safetensors.numpy import save_file
+
+    from distrl.errors import ConfigError
+
+    run = tmp_path / "r"
+    distrl.train("r2d2", env="distrl/CartPoleNoVelocity-v1", runtime="inline", total_steps=2000, run_dir=str(run), **SMALL)
+    for ckpt in (run / "checkpoints").glob("step-*"):
+        save_file({"storage.obs": np.zeros((3, 2), np.float32)}, str(ckpt / "replay.safetensors"))
+    with pytest.raises(ConfigError, match="the saved 'replay' does not fit") as e:
+        distrl.train("r2d2", env="distrl/CartPoleNoVelocity-v1", runtime="inline", total_steps=4000, run_dir=str(run),
+                     resume=True)
+    assert "\n" not in str(e.value)
+
+
+def test_a_replay_smaller_than_two_chunks_is_one_line():
+    from distrl.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="raise replay_size"):
+        distrl.train("r2d2", env="distrl/CartPoleNoVelocity-v1", runtime="inline", total_steps=100, replay_size=2)

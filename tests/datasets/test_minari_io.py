@@ -41,19 +41,20 @@ def test_missing_or_foreign_folders_get_one_line(tmp_path):
         load_episodes(tmp_path / "y")
 
 
-def _episodes(obs_shape, action, env_id="MountainCar-v0", obs_value=0.0):
-    obs = np.full((4,) + obs_shape, obs_value, np.float32)
+def _episodes(obs_shape, action, env_id="MountainCar-v0", obs_value=0.0, obs_dtype=np.float32):
+    obs = np.full((4,) + obs_shape, obs_value, obs_dtype)
     return Episodes([obs], [np.full(3, action, np.int64)], [np.zeros(3, np.float32)], [np.zeros(3, bool)],
                     [np.array([False, False, True])], env_id, meta={"path": "p"})
 
 
 @settings(max_examples=30, deadline=None)
 @given(obs_dim=st.integers(1, 4), action=st.integers(-2, 5), env_id=st.sampled_from(["MountainCar-v0", "CartPole-v1"]),
-       obs_value=st.sampled_from([0.0, np.nan, np.inf]))
-def test_a_dataset_that_does_not_fit_the_env_is_refused_in_one_line(obs_dim, action, env_id, obs_value):
-    """MountainCar-v0 takes 2-d observations and actions 0..2: anything else is named, in one line."""
-    eps = _episodes((obs_dim,), action, env_id, obs_value)
-    fits = obs_dim == 2 and 0 <= action <= 2 and env_id == "MountainCar-v0" and np.isfinite(obs_value)
+       obs_value=st.sampled_from([0.0, np.nan, np.inf]), obs_dtype=st.sampled_from([np.float32, np.float64]))
+def test_a_dataset_that_does_not_fit_the_env_is_refused_in_one_line(obs_dim, action, env_id, obs_value, obs_dtype):
+    """MountainCar-v0 takes 2-d float32 observations and actions 0..2: anything else is named, in one line."""
+    eps = _episodes((obs_dim,), action, env_id, obs_value, obs_dtype)
+    fits = (obs_dim == 2 and 0 <= action <= 2 and env_id == "MountainCar-v0" and np.isfinite(obs_value)
+            and obs_dtype == np.float32)
     if fits:
         check_matches(eps, "MountainCar-v0", env_spec("MountainCar-v0"))
         return

@@ -25,7 +25,7 @@ class FakeActor:
         self.prev_done = np.zeros(envs, bool)
         self.chunks = 0
 
-    def chunk(self, next_uid, expected):
+    def chunk(self, next_uid, expected, new=None):
         E, T = self.E, self.T
         uids = next_uid + np.arange(T * E, dtype=np.float32).reshape(T, E)
         ends = {"seq_env": [], "seq_end": [], "seq_length": [], "initial_state": [], "burn_in_state": []}
@@ -39,6 +39,8 @@ class FakeActor:
             for e, n in zip(out["env"], out["length"]):
                 seq = self.logs[e][-n:]
                 expected[(seq[0], len(seq))] = seq
+                if new is not None:
+                    new.append(seq[0])
             for k, v in (("seq_env", out["env"]), ("seq_end", np.full(len(out["env"]), t)), ("seq_length", out["length"]),
                          ("initial_state", out["initial_state"]), ("burn_in_state", out["burn_in_state"])):
                 ends[k].append(v)
@@ -65,10 +67,13 @@ def test_every_readable_sequence_is_exactly_its_streams_steps(seed, actors, envs
     replay = Replay(None, 40, PrioritizedSampler(40, 0.9), soft_capacity=30,
                     storage=SequenceStorage(STEP, STATE, length, 40, step_capacity))
     team = [FakeActor(i, envs, steps, length, overlap, rng, end_prob) for i in range(actors)]
-    expected, uid, inserted = {}, 1.0, 0
+    expected, uid, inserted, lagged = {}, 1.0, 0, 0
     for _ in range(60):
-        items, uid = team[rng.integers(actors)].chunk(uid, expected)  # actors' chunks interleave at random
+        new = []
+        items, uid = team[rng.integers(actors)].chunk(uid, expected, new)  # actors' chunks interleave at random
         inserted += len(replay.add(items))
+        steps = replay.storage.steps
+        lagged += sum(first - 1 < steps.inserted - steps.size for first in new)  # step id = uid - 1
         replay.trim()
         if replay.size == 0:
             continue
@@ -78,7 +83,9 @@ def test_every_readable_sequence_is_exactly_its_streams_steps(seed, actors, envs
             seq = got["obs"][i, :n, 0].tolist()
             assert seq == expected[(float(got["initial_state"][i, 0]), n)]
             assert (got["obs"][i, n:] == 0).all()
-    assert inserted > 0 and replay.storage.dropped == 0  # every actor's chunks came in order: nothing is lost
+    # every actor's chunks came in order: only sequences whose first steps had already left the ring (an actor
+    # not drawn for a long while) are dropped, and the rest of the replay stays
+    assert inserted > 0 and replay.storage.dropped == lagged
     assert replay.storage.steps.inserted > step_capacity  # the step ring wrapped: stale sequences were evicted
 
 
@@ -162,3 +169,25 @@ def test_checkpoint_round_trip_continues_exactly(tmp_path):
         n = int(got["mask"][i].sum())
         assert got["obs"][i, :n, 0].tolist() == expected[(float(got["initial_state"][i, 0]), n)]
     assert b.storage.dropped == 0
+
+
+def test_a_stream_that_lags_a_whole_ring_behind_loses_its_sequence_not_the_replay():
+    storage = SequenceStorage(STEP, STATE, 4, capacity=16, step_capacity=8)
+    replay = Replay(None, 16, PrioritizedSampler(16, 0.9), storage=storage)
+    slow, fast = FakeActor(0, 1, 2, 4, 2, np.random.default_rng(0), 0.0), FakeActor(1, 1, 2, 4, 2, np.random.default_rng(1), 0.0)
+    expected, uid = {}, 1.0
+    items, uid = slow.chunk(uid, expected)
+    replay.add(items)  # the slow stream's first two steps
+    for _ in range(4):
+        items, uid = fast.chunk(uid, expected)  # 8 steps of the other stream: the slow one's are overwritten
+        replay.add(items)
+    before = replay.size
+    assert before > 0
+    items, uid = slow.chunk(uid, expected)  # its first sequence needs its first two steps again
+    replay.add(items)
+    # the write itself overwrites two more steps: at most the oldest sequence goes, never the whole replay
+    assert storage.dropped == 1 and replay.size >= before - 1 > 0
+    got = storage.read(storage.oldest_slots(replay.size))
+    for i in range(replay.size):
+        n = int(got["mask"][i].sum())
+        assert got["obs"][i, :n, 0].tolist() == expected[(float(got["initial_state"][i, 0]), n)]

@@ -45,6 +45,20 @@ class Episodes:
     def returns(self) -> np.ndarray:
         return np.array([float(r.sum()) for r in self.rewards])
 
+    def closed(self, reward_clip: float | None = None):
+        """Each non-empty episode as ``(observations, actions, rewards, terminations, truncations)`` with its last
+        step flagged (one that stops with neither flag is closed as truncated) and rewards clipped if asked:
+        what an actor's adder expects."""
+        for obs, actions, rewards, term, trunc in zip(self.observations, self.actions, self.rewards,
+                                                      self.terminations, self.truncations):
+            if len(actions) == 0:
+                continue
+            trunc = trunc.copy()
+            trunc[-1] |= not term[-1]
+            if reward_clip is not None:
+                rewards = np.clip(rewards, -reward_clip, reward_clip)
+            yield obs, actions, rewards.astype(np.float32), term, trunc
+
 
 @contextlib.contextmanager
 def _minari_root(path: Path):
@@ -66,6 +80,8 @@ def write_episodes(out: str | Path, episodes: Episodes, algorithm: str, force: b
     from minari.data_collector import EpisodeBuffer
 
     out = Path(out).resolve()  # Minari joins its root with relative paths again: absolute only
+    if out.exists() and not out.is_dir():
+        raise ConfigError(f"--out '{out}' is a file, not a folder")
     if out.exists() and any(out.iterdir()) and not force:
         raise ConfigError(f"'{out}' exists and is not empty; pass --force to replace it, or choose another --out")
     if len(episodes) == 0:
@@ -137,6 +153,8 @@ def check_matches(episodes: Episodes, env_id: str, env) -> None:
     if episodes.env_id is not None and episodes.env_id != env_id.split(":")[-1]:
         raise ConfigError(f"demos at '{where}' were recorded on '{episodes.env_id}', not '{env_id}'")
     obs = episodes.observations[0]
+    if obs.dtype != env.obs_dtype:
+        raise ConfigError(f"demos at '{where}' have {obs.dtype} observations; '{env_id}' gives {env.obs_dtype}")
     if tuple(obs.shape[1:]) != tuple(env.obs_shape):
         raise ConfigError(f"demos at '{where}' have observations of shape {tuple(obs.shape[1:])}; '{env_id}' has "
                           f"{tuple(env.obs_shape)}")

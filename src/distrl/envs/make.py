@@ -134,6 +134,11 @@ class EnvSpec:
         return np.dtype(self.observation_space.dtype)
 
     @property
+    def pixel_stacks(self) -> bool:
+        """Stacked 8-bit frames (Atari): replays keep each frame once (``FrameStackStorage``)."""
+        return len(self.obs_shape) == 3 and self.obs_dtype == np.uint8
+
+    @property
     def action_shape(self) -> tuple[int, ...]:
         return () if self.discrete else tuple(self.action_space.shape)
 

@@ -6,7 +6,8 @@ and stores, per item, the ring positions of its stacks' frames, so a transition 
 84x84 frame (~7 KB) plus a few integers (the issue's target; Ape-X compresses at the actor instead).
 
 Frames are de-duplicated within each inserted batch (an actor's chunk: its envs' consecutive steps)
-and against the previous batch (the next chunk repeats an env's last frames) by content: a 64-bit hash of every byte of each frame (vectorised, no per-frame loop), with equal
+and against the previous batch (the next chunk repeats an env's last frames), or with ``recent_frames``
+against every frame written that recently (chunks of several actors interleave), by content: a 64-bit hash of every byte of each frame (vectorised, no per-frame loop), with equal
 hashes then checked byte for byte, so two frames that differ in one pixel are never merged.
 
 Frames outlive the items that use them: the frame ring is ``frames_per_item`` times the item
@@ -19,10 +20,10 @@ from __future__ import annotations
 import numpy as np
 
 from distrl.core.types import ArraySpec
-from distrl.replay.storage import RingStorage
+from distrl.replay.storage import OverItemRing, RingStorage
 
 
-class FrameStackStorage:
+class FrameStackStorage(OverItemRing):
     def __init__(self, spec: dict[str, ArraySpec], capacity: int, stack_fields: tuple[str, ...] = ("obs", "next_obs"),
                  frames_per_item: float = 1.25, prefault: bool = True, recent_frames: int | None = None):
         """``recent_frames``: how far back (in frames written) a new batch is checked against, for writers
@@ -48,33 +49,10 @@ class FrameStackStorage:
         if words % 8:
             raise ValueError("frame byte size must be a multiple of 8")
         self.recent_frames = recent_frames
+        self._min_first = np.inf  # with recent_frames: a lower bound of the live items' oldest frames
         self._recent_hashes = np.zeros(0, dtype=np.uint64)  # frames of the last batch(es), by hash (sorted)
         self._recent_ids = np.zeros(0, dtype=np.int64)
         self._hash_weights = np.random.default_rng(12345).integers(1, 2**63, words // 8, dtype=np.uint64) | np.uint64(1)
-
-    # the RingStorage surface the samplers and Replay use
-    @property
-    def capacity(self) -> int:
-        return self.items.capacity
-
-    @property
-    def size(self) -> int:
-        return self.items.size
-
-    @size.setter
-    def size(self, value: int) -> None:
-        self.items.size = value
-
-    @property
-    def next(self) -> int:
-        return self.items.next
-
-    @property
-    def inserted(self) -> int:
-        return self.items.inserted
-
-    def oldest_slots(self, count: int) -> np.ndarray:
-        return self.items.oldest_slots(count)
 
     @property
     def bytes_per_item(self) -> float:
@@ -111,6 +89,7 @@ class FrameStackStorage:
         for i, f in enumerate(self.stack_fields):
             row[f"{f}_frames"] = frame_ids[i]
         row["chunk_first_frame"] = np.full(n, ids.min(), dtype=np.int64)  # the oldest frame these items use
+        self._min_first = min(self._min_first, int(ids.min()))
         return self.items.write(row)
 
     def _remember(self, hashes: np.ndarray, ids: np.ndarray) -> None:
@@ -146,8 +125,13 @@ class FrameStackStorage:
             return 0
         starts_of = self.items.arrays["chunk_first_frame"]
         if self.recent_frames is not None:  # a batch may reuse frames older than the batch before: not ordered
-            stale = np.flatnonzero(starts_of[self.items.oldest_slots(self.size)] < oldest_live_frame)
-            return int(stale[-1]) + 1 if stale.size else 0
+            if oldest_live_frame <= self._min_first:
+                return 0  # O(1) until an item may be stale
+            starts = starts_of[self.items.oldest_slots(self.size)]
+            stale = np.flatnonzero(starts < oldest_live_frame)
+            count = int(stale[-1]) + 1 if stale.size else 0
+            self._min_first = int(starts[count:].min()) if count < len(starts) else np.inf
+            return count
         if starts_of[self.items.oldest_slots(1)[0]] >= oldest_live_frame:
             return 0  # the common case, checked in O(1)
         order = self.items.oldest_slots(self.size)
@@ -173,6 +157,7 @@ class FrameStackStorage:
         self.frames[...] = arrays["frames"]
         self._recent_hashes, self._recent_ids = arrays["recent_hashes"].copy(), arrays["recent_ids"].copy()
         self.frames_written = counters["frames_written"]
+        self._min_first = -np.inf  # unknown: the next check scans once
 
     @property
     def arrays(self) -> dict[str, np.ndarray]:

@@ -6,13 +6,15 @@ blow-up peers' users report). Here an actor's chunk carries its steps once ([T, 
 and, for each sequence it completed, only where it ends: (env, last step, length) and its stored state.
 The storage writes the steps into a ring of steps and keeps, per sequence, the ring positions of its
 steps (``int32``, 4 bytes per step of the sequence); a sequence reaching back into an earlier chunk of the
-same env stream takes those steps from the stream's history (the positions of its last m - 1 steps).
+same env stream takes those steps from the stream's history (the ids of its last m - 1 steps).
 Pixel stacks go into a :class:`FrameStackStorage`, so each distinct frame is kept once as well.
 
 Streams are (actor, env) pairs numbered by the actor; a chunk also carries the actor's chunk counter, so
 a sequence is only built from history when the stream's previous chunk is the one just before it (a
-restarted actor, or chunks arriving out of order, never splice steps of another episode). Sequences whose
-steps the step ring has since overwritten are reported by :meth:`stale_items` and evicted oldest first.
+restarted actor, or chunks arriving out of order, never splice steps of another episode), and only while
+those steps are still in the ring (a stream that lags a whole ring behind gets its sequence dropped, not
+the replay emptied). Sequences whose steps the ring overwrites later are reported by :meth:`stale_items`
+and evicted oldest first; a cached lower bound of their first steps makes that O(1) until one may be stale.
 """
 
 from __future__ import annotations
@@ -21,12 +23,12 @@ import numpy as np
 
 from distrl.core.types import ArraySpec
 from distrl.replay.frame_storage import FrameStackStorage
-from distrl.replay.storage import RingStorage
+from distrl.replay.storage import OverItemRing, RingStorage
 
 DESCRIPTOR_FIELDS = ("seq_env", "seq_end", "seq_length")
 
 
-class SequenceStorage:
+class SequenceStorage(OverItemRing):
     def __init__(self, step_spec: dict[str, ArraySpec], state_spec: dict[str, ArraySpec], length: int,
                  capacity: int, step_capacity: int, frame_stacks: tuple[str, ...] = (), prefault: bool = True):
         """``step_spec``: one env step's fields; ``state_spec``: per-sequence fields (the stored states);
@@ -45,31 +47,8 @@ class SequenceStorage:
         self.items = RingStorage(inner, capacity, prefault=prefault)
         self.history = np.full((0, length - 1), -1, dtype=np.int64)  # per stream: ids of its last L - 1 steps
         self.last_chunk = np.zeros(0, dtype=np.int64)  # per stream: the chunk counter its history comes from
-        self.dropped = 0  # sequences whose earlier steps were not in the stream's history
-
-    # the RingStorage surface the samplers and Replay use
-    @property
-    def capacity(self) -> int:
-        return self.items.capacity
-
-    @property
-    def size(self) -> int:
-        return self.items.size
-
-    @size.setter
-    def size(self, value: int) -> None:
-        self.items.size = value
-
-    @property
-    def next(self) -> int:
-        return self.items.next
-
-    @property
-    def inserted(self) -> int:
-        return self.items.inserted
-
-    def oldest_slots(self, count: int) -> np.ndarray:
-        return self.items.oldest_slots(count)
+        self.dropped = 0  # sequences whose earlier steps were not in the stream's history (or the ring)
+        self._min_first = np.inf  # a lower bound of the live sequences' first steps
 
     @property
     def nbytes(self) -> int:
@@ -111,12 +90,18 @@ class SequenceStorage:
         columns = np.where(real, (self.L - 1) + end[:, None] - n[:, None] + 1 + offsets[None, :],
                            (self.L - 1) + end[:, None])  # padding points at the last real step (masked on read)
         step_ids = extended[env[:, None], columns]
-        complete = (step_ids >= 0).all(axis=1)
+        complete = (step_ids >= max(self._oldest_live(), 0)).all(axis=1)  # all in the stream and still in the ring
         self.dropped += int((~complete).sum())
         keep = np.flatnonzero(complete)
         row = {"positions": (step_ids[keep] % self.steps.capacity).astype(np.int32), "first_step": step_ids[keep, 0],
                "length": n[keep].astype(np.int32), **{k: chunk[k][keep] for k in self.state_spec}}
+        if keep.size:
+            self._min_first = min(self._min_first, int(step_ids[keep, 0].min()))
         return self.items.write(row)
+
+    def _oldest_live(self) -> int:
+        """The oldest step id still in the step ring (frames included)."""
+        return self.steps.inserted - self.steps.size + self.steps.stale_items()
 
     def _grow(self, streams: int) -> None:
         if streams > len(self.last_chunk):
@@ -128,12 +113,16 @@ class SequenceStorage:
         """How many of the oldest sequences use steps the step ring has overwritten (evict before sampling).
         Sequences of different streams are not ordered by their first step, so this counts up to the
         newest stale one: a few older, still intact sequences may go with it."""
-        oldest_live = self.steps.inserted - self.steps.size + self.steps.stale_items()
-        if self.size == 0 or oldest_live <= 0:
+        if self.size == 0:
             return 0
-        order = self.items.oldest_slots(self.size)
-        stale = np.flatnonzero(self.items.arrays["first_step"][order] < oldest_live)
-        return int(stale[-1]) + 1 if stale.size else 0
+        oldest_live = self._oldest_live()
+        if oldest_live <= self._min_first:
+            return 0  # the common case, in O(1)
+        first = self.items.arrays["first_step"][self.items.oldest_slots(self.size)]
+        stale = np.flatnonzero(first < oldest_live)
+        count = int(stale[-1]) + 1 if stale.size else 0
+        self._min_first = int(first[count:].min()) if count < len(first) else np.inf
+        return count
 
     def read(self, slots: np.ndarray) -> dict[str, np.ndarray]:
         rows = self.items.read(slots)
@@ -161,6 +150,7 @@ class SequenceStorage:
         self.steps.load({k[5:]: v for k, v in arrays.items() if k.startswith("step.")}, counters["steps"])
         self.history, self.last_chunk = arrays["history"].copy(), arrays["last_chunk"].copy()
         self.dropped = counters["dropped"]
+        self._min_first = -np.inf  # unknown: the next check scans once
 
     @property
     def arrays(self) -> dict[str, np.ndarray]:

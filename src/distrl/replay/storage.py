@@ -72,3 +72,33 @@ class RingStorage:
         for name in self.arrays:
             self.arrays[name][...] = arrays[name]
         self.next, self.size, self.inserted = counters["next"], counters["size"], counters["inserted"]
+
+
+class OverItemRing:
+    """For storages that keep their items' own fields in a :class:`RingStorage` (``self.items``) and more
+    beside it (frames, steps): the ring's surface, which the samplers and ``Replay`` use, passed through."""
+
+    items: RingStorage
+
+    @property
+    def capacity(self) -> int:
+        return self.items.capacity
+
+    @property
+    def size(self) -> int:
+        return self.items.size
+
+    @size.setter
+    def size(self, value: int) -> None:
+        self.items.size = value
+
+    @property
+    def next(self) -> int:
+        return self.items.next
+
+    @property
+    def inserted(self) -> int:
+        return self.items.inserted
+
+    def oldest_slots(self, count: int) -> np.ndarray:
+        return self.items.oldest_slots(count)

@@ -475,7 +475,11 @@ class Trainer:
         for name, adapter in self.backend.services().items():
             # checkpoints from before services kept their counters with the learner's
             adapter.load_counters(services.get(name, {}) if services is not None else saved.get("learner", {}))
-            adapter.load(folder)
+            try:
+                adapter.load(folder)
+            except Exception as e:  # saved by an older layout, or by a run with other settings (another dataset)
+                raise ConfigError(f"checkpoint {folder}: the saved '{name}' does not fit this run's "
+                                  f"({type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''})") from None
         self.base.update({k: v for k, v in saved.get("hyperparameters", {}).items() if k in self.base})
 
 

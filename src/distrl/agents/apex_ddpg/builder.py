@@ -16,6 +16,7 @@ from distrl.agents.apex_ddpg.config import ApexDDPGConfig
 from distrl.agents.apex_ddpg.learner import ApexDDPGLearner
 from distrl.agents.apex_ddpg.networks import make_model
 from distrl.agents.apex_dqn.builder import services
+from distrl.agents.common.demos import replays
 from distrl.agents.common.evaluator import evaluator_roles
 from distrl.agents.common.exploration import GaussianNoise
 from distrl.agents.common.transition_actor import (
@@ -48,6 +49,6 @@ def build(cfg: ApexDDPGConfig, ctx: BuildContext) -> Program:
                   output=chunk_spec(env, cfg.num_envs, cfg.unroll_length, cfg.n_step))
     used = services(env, cfg, ctx)
     return Program(roles=(actors, *evaluator_roles(ctx, partial(make_model, env, cfg))), services=used,
-                   make_learner=partial(_learner, env, cfg), learner_uses=tuple(k for k in ("replay", "demos") if k in used),
+                   make_learner=partial(_learner, env, cfg), learner_uses=replays(used),
                    hyperparameters={"actor_lr": Hyperparameter(cfg.actor_lr, cfg.lr_schedule),
                                     "critic_lr": Hyperparameter(cfg.critic_lr, cfg.lr_schedule)})

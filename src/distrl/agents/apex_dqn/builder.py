@@ -17,7 +17,7 @@ from distrl.agents.apex_dqn.actor import dqn_priorities
 from distrl.agents.apex_dqn.config import ApexDQNConfig
 from distrl.agents.apex_dqn.learner import ApexDQNLearner
 from distrl.agents.apex_dqn.networks import make_model
-from distrl.agents.common.demos import demo_service
+from distrl.agents.common.demos import demo_service, replays
 from distrl.agents.common.evaluator import evaluator_roles
 from distrl.agents.common.exploration import EpsilonGreedy
 from distrl.agents.common.replay_learner import chunk_to_insert
@@ -50,9 +50,8 @@ def replay_service(env: EnvSpec, cfg) -> ReplayService:
     """Prioritized, with a hard capacity above the soft one (actors may overfill it between trims, Ape-X
     section 3); pixel frame stacks keep each frame once."""
     items = item_spec(chunk_spec(env, cfg.num_envs, cfg.unroll_length, cfg.n_step))
-    pixels = len(items["obs"].shape) == 3 and items["obs"].dtype == "uint8"
     make = partial(Replay.prioritized, items, int(cfg.replay_size * 1.25) + 1, alpha=cfg.priority_alpha,
-                   soft_capacity=cfg.replay_size, frame_stacks=("obs", "next_obs") if pixels else None)
+                   soft_capacity=cfg.replay_size, frame_stacks=("obs", "next_obs") if env.pixel_stacks else None)
     return ReplayService(make=make, items=chunk_to_insert, samples_per_insert=cfg.samples_per_insert,
                          min_size=cfg.min_replay, error_buffer=cfg.batch_size)
 
@@ -60,9 +59,8 @@ def replay_service(env: EnvSpec, cfg) -> ReplayService:
 def demo_replay_for(env: EnvSpec, cfg, episodes):
     """A prioritized replay that holds every n-step transition of the recorded episodes."""
     items = item_spec(chunk_spec(env, cfg.num_envs, cfg.unroll_length, cfg.n_step))
-    pixels = len(items["obs"].shape) == 3 and items["obs"].dtype == "uint8"
     return partial(Replay.prioritized, items, episodes.steps + 1, alpha=cfg.priority_alpha,
-                   frame_stacks=("obs", "next_obs") if pixels else None)
+                   frame_stacks=("obs", "next_obs") if env.pixel_stacks else None)
 
 
 def services(env: EnvSpec, cfg, ctx) -> dict:
@@ -85,5 +83,5 @@ def build(cfg: ApexDQNConfig, ctx: BuildContext) -> Program:
                   output=chunk_spec(env, cfg.num_envs, cfg.unroll_length, cfg.n_step))
     used = services(env, cfg, ctx)
     return Program(roles=(actors, *evaluator_roles(ctx, partial(make_model, env, cfg))), services=used,
-                   make_learner=partial(_learner, env, cfg), learner_uses=tuple(k for k in ("replay", "demos") if k in used),
+                   make_learner=partial(_learner, env, cfg), learner_uses=replays(used),
                    hyperparameters={"lr": Hyperparameter(cfg.lr, cfg.lr_schedule)})

@@ -36,6 +36,11 @@ class DemoSettings:
                             choices=("bernoulli", "exact"))
 
 
+def replays(services: dict) -> tuple[str, ...]:
+    """What a replay learner uses: its replay, and the demo replay where there is one."""
+    return tuple(name for name in ("replay", "demos") if name in services)
+
+
 def as_items(output: dict) -> tuple[dict, None]:
     """Preloaded demo items are already in the replay's layout; they enter at the highest priority."""
     return output, None
@@ -57,7 +62,12 @@ def demo_service(cfg, ctx, replay_for, to_outputs, items=as_items) -> ReplayServ
 
 
 class DemoMixer:
-    def __init__(self, demos, ratio: float, mode: str, batch_size: int, beta: float, seed: int = 0):
+    def __init__(self, demos, ratio: float, mode: str, batch_size: int, beta: float, seed: int | None = None):
+        """``seed``: of the Bernoulli draws; by default drawn from torch's generator, which the run's seed sets."""
+        if seed is None:
+            import torch
+
+            seed = int(torch.randint(2**31, ()))
         if mode not in ("bernoulli", "exact"):
             raise ConfigError(f"demo_mix must be bernoulli or exact; got '{mode}'")
         self.demos, self.ratio, self.mode, self.batch_size, self.beta = demos, ratio, mode, batch_size, beta
@@ -80,10 +90,12 @@ class DemoMixer:
         if demo is None:
             is_demo[:] = False
             self._taken = None
-            return batch, is_demo
-        items = {k: np.array(v) for k, v in batch.items.items()}  # writable copies (Ray's arrays are read-only)
+            return SampledBatch({**batch.items, "demo": is_demo}, batch.slots, batch.probabilities, batch.weights), is_demo
+        # in place where the arrays are the sample's own; copies of read-only ones (Ray's object store)
+        items = {k: v if v.flags.writeable else v.copy() for k, v in batch.items.items()}
         for k in items:
             items[k][is_demo] = demo.items[k]
+        items["demo"] = is_demo  # learners that measure something of their own data leave these out
         weights, probs = batch.weights.copy(), batch.probabilities.copy()
         weights[is_demo], probs[is_demo] = demo.weights, demo.probabilities
         self._taken = demo.slots

@@ -145,15 +145,8 @@ def episodes_to_transitions(episodes, n: int, gamma: float, reward_clip: float |
     """Whole recorded episodes (demonstrations) as the n-step transitions an actor would have made of them,
     one item dict per episode (an episode that stops with neither flag is closed as truncated)."""
     out = []
-    for obs, actions, rewards, term, trunc in zip(episodes.observations, episodes.actions, episodes.rewards,
-                                                 episodes.terminations, episodes.truncations):
+    for obs, actions, rewards, term, trunc in episodes.closed(reward_clip):
         T = len(actions)
-        if T == 0:
-            continue
-        trunc = trunc.copy()
-        trunc[-1] |= not term[-1]
-        if reward_clip is not None:
-            rewards = np.clip(rewards, -reward_clip, reward_clip)
         adder = NStepAdder(1, n, gamma, obs.shape[1:], obs.dtype, actions.shape[1:], actions.dtype)
         parts = [adder.step(obs[t:t + 1], actions[t:t + 1], rewards[t:t + 1], obs[t + 1:t + 2], term[t:t + 1],
                             trunc[t:t + 1], np.ones(1, bool)) for t in range(T)]

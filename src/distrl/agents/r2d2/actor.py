@@ -88,16 +88,8 @@ def episodes_to_chunks(episodes, cfg, state_size: int) -> list[dict]:
     would; a recording carries no recurrent state, so every stored state is zero (the learner's burn-in
     refreshes it). An episode that stops with neither flag is closed as truncated."""
     out = []
-    for i, (obs, actions, rewards, term, trunc) in enumerate(zip(episodes.observations, episodes.actions,
-                                                                 episodes.rewards, episodes.terminations,
-                                                                 episodes.truncations)):
+    for i, (obs, actions, rewards, term, trunc) in enumerate(episodes.closed(cfg.reward_clip)):
         T = len(actions)
-        if T == 0:
-            continue
-        trunc = trunc.copy()
-        trunc[-1] |= not term[-1]
-        if cfg.reward_clip is not None:
-            rewards = np.clip(rewards, -cfg.reward_clip, cfg.reward_clip)
         chunk = {"step.obs": np.zeros_like(obs[:T]), "step.action": np.zeros_like(actions),
                  "step.reward": np.zeros(T, np.float32), "step.discount": np.zeros(T, np.float32),
                  "stream": np.array([i]), "chunk": np.array([0]),

@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 from functools import partial
 
-from distrl.agents.common.demos import demo_service
+from distrl.agents.common.demos import demo_service, replays
 from distrl.agents.common.evaluator import evaluator_roles
 from distrl.agents.common.exploration import EpsilonGreedy
 from distrl.agents.r2d2.actor import (
@@ -64,9 +64,8 @@ def services(cfg, ctx) -> dict:
     """The agent's sequence replay, a demo replay where ``demos`` is set (R2D3), the weights."""
     out = {"replay": replay_service(cfg, ctx.env), "weights": Weights()}
     if cfg.demos:
-        spec, env = chunk_spec(ctx.env, cfg, cfg.lstm), ctx.env
-        pixels = len(env.obs_shape) == 3 and env.obs_dtype.name == "uint8"
-        out["demos"] = demo_service(cfg, ctx, partial(demo_replay_for, spec, cfg, pixels),
+        spec = chunk_spec(ctx.env, cfg, cfg.lstm)
+        out["demos"] = demo_service(cfg, ctx, partial(demo_replay_for, spec, cfg, ctx.env.pixel_stacks),
                                     partial(episodes_to_chunks, cfg=cfg, state_size=cfg.lstm), items=sequences_to_insert)
     return out
 
@@ -83,13 +82,17 @@ def checked(cfg, ctx: BuildContext):
     if cfg.burn_in + cfg.n_step >= cfg.sequence_length:
         raise ConfigError(f"burn_in + n_step must be smaller than sequence_length ({cfg.burn_in} + {cfg.n_step} >= "
                           f"{cfg.sequence_length}): no step of a sequence would be trained")
+    steps = cfg.replay_size * (cfg.sequence_length - cfg.overlap)
+    if steps < 2 * cfg.num_envs * cfg.unroll_length:
+        raise ConfigError(f"replay_size {cfg.replay_size} holds {steps} env steps, fewer than two chunks of an actor "
+                          f"({2 * cfg.num_envs * cfg.unroll_length}): raise replay_size")
     return cfg
 
 
 def replay_service(cfg, env) -> ReplayService:
     """The prioritized sequence replay, fed by chunks in :func:`chunk_spec`'s layout."""
-    pixels = len(env.obs_shape) == 3 and env.obs_dtype.name == "uint8"
-    return ReplayService(make=partial(make_replay, chunk_spec(env, cfg, cfg.lstm), cfg, pixels), items=sequences_to_insert,
+    return ReplayService(make=partial(make_replay, chunk_spec(env, cfg, cfg.lstm), cfg, env.pixel_stacks),
+                         items=sequences_to_insert,
                          samples_per_insert=cfg.samples_per_insert, min_size=cfg.min_replay, error_buffer=cfg.batch_size)
 
 
@@ -100,5 +103,5 @@ def build(cfg: R2D2Config, ctx: BuildContext) -> Program:
                   emits="replay", output=spec)
     used = services(cfg, ctx)
     return Program(roles=(actors, *evaluator_roles(ctx, partial(make_model, env, cfg))), services=used,
-                   make_learner=partial(_learner, env, cfg), learner_uses=tuple(k for k in ("replay", "demos") if k in used),
+                   make_learner=partial(_learner, env, cfg), learner_uses=replays(used),
                    hyperparameters={"lr": Hyperparameter(cfg.lr, cfg.lr_schedule)})

@@ -74,8 +74,8 @@ class R2D2Learner(ReplayLearner):
             if burn:
                 _, online_state = self.model.unroll(obs[:burn], state)
                 _, target_state = self.target.unroll(obs[:burn], state)
-            self.delta_q.append(float(staleness(self.model, obs[burn], online_state, b["burn_in_state"],
-                                                b["mask"][:, burn])))
+            own = b["mask"][:, burn] & ~b["demo"] if "demo" in b else b["mask"][:, burn]  # demos store no state
+            self.delta_q.append(float(staleness(self.model, obs[burn], online_state, b["burn_in_state"], own)))
         q, _ = self.model.unroll(obs[burn:], online_state)  # [T, B, A]
         action = b["action"].transpose(0, 1)[burn:].long()
         reward, discount = b["reward"].transpose(0, 1)[burn:], b["discount"].transpose(0, 1)[burn:]

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from functools import partial
 
+from distrl.agents.common.demos import replays
 from distrl.agents.common.env_actor import EnvActor
 from distrl.agents.common.evaluator import evaluator_roles
 from distrl.agents.r2d2.actor import chunk_spec
@@ -49,5 +50,5 @@ def build(cfg: SeedR2D2Config, ctx: BuildContext) -> Program:
     actors = Role("actor", partial(_env_actor, ctx.env_id, cfg), count=cfg.num_actors, uses=("inference",))
     used = {**services(cfg, ctx), "inference": inference}
     return Program(roles=(actors, *evaluator_roles(ctx, partial(make_model, env, cfg))), services=used,
-                   make_learner=partial(_learner, env, cfg), learner_uses=tuple(k for k in ("replay", "demos") if k in used),
+                   make_learner=partial(_learner, env, cfg), learner_uses=replays(used),
                    hyperparameters={"lr": Hyperparameter(cfg.lr, cfg.lr_schedule)})

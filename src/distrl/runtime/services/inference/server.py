@@ -63,7 +63,8 @@ class RequestSpec:
 class InferenceServer:
     def __init__(self, policy: InferencePolicy, obs: ArraySpec, num_slots: int, num_envs: int, unroll_length: int,
                  emitter=None):
-        """``emitter(unroll, info) -> (output, info)``: what a completed unroll becomes (by default itself)."""
+        """``emitter(unroll, info) -> (output, info)``: what a completed unroll becomes (by default itself), applied
+        in :meth:`take`, which transports call after the batch's actions went out."""
         self.policy, self.emitter = policy, emitter
         self.S, self.E, self.T = num_slots, num_envs, unroll_length
         self.spec = served_unroll_spec(obs, policy.outputs, policy.state_spec, num_envs, unroll_length)
@@ -159,7 +160,7 @@ class InferenceServer:
         info = {"env_steps": self.T * self.E, "version": int(b["version"][slot, 0]), "slot": slot,
                 "restarted": bool(self.restarted[slot])}
         self.restarted[slot] = False
-        self.completed.append(self.emitter(unroll, info) if self.emitter is not None else (unroll, info))
+        self.completed.append((unroll, info))
         b["obs"][slot, 0] = b["obs"][slot, self.T]
         b["version"][slot] = self.policy.version
         self.t[slot] = 0
@@ -174,6 +175,8 @@ class InferenceServer:
     def take(self) -> list[tuple[dict[str, np.ndarray], dict[str, Any]]]:
         """Completed unrolls with their info; episodes finished since the last call ride on the first."""
         done, self.completed = self.completed, []
+        if self.emitter is not None:  # here, after the actions went out, not while actors wait for them
+            done = [self.emitter(unroll, info) for unroll, info in done]
         if done and self._finished_r:
             done[0][1]["episode_returns"] = np.concatenate(self._finished_r)
             done[0][1]["episode_lengths"] = np.concatenate(self._finished_l)
