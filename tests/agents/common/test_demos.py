@@ -72,3 +72,20 @@ def test_a_demo_replay_that_cannot_sample_yet_leaves_the_batch_to_the_agent():
     mixer = DemoMixer(Empty(1), 1.0, "bernoulli", batch_size=8, beta=0.4)
     batch, is_demo = mixer.mix(FakeReplay(0).sample(8))
     assert not is_demo.any() and (batch.items["source"] == 0).all()
+
+
+def test_the_demo_draws_continue_across_a_checkpoint():
+    from types import SimpleNamespace
+
+    from distrl.agents.common.replay_learner import ReplayLearner
+
+    cfg = SimpleNamespace(demo_ratio=0.25, demo_mix="bernoulli", batch_size=32, priority_beta=0.4)
+    a = ReplayLearner(cfg, FakeReplay(0), {}, demos=FakeReplay(1))
+    for _ in range(5):
+        a.mixer.mix(FakeReplay(0).sample(32))
+    saved = a.counters()
+    b = ReplayLearner(cfg, FakeReplay(0), {}, demos=FakeReplay(1))
+    b.load_counters(saved)
+    draws = [a.mixer.mix(FakeReplay(0).sample(32))[1] for _ in range(5)]
+    again = [b.mixer.mix(FakeReplay(0).sample(32))[1] for _ in range(5)]
+    assert all((x == y).all() for x, y in zip(draws, again))

@@ -92,11 +92,19 @@ class ReplayLearner:
         return True
 
     def counters(self) -> dict:
-        return {"updates": self.updates, "version": self.version, "nonfinite_skipped": self.nonfinite}
+        out = {"updates": self.updates, "version": self.version, "nonfinite_skipped": self.nonfinite}
+        if self.mixer is not None:  # a resumed run continues the same demo draws
+            out["demo_rng"] = self.mixer.rng.bit_generator.state
+        return out
 
     def load_counters(self, c: dict) -> None:
         self.updates, self.version = c.get("updates", 0), c.get("version", 0)
         self.nonfinite = c.get("nonfinite_skipped", 0)
+        if self.mixer is not None and isinstance(c.get("demo_rng"), dict):
+            try:
+                self.mixer.rng.bit_generator.state = c["demo_rng"]
+            except (TypeError, ValueError, KeyError):
+                pass  # not a generator state this numpy reads: the draws start afresh (only their pattern differs)
 
 
 def chunk_to_insert(chunk: dict[str, np.ndarray]) -> tuple[dict[str, np.ndarray], np.ndarray]:
