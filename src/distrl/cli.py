@@ -1,4 +1,4 @@
-"""The ``distrl`` command: train, eval, list, plot, join, pbt.
+"""The ``distrl`` command: train, eval, record, list, plot, join, pbt.
 
 Flags of ``distrl train`` are generated from :class:`distrl.run_config.RunConfig` (fields marked
 ``cli``); every other setting, of the run or the system, is reachable with ``--set key=value``

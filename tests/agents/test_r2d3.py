@@ -84,6 +84,10 @@ def test_r2d3_mixes_demos_into_its_batches_on_every_runtime(tmp_path, demos, run
     fractions = [float(r["demo_fraction"]) for r in metrics(run) if r.get("demo_fraction")]
     assert fractions and 0.05 < np.mean(fractions) < 0.6  # about rho = 0.25 of every batch
     assert any(r.get("td_demo") for r in metrics(run))
+    # each replay reports under its own name: the agent's columns are the agent replay's
+    rows = [r for r in metrics(run) if r.get("demos_replay_size")]
+    assert len({r["demos_replay_size"] for r in rows}) == 1  # the demonstrations, loaded once
+    assert max(float(r["replay_size"]) for r in rows) > float(rows[-1]["demos_replay_size"])  # the agent's, growing
 
 
 def test_the_demo_replay_is_checkpointed_and_not_loaded_twice(tmp_path, demos):

@@ -80,3 +80,23 @@ def test_record_cli_scripted_and_its_bad_input(tmp_path, cli):
         assert r.returncode == 2 and r.stderr.count("\n") == 1 and "Traceback" not in r.stderr, (args, r.stderr)
     assert sorted(p.name for p in out.rglob("*")) == before  # a refused command leaves the dataset as it was
     assert not (tmp_path / "n").exists()
+
+
+def test_continuous_actions_outside_the_bounds_are_refused():
+    rng = np.random.default_rng(0)
+    eps = Episodes([rng.normal(size=(4, 3)).astype(np.float32)], [np.full((3, 1), 5.0, np.float32)],
+                   [np.zeros(3, np.float32)], [np.zeros(3, bool)], [np.array([False, False, True])], "Pendulum-v1",
+                   meta={"path": "p"})
+    with pytest.raises(ConfigError, match="outside the action bounds"):
+        check_matches(eps, "Pendulum-v1", env_spec("Pendulum-v1"))
+    eps.actions[0][:] = 1.5
+    check_matches(eps, "Pendulum-v1", env_spec("Pendulum-v1"))
+
+
+def test_a_dataset_id_in_the_local_minari_root_loads(tmp_path, monkeypatch):
+    eps = record_episodes("MountainCar-v0", batch_policy(mountain_car), episodes=1)
+    monkeypatch.setenv("MINARI_DATASETS_PATH", str(tmp_path / "root"))
+    for dataset_id in ("mc-v0", "team/mc-v0", "team/cars/mc-v0"):  # no namespace, one, nested
+        write_episodes(tmp_path / "root" / dataset_id, eps, "scripted")
+        monkeypatch.chdir(tmp_path)
+        assert load_episodes(dataset_id).steps == eps.steps

@@ -113,10 +113,13 @@ def _data_folder(path: str | Path) -> Path:
     for candidate in (p / "data", p):
         if (candidate / "metadata.json").is_file():
             return candidate
-    if not p.exists() and "/" in str(path) and str(path).count("/") == 1 and "-v" in str(path):  # a dataset id
+    if not p.exists() and not p.is_absolute():  # a dataset id (namespace/name-v0, D4RL/door/human-v2, name-v0)
         from minari.storage.datasets_root_dir import get_dataset_path
 
-        return _data_folder(get_dataset_path(str(path)))
+        local = get_dataset_path(str(path))
+        for candidate in (local / "data", local):
+            if (candidate / "metadata.json").is_file():
+                return candidate
     raise ConfigError(f"'{path}' is not a Minari dataset: expected a folder with data/metadata.json (as `distrl record "
                       f"--out` writes) or a dataset id in the local Minari root")
 
@@ -171,6 +174,12 @@ def check_matches(episodes: Episodes, env_id: str, env) -> None:
         if low < 0 or high >= env.action_space.n:
             raise ConfigError(f"demos at '{where}' have actions from {low} to {high}; '{env_id}' takes "
                               f"0..{env.action_space.n - 1}")
+    if not env.discrete:
+        low, high = env.action_space.low, env.action_space.high
+        outside = [a for a in episodes.actions if len(a) and ((a < low - 1e-6) | (a > high + 1e-6)).any()]
+        if outside:
+            raise ConfigError(f"demos at '{where}' have actions outside the action bounds of '{env_id}' "
+                              f"[{low.min()}, {high.max()}]")
     for name, arrays in (("observations", episodes.observations), ("rewards", episodes.rewards),
                          ("actions", episodes.actions)):
         if any(not np.isfinite(a).all() for a in arrays if np.issubdtype(a.dtype, np.floating)):

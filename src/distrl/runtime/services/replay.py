@@ -103,10 +103,12 @@ class _LimitedReplay(ServiceAdapter):
             return {}
         insert_rate, sample_rate = self.rates.take()
         size, total, per_item, per_step = self._summary()
-        return {"replay_size": float(size), "insert_rate": insert_rate, "sample_rate": sample_rate,
-                "sample_insert_ratio": self.limiter.samples / max(self.limiter.inserts, 1),
-                "priority_mean": total / max(size, 1), "replay_bytes_per_item": float(per_item),
-                "replay_bytes_per_step": float(per_step)}
+        out = {"replay_size": float(size), "insert_rate": insert_rate, "sample_rate": sample_rate,
+               "sample_insert_ratio": self.limiter.samples / max(self.limiter.inserts, 1),
+               "priority_mean": total / max(size, 1), "replay_bytes_per_item": float(per_item),
+               "replay_bytes_per_step": float(per_step)}
+        # a second replay (demonstrations) reports under its own name, not over the first one's columns
+        return out if self.name == "replay" else {f"{self.name}_{k}": v for k, v in out.items()}
 
 
 class LocalReplay(_LimitedReplay):
