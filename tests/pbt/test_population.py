@@ -89,12 +89,10 @@ def test_systems_that_learn_in_their_workers_are_refused(tmp_path, capsys):
 
 def test_members_spread_over_a_two_node_ray_cluster(tmp_path):
     ray = pytest.importorskip("ray", reason="ray extra not installed")
-    from ray.cluster_utils import Cluster
+    from tests.ray_cluster import two_node_cluster
 
-    c = Cluster(initialize_head=True, head_node_args={"num_cpus": 1, "include_dashboard": False})
+    c = two_node_cluster()
     try:
-        c.add_node(num_cpus=1)
-        c.wait_for_nodes()
         ray.init(address=c.address, include_dashboard=False, logging_level="ERROR")
         summary = run_pbt("a2c", "CartPole-v1", population=2, explore=EXPLORE, ready_steps=4000, total_steps=16_000,
                           runtime="ray", run_dir=str(tmp_path / "pop"))

@@ -10,18 +10,16 @@ import time
 import pytest
 
 ray = pytest.importorskip("ray", reason="ray extra not installed")
-from ray.cluster_utils import Cluster  # noqa: E402
 
 import distrl  # noqa: E402
 from distrl.runtime.backends import make_backend  # noqa: E402
+from tests.ray_cluster import two_node_cluster  # noqa: E402
 from tests.runtime.backends import contract  # noqa: E402
 
 
 @pytest.fixture(scope="module")
 def cluster():
-    c = Cluster(initialize_head=True, head_node_args={"num_cpus": 1, "include_dashboard": False})
-    c.add_node(num_cpus=1)
-    c.wait_for_nodes()
+    c = two_node_cluster()
     ray.init(address=c.address, include_dashboard=False, logging_level="ERROR")
     yield c
     ray.shutdown()
