@@ -61,7 +61,7 @@ def test_bad_values_of_every_setting_are_one_line_and_touch_nothing(tmp_path_fac
     where, name, tp = choice
     tmp_path = tmp_path_factory.mktemp("bad")
     system = "impala" if where == "run" else where
-    env = ["--env", "Pendulum-v1"] if system == "apex-ddpg" else []  # the default CartPole has discrete actions
+    env = ["--env", "Pendulum-v1"] if system in ("apex-ddpg", "qt-opt") else []  # the default CartPole has discrete actions
     if system == "r2d3":  # it needs demonstrations: the only thing wrong must be the value under test
         env = ["--set", f"demos={_cartpole_demos(tmp_path_factory.getbasetemp())}"]
     code, lines = _run_cli(["train", system, *env, "--set", f"{name}={value}", "--total-steps", "100"], tmp_path, capsys)

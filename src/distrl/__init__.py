@@ -58,13 +58,16 @@ def evaluate(run_dir: str | Path, episodes: int = 10, seed: int = 12345, video: 
 
 
 def record(out: str | Path, run_dir: str | Path | None = None, policy: str | None = None, env: str | None = None,
-           episodes: int = 10, seed: int = 0, force: bool = False) -> dict[str, Any]:
+           episodes: int = 10, seed: int = 0, force: bool = False, noise: float = 0.0) -> dict[str, Any]:
     """Record demonstrations as a Minari dataset in ``out``: a trained run's greedy policy (``run_dir``), or a
-    scripted one (``policy="module:function"`` from a batch of observations to actions, on ``env``). Returns the
-    episodes, steps and returns recorded; ``out`` then serves as ``demos`` (R2D3, Ape-X)."""
+    scripted one (``policy="module:function"`` from a batch of observations to actions, on ``env``); ``noise``
+    perturbs its actions (Gaussian, a fraction of the half-range, on Box actions; a random-action chance on
+    discrete ones). Returns the episodes, steps and returns recorded; ``out`` then serves as ``demos`` (R2D3,
+    Ape-X) or as QT-Opt's ``offline`` data."""
     from distrl.api import record as _record
 
-    return _record(out, run_dir=run_dir, policy=policy, env=env, episodes=episodes, seed=seed, force=force)
+    return _record(out, run_dir=run_dir, policy=policy, env=env, episodes=episodes, seed=seed, force=force,
+                   noise=noise)
 
 
 def join(address: str, timeout_s: float = 30.0, token: str | None = None, env: str | None = None,

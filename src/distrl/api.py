@@ -220,9 +220,11 @@ def load_policy(run_dir: str | Path) -> Policy:
 
 
 def record(out: str | Path, run_dir: str | Path | None = None, policy: str | None = None, env: str | None = None,
-           episodes: int = 10, seed: int = 0, force: bool = False) -> dict[str, Any]:
+           episodes: int = 10, seed: int = 0, force: bool = False, noise: float = 0.0) -> dict[str, Any]:
     """Record ``episodes`` of a trained run's greedy policy (``run_dir``) or of a scripted one (``policy``,
-    ``module:function`` over a batch of observations, on ``env``) as a Minari dataset in ``out``."""
+    ``module:function`` over a batch of observations, on ``env``) as a Minari dataset in ``out``; ``noise`` makes
+    the behaviour policy noisy (Gaussian on Box actions, as a fraction of the half-range; a random-action
+    probability on discrete ones)."""
     from distrl.datasets import record_episodes, write_episodes
     from distrl.datasets.record import batch_policy, scripted_policy
 
@@ -238,7 +240,9 @@ def record(out: str | Path, run_dir: str | Path | None = None, policy: str | Non
         trained = load_policy(run_dir)
         act, reset, env_id = trained.act, trained.reset, trained.env_id
         algorithm = f"distrl:{trained.system} greedy ({Path(run_dir).name})"
-    eps = record_episodes(env_id, act, episodes, seed, reset)
+    eps = record_episodes(env_id, act, episodes, seed, reset, noise=noise)
+    if noise:
+        algorithm += f" with noise {noise}"
     folder = write_episodes(out, eps, algorithm, force=force)
     returns = eps.returns()
     return {"out": str(folder), "episodes": len(eps), "steps": eps.steps, "mean_return": round(float(returns.mean()), 6),

@@ -78,6 +78,8 @@ def _build_parser() -> argparse.ArgumentParser:
     rec.add_argument("--seed", type=int, default=0, help="env seed of the first episode (then +1 each)")
     rec.add_argument("--out", required=True, help="the dataset folder to write (Minari's layout: OUT/data)")
     rec.add_argument("--force", action="store_true", help="replace a non-empty --out")
+    rec.add_argument("--noise", type=float, default=0.0, help="perturb each action: Gaussian noise of this fraction "
+                     "of the half-range (Box), or this chance of a random action (discrete)")
 
     sub.add_parser("list", help="every system and its settings with defaults")
 
@@ -206,7 +208,7 @@ def _cmd_record(args) -> int:
     from distrl.api import record
 
     _say(json.dumps(record(args.out, run_dir=args.run_dir, policy=args.policy, env=args.env, episodes=args.episodes,
-                           seed=args.seed, force=args.force)))
+                           seed=args.seed, force=args.force, noise=args.noise)))
     return 0
 
 

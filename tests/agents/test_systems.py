@@ -28,7 +28,7 @@ def test_system_module_builds_a_program(name, tmp_path):
     module = get_system(name)
     for attr in ("Config", "DOC", "DEFAULT_TOTAL_STEPS", "RENAMED_SETTINGS", "OLDER_RUN_DEFAULTS", "build", "make_model"):
         assert hasattr(module, attr), attr
-    env = "Pendulum-v1" if name == "apex-ddpg" else "CartPole-v1"
+    env = "Pendulum-v1" if name in ("apex-ddpg", "qt-opt") else "CartPole-v1"
     cfg = module.Config()
     if name == "r2d3":  # learns from demonstrations: it needs a dataset
         from dataclasses import replace

@@ -100,3 +100,45 @@ def test_a_dataset_id_in_the_local_minari_root_loads(tmp_path, monkeypatch):
         write_episodes(tmp_path / "root" / dataset_id, eps, "scripted")
         monkeypatch.chdir(tmp_path)
         assert load_episodes(dataset_id).steps == eps.steps
+
+
+def test_noisy_recording_perturbs_box_actions_within_the_bounds():
+    from distrl.datasets.record import noisy
+
+    space = env_spec("Pendulum-v1").action_space
+    rng = np.random.default_rng(0)
+    actions = np.array([noisy(np.array([1.9], np.float32), space, 0.3, rng) for _ in range(2000)])
+    assert ((actions >= -2.0) & (actions <= 2.0)).all() and (actions < 1.9).mean() > 0.3
+    # away from the bounds, the spread is the noise times the half-range (0.3 x 2)
+    free = np.array([noisy(np.zeros(1, np.float32), space, 0.3, rng) for _ in range(4000)])
+    assert abs(free.std() - 0.6) < 0.05
+
+
+def test_noisy_recording_of_discrete_actions_takes_random_ones_at_the_rate():
+    from distrl.datasets.record import noisy
+
+    space = env_spec("CartPole-v1").action_space
+    rng = np.random.default_rng(0)
+    actions = np.array([int(noisy(np.asarray(0), space, 0.5, rng)) for _ in range(4000)])
+    assert abs((actions == 1).mean() - 0.25) < 0.03  # half are random, half of those are the other action
+    eps = record_episodes("CartPole-v1", lambda obs: 0, episodes=2, noise=1.0)
+    assert 0.3 < np.concatenate(eps.actions).mean() < 0.7  # every action random
+
+
+@settings(max_examples=25, deadline=None)
+@given(noise=st.sampled_from(["-1", "nan", "inf", "-0.5", "ten"]))
+def test_bad_noise_is_one_line(tmp_path_factory, noise):
+    import subprocess
+    import sys
+
+    out = tmp_path_factory.mktemp("n") / "d"
+    r = subprocess.run([sys.executable, "-m", "distrl", "record", "--policy", "distrl.datasets.demonstrators:mountain_car",
+                        "--env", "MountainCar-v0", "--episodes", "1", "--noise", noise, "--out", str(out)],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "Traceback" not in r.stderr, r.stderr
+    assert not out.exists()
+
+
+def test_discrete_noise_above_one_is_refused():
+    with pytest.raises(ConfigError, match="at most 1"):
+        record_episodes("CartPole-v1", lambda obs: 0, episodes=1, noise=1.5)

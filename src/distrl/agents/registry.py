@@ -22,6 +22,7 @@ SYSTEMS = {
     "r2d2": "distrl.agents.r2d2",
     "seed-r2d2": "distrl.agents.seed_r2d2",
     "r2d3": "distrl.agents.r2d3",
+    "qt-opt": "distrl.agents.qt_opt",
 }
 
 

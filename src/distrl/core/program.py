@@ -37,7 +37,10 @@ class Role:
     ``out`` from ``output`` (in shared memory on ``local``). ``in_flight`` is how many steps a component
     may be granted ahead (shared-memory slots on ``local``, calls in flight on ``ray``).
     ``interval_steps`` makes a periodic role: one step each time the run passes that many env steps
-    (an evaluator), instead of stepping as fast as it is granted.
+    (an evaluator), instead of stepping as fast as it is granted. ``env_steps_per_update`` paces a role that
+    steps envs to the learner: its components get no new step while the run's env steps exceed
+    ``free_env_steps + env_steps_per_update * learner updates`` (QT-Opt's actors, which write into a replay with
+    no rate limiter of its own: the replay ratio stays the same on a fast or a slow machine).
     """
 
     name: str
@@ -49,6 +52,8 @@ class Role:
     in_flight: int = 2
     interval_steps: int | None = None
     cpus: float = 1.0  # what a Ray actor of this role reserves
+    env_steps_per_update: float | None = None
+    free_env_steps: int = 0
 
 
 @dataclass(frozen=True)
@@ -198,6 +203,8 @@ class Program:
     # consumed batches one learner version needs (ES: one generation); where a batch made from an older
     # version is wasted work, the trainer lets no more steps run per version than that (see Trainer._release)
     batches_per_version: int | None = None
+    # a run whose roles step no env (offline RL: QT-Opt with online=false) ends after this many learner updates
+    max_updates: int | None = None
 
     def role(self, name: str) -> Role:
         return next(r for r in self.roles if r.name == name)
@@ -220,5 +227,8 @@ class Program:
                 raise ValueError(f"the learner refers to undeclared service '{name}'")
         if self.consumes is not None and not isinstance(self.services.get(self.consumes), Channel):
             raise ValueError(f"the learner consumes '{self.consumes}', which is not a declared channel")
+        for role in self.roles:
+            if role.env_steps_per_update is not None and self.make_learner is None:
+                raise ValueError(f"role '{role.name}' is paced to learner updates, but the program has no learner")
         if len({r.name for r in self.roles}) != len(self.roles):
             raise ValueError("role names must be unique")

@@ -45,6 +45,9 @@ class Learner(Protocol):
 
     def set_hyperparameters(self, values: Mapping[str, float]) -> None: ...
 
+    # optional: ``run_summary() -> dict[str, float]``, numbers over the whole session for ``summary.json``
+    # (QT-Opt's mean target staleness); the trainer calls it where a learner has it
+
 
 class WeightsReader(Protocol):
     """A reader's handle on the :class:`~distrl.core.program.Weights` service."""
@@ -123,6 +126,10 @@ class Backend(Protocol):
         """``values`` to the services; ``components`` (a subset) also to every component."""
 
     def pause(self, paused: bool) -> None: ...
+
+    def hold(self, roles: frozenset[str]) -> None:
+        """Give the components of ``roles`` no new steps (what they have in flight still arrives) until a later
+        call leaves their role out (paced roles, ``Role.env_steps_per_update``)."""
 
     def services(self) -> Mapping[str, Any]:
         """The service adapters, for checkpoints and statistics."""

@@ -150,37 +150,38 @@ def load_episodes(path: str | Path) -> Episodes:
                     dataset.action_space, {"path": str(folder), "algorithm": dataset.storage.metadata.get("algorithm_name")})
 
 
-def check_matches(episodes: Episodes, env_id: str, env) -> None:
-    """One line if the dataset was made on another env or its spaces differ from ``env``'s (an EnvSpec)."""
+def check_matches(episodes: Episodes, env_id: str, env, what: str = "demos") -> None:
+    """One line if the dataset (``what``: demos, offline data) was made on another env or its spaces differ from
+    ``env``'s (an EnvSpec)."""
     where = episodes.meta.get("path", "the dataset")
     if episodes.env_id is not None and episodes.env_id != env_id.split(":")[-1]:
-        raise ConfigError(f"demos at '{where}' were recorded on '{episodes.env_id}', not '{env_id}'")
+        raise ConfigError(f"{what} at '{where}' were recorded on '{episodes.env_id}', not '{env_id}'")
     obs = episodes.observations[0]
     if obs.dtype != env.obs_dtype:
-        raise ConfigError(f"demos at '{where}' have {obs.dtype} observations; '{env_id}' gives {env.obs_dtype}")
+        raise ConfigError(f"{what} at '{where}' have {obs.dtype} observations; '{env_id}' gives {env.obs_dtype}")
     if tuple(obs.shape[1:]) != tuple(env.obs_shape):
-        raise ConfigError(f"demos at '{where}' have observations of shape {tuple(obs.shape[1:])}; '{env_id}' has "
+        raise ConfigError(f"{what} at '{where}' have observations of shape {tuple(obs.shape[1:])}; '{env_id}' has "
                           f"{tuple(env.obs_shape)}")
     act = episodes.actions[0]
     if tuple(act.shape[1:]) != tuple(env.action_shape):
-        raise ConfigError(f"demos at '{where}' have actions of shape {tuple(act.shape[1:])}; '{env_id}' has "
+        raise ConfigError(f"{what} at '{where}' have actions of shape {tuple(act.shape[1:])}; '{env_id}' has "
                           f"{tuple(env.action_shape)}")
     if env.discrete:
         if not np.issubdtype(act.dtype, np.integer):
-            raise ConfigError(f"demos at '{where}' have {act.dtype} actions; '{env_id}' takes integers "
+            raise ConfigError(f"{what} at '{where}' have {act.dtype} actions; '{env_id}' takes integers "
                               f"0..{env.action_space.n - 1}")
         low = min(int(a.min()) for a in episodes.actions if len(a))
         high = max(int(a.max()) for a in episodes.actions if len(a))
         if low < 0 or high >= env.action_space.n:
-            raise ConfigError(f"demos at '{where}' have actions from {low} to {high}; '{env_id}' takes "
+            raise ConfigError(f"{what} at '{where}' have actions from {low} to {high}; '{env_id}' takes "
                               f"0..{env.action_space.n - 1}")
     if not env.discrete:
         low, high = env.action_space.low, env.action_space.high
         outside = [a for a in episodes.actions if len(a) and ((a < low - 1e-6) | (a > high + 1e-6)).any()]
         if outside:
-            raise ConfigError(f"demos at '{where}' have actions outside the action bounds of '{env_id}' "
+            raise ConfigError(f"{what} at '{where}' have actions outside the action bounds of '{env_id}' "
                               f"[{low.min()}, {high.max()}]")
     for name, arrays in (("observations", episodes.observations), ("rewards", episodes.rewards),
                          ("actions", episodes.actions)):
         if any(not np.isfinite(a).all() for a in arrays if np.issubdtype(a.dtype, np.floating)):
-            raise ConfigError(f"demos at '{where}' hold non-finite {name}")
+            raise ConfigError(f"{what} at '{where}' hold non-finite {name}")

@@ -26,14 +26,34 @@ def scripted_policy(spec: str) -> Callable[[np.ndarray], np.ndarray]:
     return fn
 
 
+def noisy(action: np.ndarray, space, noise: float, rng: np.random.Generator) -> np.ndarray:
+    """The behaviour policy's action: for a Box, Gaussian noise of ``noise`` times the half-range, clipped to the
+    bounds; for a discrete space, a uniformly random action with probability ``noise``."""
+    if noise == 0.0:
+        return action
+    if hasattr(space, "n"):
+        return np.asarray(rng.integers(space.n)) if rng.random() < noise else action
+    half = (space.high - space.low) / 2.0
+    return np.clip(action + noise * half * rng.standard_normal(space.shape), space.low, space.high)
+
+
 def record_episodes(env_id: str, act: Callable[[np.ndarray], object], episodes: int, seed: int = 0,
-                    reset: Callable[[], None] | None = None) -> Episodes:
-    """Play ``episodes`` with ``act`` (one observation in, one action out), calling ``reset`` at episode starts."""
+                    reset: Callable[[], None] | None = None, noise: float = 0.0) -> Episodes:
+    """Play ``episodes`` with ``act`` (one observation in, one action out), calling ``reset`` at episode starts;
+    ``noise`` > 0 perturbs each action (:func:`noisy`): offline datasets are often recorded that way, so that
+    they cover more actions than one deterministic policy takes."""
     from distrl.envs import make_env
 
     if episodes < 1:
         raise ConfigError(f"--episodes must be >= 1; got {episodes}")
+    if not 0.0 <= noise < float("inf"):
+        raise ConfigError(f"--noise must be a number >= 0 (a fraction of the action range, or a probability for "
+                          f"discrete actions); got {noise}")
+    rng = np.random.default_rng(seed)
     env = make_env(env_id)
+    if hasattr(env.action_space, "n") and noise > 1.0:
+        env.close()
+        raise ConfigError(f"--noise is the chance of a random action for discrete actions: at most 1; got {noise}")
     out = Episodes([], [], [], [], [], env_id.split(":")[-1], env.observation_space, env.action_space)
     try:
         for ep in range(episodes):
@@ -46,6 +66,7 @@ def record_episodes(env_id: str, act: Callable[[np.ndarray], object], episodes: 
                 action = np.asarray(act(obs))
                 if not env.action_space.contains(action.astype(env.action_space.dtype)):
                     raise ConfigError(f"the policy returned {action!r}, not an action of {env.action_space}")
+                action = noisy(action, env.action_space, noise, rng)
                 obs, reward, terminated, truncated, _ = env.step(action.astype(env.action_space.dtype))
                 o.append(obs), a.append(action), r.append(reward), te.append(terminated), tr.append(truncated)
                 done = terminated or truncated

@@ -78,6 +78,8 @@ class Trainer:
             if program.consumes else 0
         self.interrupted = False
         self.stopped: str | None = None
+        self._paced = [r for r in program.roles if r.env_steps_per_update is not None]
+        self._held_roles: frozenset[str] = frozenset()
 
     # --- life cycle ------------------------------------------------------------------------------
     def start(self) -> None:
@@ -159,7 +161,10 @@ class Trainer:
     @property
     def done(self) -> bool:
         cfg = self.cfg
-        if self.env_steps >= cfg.total_steps:
+        if self.program.max_updates is not None:  # steps no env (offline): the budget is learner updates
+            if self.updates >= self.program.max_updates:
+                return True
+        elif self.env_steps >= cfg.total_steps:
             return True
         return cfg.max_wall_s is not None and time.perf_counter() - self._t_start >= cfg.max_wall_s
 
@@ -217,7 +222,7 @@ class Trainer:
     def _push_hyperparameters(self, force: bool = False) -> None:
         if not self.base:
             return
-        progress = self.env_steps / max(self.cfg.total_steps, 1)
+        progress = self.progress
         now = {k: h.at(progress, self.base[k]) for k, h in self.program.hyperparameters.items()}
         changed = {k: v for k, v in now.items() if force or self._applied.get(k) != v}
         if not changed:
@@ -229,6 +234,21 @@ class Trainer:
             to_components = {k: v for k, v in changed.items() if self.program.hyperparameters[k].components}
             self.backend.set_hyperparameters(changed, to_components)
 
+    @property
+    def progress(self) -> float:
+        """How far through its budget the run is (what schedules scale with)."""
+        if self.program.max_updates is not None:
+            return self.updates / max(self.program.max_updates, 1)
+        return self.env_steps / max(self.cfg.total_steps, 1)
+
+    def _pace(self) -> None:
+        """Hold back the paced roles whose env steps ran ahead of the learner (``Role.env_steps_per_update``)."""
+        held = frozenset(r.name for r in self._paced
+                         if self.env_steps > r.free_env_steps + r.env_steps_per_update * self.learner.version)
+        if held != self._held_roles:
+            self._held_roles = held
+            self.backend.hold(held)
+
     # --- one iteration ---------------------------------------------------------------------------
     def _iterate(self) -> None:
         t0 = time.perf_counter()
@@ -237,6 +257,8 @@ class Trainer:
         version = self.learner.version if self.learner else 0
         for info in reports:
             self._account(info, version)
+        if self._paced:
+            self._pace()
         metrics, t1, release = None, time.perf_counter(), None
         if self.program.consumes is not None:
             item = self.backend.next_batch(0.0 if reports else 0.05)
@@ -396,6 +418,8 @@ class Trainer:
         if self.stopped:
             summary["stopped"] = self.stopped
         summary.update({k: num(v) for k, v in services.items()})
+        if self.learner is not None and hasattr(self.learner, "run_summary"):
+            summary.update({k: num(v) for k, v in self.learner.run_summary().items()})
         if dropped is not None:
             summary["unrolls_dropped"] = dropped
         if nodes is not None:

@@ -39,7 +39,8 @@ class ReplayLearner:
         self.nonfinite = 0  # updates skipped because the loss or the gradient was not finite
 
     def update(self, batch: SampledBatch) -> tuple[float | None, np.ndarray | None]:
-        """One update from ``batch``: (loss, |delta| as new priorities), or (None, None) if it was not applied."""
+        """One update from ``batch``: (loss, |delta| as new priorities, or None for a uniform replay), or
+        (None, None) if it was not applied."""
         raise NotImplementedError
 
     def set_hyperparameters(self, values: Mapping[str, float]) -> None:
@@ -52,7 +53,7 @@ class ReplayLearner:
     def step(self, batch=None) -> dict[str, float] | None:
         losses, tried = [], 0
         while tried < self.max_updates_per_step:
-            sampled = self.replay.sample(self.cfg.batch_size, beta=self.cfg.priority_beta)
+            sampled = self.replay.sample(self.cfg.batch_size, beta=getattr(self.cfg, "priority_beta", 1.0))
             if sampled is None:
                 break
             tried += 1
@@ -63,7 +64,9 @@ class ReplayLearner:
             if loss is None:  # a non-finite loss or gradient: not applied, priorities left as they were
                 self.nonfinite += 1
                 continue
-            if is_demo is not None:
+            if td_abs is None:  # a uniform replay (QT-Opt's training buffer): no priorities to write
+                pass
+            elif is_demo is not None:
                 agent = self.mixer.update(is_demo, td_abs)
                 self.replay.update_priorities(sampled.slots[agent], td_abs[agent])
             else:

@@ -52,6 +52,7 @@ class InlineBackend:
         self.requested: list[Worker] = []
         self.next = 0
         self.paused = False
+        self.held: frozenset[str] = frozenset()
         self.hyper: dict = {}
         self.transport_s = 0.0
 
@@ -109,7 +110,7 @@ class InlineBackend:
                 w.handle.set_hyperparameters(components)
 
     def _may_step(self, w: Worker) -> bool:
-        if w.role.interval_steps is not None:
+        if w.role.interval_steps is not None or w.role.name in self.held:
             return False
         if w.feeds:  # no further ahead of the learner than one batch
             return len(self.ready) + self._fed() < self.batch
@@ -169,6 +170,9 @@ class InlineBackend:
 
     def pause(self, paused: bool) -> None:
         self.paused = paused
+
+    def hold(self, roles: frozenset[str]) -> None:
+        self.held = frozenset(roles)
 
     def stats(self) -> dict:
         return {"block_s": 0.0, "transport_s": self.transport_s}

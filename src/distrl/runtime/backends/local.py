@@ -80,6 +80,7 @@ class LocalBackend:
         self.reports: list[dict] = []
         self.hyper: dict = {}
         self.paused = False
+        self.held: frozenset[str] = frozenset()
         self._pending_restarts = 0
         self._last_check = 0.0
         self._closed = False
@@ -195,6 +196,7 @@ class LocalBackend:
             return
         while True:
             open_ = [w for w in self.workers if w.conn is not None and w.role.interval_steps is None
+                     and w.role.name not in self.held
                      and len(w.outstanding) < w.role.in_flight and self.free.get(w.role.name, True)]
             if not open_ or not self._grant(min(open_, key=lambda k: len(k.outstanding))):
                 return  # (a failed grant means a death, whose handling dispatched again)
@@ -210,6 +212,12 @@ class LocalBackend:
             now = time.monotonic()
             for w in self.workers:  # time spent paused is not time stuck
                 w.granted_at = now
+            self._dispatch()
+
+    def hold(self, roles: frozenset[str]) -> None:
+        released = bool(self.held - set(roles))
+        self.held = frozenset(roles)
+        if released:
             self._dispatch()
 
     # --- data ------------------------------------------------------------------------------------

@@ -185,6 +185,7 @@ class RayBackend:
         self.node_ids: set[str] = set()
         self.hyper: dict = {}  # hyperparameters for components: sent with every call (a restarted one gets them too)
         self.paused = False
+        self.held: frozenset[str] = frozenset()
         self.transport_s = 0.0
         self._restarts = 0
 
@@ -260,7 +261,8 @@ class RayBackend:
         # outputs waiting for the learner beyond the component's share count against its in_flight (as held
         # slots do on local): a component runs ahead of the learner by at most in_flight steps and its share
         ahead = max(w.held - w.hold, 0)
-        if self.paused or w.role.interval_steps is not None or len(w.inflight) + ahead >= w.role.in_flight:
+        if self.paused or w.role.interval_steps is not None or len(w.inflight) + ahead >= w.role.in_flight \
+                or w.role.name in self.held:
             return False
         if emits_to_replay(self.program, w.role):
             return self.adapters[w.role.emits].admits()
@@ -392,6 +394,10 @@ class RayBackend:
         if not paused:
             for w in self.workers:  # time spent paused is not time stuck
                 w.call_started = time.monotonic()
+        self._fill()
+
+    def hold(self, roles: frozenset[str]) -> None:
+        self.held = frozenset(roles)
         self._fill()
 
     def stats(self) -> dict:

@@ -314,6 +314,12 @@ class ServedPartitions:
 
     @property
     def size(self) -> int:
+        """A writer's count comes back with its adds and samples; a reader that never adds (QT-Opt's Bellman
+        updaters) asks the server whenever it holds no prefetched batch."""
+        if self._pending is None and not self._batches:
+            import ray
+
+            self._size = ray.get(self.server.size.remote())
         return self._size
 
     def add(self, partition: int, items: dict) -> None:
@@ -326,6 +332,8 @@ class ServedPartitions:
     def sample(self, batch: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
         import ray
 
+        if self._batches and len(next(iter(self._batches[-1].values()))) != batch:
+            self._batches = []  # prefetched at another batch size
         if not self._batches:
             self._batches, self._size = ray.get(self.server.sample.remote(batch, self.prefetch, int(rng.integers(2**63))))
         return {k: v.copy() for k, v in self._batches.pop().items()}  # the object store's arrays are read-only

@@ -1,0 +1,63 @@
+"""QT-Opt's Bellman updaters scale apart from the trainer: target throughput for 1..N updaters, and where the
+bottleneck moves (arXiv:1806.10293 section 5 ran ~10 updaters per trainer).
+
+Offline-only runs (``online=false``: no actors compete for the cores) from a dataset of random Pendulum-v1
+episodes, each ``--wall`` seconds of training with ``num_updaters`` in ``--updaters``; per run the targets the
+updaters wrote per second (the training buffer's insert rate), trainer updates per second, the trainer's wait
+fraction (waiting for targets) and the mean target staleness. While the updaters are the bottleneck the trainer
+waits and targets/s grows with their count; once it stops growing the cores (or the trainer at
+``samples_per_insert`` samples per target) are the limit.
+
+    python benchmarks/qt_opt_updaters.py --updaters 1 2 3 4 --wall 40
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+import distrl
+from distrl.datasets import record_episodes, write_episodes
+
+
+def inserted_per_s(run: Path) -> float:
+    rows = list(csv.DictReader(open(run / "metrics.csv")))
+    total, last = 0.0, 0.0
+    for r in rows:
+        wall = float(r["wall_s"])
+        total += float(r.get("insert_rate") or 0.0) * (wall - last)
+        last = wall
+    return total / max(last, 1e-9)
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--updaters", type=int, nargs="+", default=[1, 2, 3, 4])
+    p.add_argument("--wall", type=float, default=40.0)
+    p.add_argument("--seed", type=int, default=0)
+    args = p.parse_args()
+    rng = np.random.default_rng(args.seed)
+    print(f"Pendulum-v1, offline-only, {args.wall:.0f} s per run, {os.cpu_count()} cores, defaults otherwise")
+    print("| updaters | targets/s | trainer updates/s | trainer wait fraction | target staleness (updates) |")
+    print("|---|---|---|---|---|")
+    with tempfile.TemporaryDirectory() as tmp:
+        data = Path(tmp) / "data"
+        write_episodes(data, record_episodes("Pendulum-v1", lambda obs: rng.uniform(-2, 2, 1).astype(np.float32),
+                                             episodes=50), "uniform random")
+        for n in args.updaters:
+            run = Path(tmp) / f"u{n}"
+            s = distrl.train("qt-opt", env="Pendulum-v1", run_dir=str(run), seed=args.seed, online=False,
+                             offline=str(data), offline_updates=10**9, max_wall_s=args.wall, num_updaters=n)
+            summary = json.loads((run / "summary.json").read_text())
+            print(f"| {n} | {inserted_per_s(run):,.0f} | {s['learner_updates'] / s['wall_s']:,.0f} | "
+                  f"{summary['learner_wait_frac']:.2f} | {summary['target_staleness_mean']:.0f} |", flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,61 @@
+"""The cross-entropy method over a Q-function's actions, and QT-Opt's clipped double-Q target.
+
+QT-Opt (Kalashnikov et al. 2018, arXiv:1806.10293, section 4.2) has no policy network: the action is
+argmax_a Q(s, a), found by CEM (Rubinstein & Kroese 2004), for acting and for the Bellman target alike.
+Each iteration draws ``samples`` actions per state from a Gaussian, keeps the ``elites`` best by Q and refits
+the Gaussian to them (mean and standard deviation per action dimension); the paper uses 2 iterations of 64
+samples and 6 elites. Everything here is batched: one call scores ``[B, samples]`` actions at once.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from distrl.ops._checks import check_float, check_tensor
+
+
+def cem_maximize(score, low: torch.Tensor, high: torch.Tensor, batch: int, iterations: int = 2, samples: int = 64,
+                 elites: int = 6, generator: torch.Generator | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+    """Approximately maximise ``score(actions [B, N, A]) -> [B, N]`` over the box ``[low, high]`` (each ``[A]``)
+    for ``batch`` independent problems. The first Gaussian is centred in the box with half its width as the
+    standard deviation; samples are clipped into the box. Returns the best action seen over all iterations
+    ``[B, A]`` and its score ``[B]`` (so more iterations never return a worse action)."""
+    check_tensor("low", low, rank=1)
+    check_float("low", low)
+    check_tensor("high", high, shape=tuple(low.shape))
+    if not bool((high >= low).all()):
+        raise ValueError("high must be >= low in every action dimension")
+    if iterations < 1 or samples < 1 or not 1 <= elites <= samples:
+        raise ValueError(f"need iterations >= 1 and 1 <= elites <= samples; got {iterations}, {samples}, {elites}")
+    A = low.shape[0]
+    mean = ((low + high) / 2).expand(batch, A)
+    std = ((high - low) / 2).expand(batch, A)
+    rows = torch.arange(batch)
+    best_action, best_score = mean.clone(), torch.full((batch,), -torch.inf, dtype=low.dtype)
+    with torch.no_grad():
+        for _ in range(iterations):
+            noise = torch.randn((batch, samples, A), generator=generator, dtype=low.dtype)
+            actions = torch.maximum(torch.minimum(mean.unsqueeze(1) + std.unsqueeze(1) * noise, high), low)
+            scores = score(actions)
+            check_tensor("score(actions)", scores, shape=(batch, samples))
+            top, idx = scores.topk(elites, dim=1)
+            better = top[:, 0] > best_score
+            best_action = torch.where(better.unsqueeze(1), actions[rows, idx[:, 0]], best_action)
+            best_score = torch.where(better, top[:, 0], best_score)
+            chosen = actions[rows.unsqueeze(1), idx]  # [B, elites, A]
+            mean, std = chosen.mean(1), chosen.std(1, unbiased=False)
+    return best_action, best_score
+
+
+def clipped_double_q_target(rewards: torch.Tensor, discounts: torch.Tensor, q1_next: torch.Tensor,
+                            q2_next: torch.Tensor) -> torch.Tensor:
+    """QT-Opt's target (arXiv:1806.10293, section 4.2, after Fujimoto et al. 2018's clipped double Q):
+    y = r + gamma (1 - done) min(Q1'(s', a*), Q2'(s', a*)), with a* the CEM argmax of the first target network.
+    All ``[B]``; ``discounts`` = gamma^n (1 - done). The minimum of two differently lagged networks keeps the
+    overestimation of a max over actions from compounding."""
+    check_tensor("rewards", rewards, rank=1)
+    check_float("rewards", rewards)
+    for name, x in (("discounts", discounts), ("q1_next", q1_next), ("q2_next", q2_next)):
+        check_tensor(name, x, shape=tuple(rewards.shape))
+    with torch.no_grad():
+        return rewards + discounts * torch.minimum(q1_next, q2_next)
