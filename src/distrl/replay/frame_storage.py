@@ -20,6 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from distrl.core.types import ArraySpec
+from distrl.replay.memory import check_fits
 from distrl.replay.storage import OverItemRing, RingStorage
 
 
@@ -41,6 +42,8 @@ class FrameStackStorage(OverItemRing):
         inner.update({f"{f}_frames": ArraySpec((self.depth,), "int64") for f in stack_fields})
         inner["chunk_first_frame"] = ArraySpec((), "int64")  # frame counter when the item's batch was written
         self.items = RingStorage(inner, capacity, prefault=prefault)
+        check_fits(self.frame_capacity * int(np.prod(self.frame_shape)) * self.frame_dtype.itemsize,
+                   f"a frame ring of {self.frame_capacity:,} frames")
         self.frames = np.empty((self.frame_capacity,) + self.frame_shape, dtype=self.frame_dtype)
         if prefault:
             self.frames.fill(0)

@@ -25,6 +25,7 @@ from safetensors.numpy import load_file, save_file
 
 from distrl.core.types import ArraySpec
 from distrl.replay.buffer import SampledBatch
+from distrl.replay.memory import check_fits
 
 
 class PartitionedReplay:
@@ -33,6 +34,8 @@ class PartitionedReplay:
             raise ValueError(f"each partition must hold more than one chunk: capacity {capacity} <= window {window}")
         self.spec, self.partitions, self.capacity, self.window = spec, partitions, capacity, window
         self.args = (spec, partitions, capacity, window)  # an empty twin elsewhere: PartitionedReplay(*args)
+        check_fits(partitions * capacity * sum(s.nbytes for s in spec.values()),
+                   f"a replay of {partitions} partitions x {capacity:,} items")
         self._tensors = {k: torch.from_numpy(s.empty((partitions, capacity))).share_memory_() for k, s in spec.items()}
         self._counts = torch.zeros((partitions, 3), dtype=torch.int64).share_memory_()  # [next, size, sequence]
         self._views()

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from distrl.core.types import ArraySpec
+from distrl.replay.memory import check_fits
 
 
 class RingStorage:
@@ -18,6 +19,7 @@ class RingStorage:
             raise ValueError(f"capacity must be >= 1, got {capacity}")
         self.spec = spec
         self.capacity = capacity
+        check_fits(capacity * sum(s.nbytes for s in spec.values()), f"a replay ring of {capacity:,} items")
         self.arrays = {name: np.empty((capacity,) + s.shape, dtype=s.dtype) for name, s in spec.items()}
         if prefault:
             for a in self.arrays.values():

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from distrl.replay.memory import check_fits
+
 
 def _kernels():
     try:
@@ -38,6 +40,7 @@ class SumTree:
         self.capacity = capacity
         self.size = 1 << max(int(np.ceil(np.log2(capacity))), 0)
         self.depth = int(np.log2(self.size))
+        check_fits(2 * self.size * 8, f"a priority tree over {capacity:,} items")
         self.tree = np.zeros(2 * self.size, dtype=np.float64)
 
     @property

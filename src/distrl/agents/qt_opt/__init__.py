@@ -4,7 +4,7 @@ from distrl.agents.qt_opt.builder import build
 from distrl.agents.qt_opt.config import QTOptConfig as Config
 from distrl.agents.qt_opt.networks import make_model
 
-DEFAULT_TOTAL_STEPS = 30_000
+DEFAULT_TOTAL_STEPS = 45_000
 DOC = ("Q(s, a) maximised by CEM; Bellman updaters label transitions with clipped double-Q targets apart from "
        "the trainer; offline + online data (arXiv:1806.10293).")
 
