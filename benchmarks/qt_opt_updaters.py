@@ -31,7 +31,7 @@ def inserted_per_s(run: Path) -> float:
     total, last = 0.0, 0.0
     for r in rows:
         wall = float(r["wall_s"])
-        total += float(r.get("insert_rate") or 0.0) * (wall - last)
+        total += float(r.get("targets_insert_rate") or 0.0) * (wall - last)  # the training buffer's column
         last = wall
     return total / max(last, 1e-9)
 

@@ -133,7 +133,6 @@ def test_the_trainer_regresses_q_and_moves_its_two_target_networks_as_set():
     assert losses[-1] < 0.2 * losses[0]
     v0 = learner.version  # every target was made by version 0: staleness is the version at each of the 64 updates
     assert learner.step()["target_staleness"] == pytest.approx(v0 + 31.5)
-    assert learner.run_summary()["target_staleness_mean"] > 0
 
 
 @pytest.mark.parametrize("runtime", ["inline", "local", "ray"])

@@ -205,6 +205,8 @@ class Program:
     batches_per_version: int | None = None
     # a run whose roles step no env (offline RL: QT-Opt with online=false) ends after this many learner updates
     max_updates: int | None = None
+    # learner metrics whose mean over the session goes into summary.json as <name>_mean (QT-Opt's target staleness)
+    summary_metrics: tuple[str, ...] = ()
 
     def role(self, name: str) -> Role:
         return next(r for r in self.roles if r.name == name)

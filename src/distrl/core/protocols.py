@@ -45,9 +45,6 @@ class Learner(Protocol):
 
     def set_hyperparameters(self, values: Mapping[str, float]) -> None: ...
 
-    # optional: ``run_summary() -> dict[str, float]``, numbers over the whole session for ``summary.json``
-    # (QT-Opt's mean target staleness); the trainer calls it where a learner has it
-
 
 class WeightsReader(Protocol):
     """A reader's handle on the :class:`~distrl.core.program.Weights` service."""

@@ -80,6 +80,7 @@ class Trainer:
         self.stopped: str | None = None
         self._paced = [r for r in program.roles if r.env_steps_per_update is not None]
         self._held_roles: frozenset[str] = frozenset()
+        self._summary_sums = {k: [0.0, 0] for k in program.summary_metrics}  # whole-session means for summary.json
 
     # --- life cycle ------------------------------------------------------------------------------
     def start(self) -> None:
@@ -286,6 +287,10 @@ class Trainer:
             iv.learn_s += t2 - t1
             tot.learn_s += t2 - t1
             iv.add_metrics(metrics)
+            for key, sums in self._summary_sums.items():
+                if key in metrics:
+                    sums[0] += metrics[key]
+                    sums[1] += 1
             if self.learner.version != self._published:
                 self.backend.publish(self.learner.get_weights, self.learner.version)
                 self._published = self.learner.version
@@ -418,8 +423,8 @@ class Trainer:
         if self.stopped:
             summary["stopped"] = self.stopped
         summary.update({k: num(v) for k, v in services.items()})
-        if self.learner is not None and hasattr(self.learner, "run_summary"):
-            summary.update({k: num(v) for k, v in self.learner.run_summary().items()})
+        for key, (total, count) in self._summary_sums.items():
+            summary[f"{key}_mean"] = num(total / count) if count else None
         if dropped is not None:
             summary["unrolls_dropped"] = dropped
         if nodes is not None:

@@ -97,4 +97,4 @@ def build(cfg: QTOptConfig, ctx: BuildContext) -> Program:
     return Program(roles=(*roles, *evaluator_roles(ctx, partial(make_model, env, cfg))), services=services,
                    make_learner=partial(_learner, env, cfg), learner_uses=("targets",),
                    hyperparameters={"lr": Hyperparameter(cfg.lr, cfg.lr_schedule)},
-                   max_updates=None if cfg.online else cfg.offline_updates)
+                   max_updates=None if cfg.online else cfg.offline_updates, summary_metrics=("target_staleness",))

@@ -4,8 +4,8 @@ It never runs CEM: the max over actions is the updaters' work (``updater.py``). 
 training buffer uniformly, takes one Huber-loss step on Q(s, a) - y, Polyak-averages the first target network
 and, every ``target_lag_updates`` updates, copies the online network into the lagged one. The three networks
 are one module (``networks.py``), published as one weight vector: updaters read the targets from it.
-Target staleness (this version minus the version whose targets made y) is reported per metrics row and for
-the whole run in ``summary.json``.
+Target staleness (this version minus the version whose target networks made y) is a learner metric: per
+metrics row, and its session mean in ``summary.json`` (the program's ``summary_metrics``).
 """
 
 from __future__ import annotations
@@ -26,8 +26,7 @@ class QTOptLearner(ReplayLearner):
         self.online_params = list(self.q.parameters())
         self.optimizer = torch.optim.Adam(self.online_params, lr=cfg.lr, foreach=True)
         super().__init__(cfg, targets, {"lr": self.optimizer})
-        self.staleness: list[float] = []  # per update, since the last metrics
-        self.staleness_sum, self.staleness_count = 0.0, 0
+        self.staleness: list[float] = []  # per update, since the last learner step
 
     def update(self, batch: SampledBatch) -> tuple[float | None, None]:
         t = tensors(batch)
@@ -38,10 +37,7 @@ class QTOptLearner(ReplayLearner):
             torch._foreach_lerp_(list(self.nets.polyak.parameters()), self.online_params, self.cfg.target_tau)
             if (self.updates + 1) % self.cfg.target_lag_updates == 0:
                 torch._foreach_copy_(list(self.nets.lagged.parameters()), self.online_params)
-        stale = float(self.version - batch.items["version"].mean())
-        self.staleness.append(stale)
-        self.staleness_sum += stale
-        self.staleness_count += 1
+        self.staleness.append(float(self.version - batch.items["version"].mean()))
         return float(loss.detach()), None
 
     def step(self, batch=None):
@@ -50,9 +46,6 @@ class QTOptLearner(ReplayLearner):
             out["target_staleness"] = float(np.mean(self.staleness))
             self.staleness.clear()
         return out
-
-    def run_summary(self) -> dict[str, float]:
-        return {"target_staleness_mean": self.staleness_sum / max(self.staleness_count, 1)}
 
     def get_weights(self) -> np.ndarray:
         return to_flat(self.nets.parameters())
