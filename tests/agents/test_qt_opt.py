@@ -179,6 +179,8 @@ def test_an_offline_only_run_trains_from_a_dataset_with_no_env_step(tmp_path):
     s = distrl.train("qt-opt", env="Pendulum-v1", runtime="local", run_dir=str(run),
                      **{**SMALL, "online": False, "offline": str(data), "offline_updates": 300})
     assert s["env_steps"] == 0 and s["learner_updates"] >= 300
+    # checkpoints of a run that steps no env are named by learner updates, so a newer one never replaces an older
+    assert sorted((run / "checkpoints").glob("step-*"))[-1].name == f"step-{s['learner_updates']:012d}"
     assert distrl.evaluate(run, episodes=1)["episodes"] == 1
 
 
@@ -199,6 +201,14 @@ def test_a_dataset_of_another_env_is_one_line(tmp_path):
     with pytest.raises(ConfigError, match="offline: offline data at .* recorded on 'MountainCarContinuous-v0'"):
         distrl.train("qt-opt", env="Pendulum-v1", runtime="inline", total_steps=100, run_dir=str(tmp_path / "r"),
                      offline=str(tmp_path / "d"))
+
+
+def test_a_replay_smaller_than_min_replay_is_refused_not_left_waiting(tmp_path):
+    from distrl.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="fewer transitions than min_replay"):
+        distrl.train("qt-opt", env="Pendulum-v1", runtime="inline", total_steps=100, run_dir=str(tmp_path / "r"),
+                     replay_size=1000, min_replay=2000)
 
 
 def test_a_discrete_env_is_refused(tmp_path):

@@ -46,6 +46,10 @@ def record_episodes(env_id: str, act: Callable[[np.ndarray], object], episodes: 
 
     if episodes < 1:
         raise ConfigError(f"--episodes must be >= 1; got {episodes}")
+    try:
+        noise = float(noise)
+    except (TypeError, ValueError):
+        raise ConfigError(f"--noise must be a number >= 0; got {noise!r}") from None
     if not 0.0 <= noise < float("inf"):
         raise ConfigError(f"--noise must be a number >= 0 (a fraction of the action range, or a probability for "
                           f"discrete actions); got {noise}")

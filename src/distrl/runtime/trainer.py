@@ -481,7 +481,9 @@ class Trainer:
             for adapter in adapters.values():
                 adapter.save(folder)
 
-        return save_checkpoint(self.run_dir / "checkpoints", self.env_steps, modules, optimizers, counters,
+        # named by env steps; by learner updates where the run steps no env (offline), so that names still advance
+        position = self.updates if self.program.max_updates is not None else self.env_steps
+        return save_checkpoint(self.run_dir / "checkpoints", position, modules, optimizers, counters,
                                keep=self.cfg.keep_checkpoints, extra=save_services)
 
     def _restore(self, folder: Path) -> None:

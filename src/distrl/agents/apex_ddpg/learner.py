@@ -8,6 +8,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from distrl.agents.common.optim import polyak_
 from distrl.agents.common.replay_learner import ReplayLearner, tensors
 from distrl.models import to_flat
 from distrl.ops import ddpg_critic_target
@@ -37,8 +38,7 @@ class ApexDDPGLearner(ReplayLearner):
         actor_loss = -self.model.q(t["obs"], self.model.mu(t["obs"])).mean()  # dQ/da through mu only
         if not self.finite_step(actor_loss, self.actor_params, self.actor_opt):
             return None, None
-        with torch.no_grad():
-            torch._foreach_lerp_(list(self.target.parameters()), self.params, cfg.target_tau)
+        polyak_(self.target, self.params, cfg.target_tau)
         return float(critic_loss.detach()), delta.detach().abs().numpy()
 
     def get_weights(self) -> np.ndarray:

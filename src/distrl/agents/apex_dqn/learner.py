@@ -5,10 +5,9 @@ from __future__ import annotations
 import copy
 
 import numpy as np
-import torch
 
 from distrl.agents.common.dqn_loss import dqn_loss
-from distrl.agents.common.optim import make_optimizer
+from distrl.agents.common.optim import make_optimizer, polyak_
 from distrl.agents.common.replay_learner import ReplayLearner, tensors
 from distrl.models import to_flat
 from distrl.replay import SampledBatch
@@ -29,8 +28,7 @@ class ApexDQNLearner(ReplayLearner):
         if not self.finite_step(loss, self.params, self.optimizer):
             return None, None
         if cfg.target_tau is not None:
-            with torch.no_grad():
-                torch._foreach_lerp_(list(self.target.parameters()), self.params, cfg.target_tau)
+            polyak_(self.target, self.params, cfg.target_tau)
         elif (self.updates + 1) % cfg.target_update_period == 0:
             self.target.load_state_dict(self.model.state_dict())
         return float(loss.detach()), delta.detach().abs().numpy()

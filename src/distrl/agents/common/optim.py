@@ -22,3 +22,10 @@ def scheduled_lr(lr: float, schedule: str, progress: float) -> float:
     if schedule == "linear":
         return lr * max(1.0 - progress, 0.0)
     return lr
+
+
+def polyak_(target: torch.nn.Module, params: list[torch.Tensor], tau: float) -> None:
+    """Soft target update, in place and fused: target <- target + tau (params - target) (DDPG, Lillicrap et al.
+    2016, arXiv:1509.02971 section 3; Ape-X DQN's and DDPG's targets, QT-Opt's first target network)."""
+    with torch.no_grad():
+        torch._foreach_lerp_(list(target.parameters()), list(params), tau)

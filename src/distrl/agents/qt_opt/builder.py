@@ -10,12 +10,15 @@
 
 The actors are paced to the trainer (``Role.env_steps_per_update``): the online replay has no rate limiter
 of its own, and without one the updates per env step would depend on how fast this machine's envs run.
-With ``online=false`` there are no actors and the run lasts ``offline_updates`` trainer updates.
+With ``online=false`` there are no actors (and no periodic evaluator) and the run lasts ``offline_updates``
+trainer updates.
 """
 
 from __future__ import annotations
 
 from functools import partial
+
+import numpy as np
 
 from distrl.agents.common.evaluator import evaluator_roles
 from distrl.agents.common.transition_actor import chunk_spec, item_spec
@@ -42,6 +45,7 @@ from distrl.core.program import (
 from distrl.core.system import BuildContext
 from distrl.errors import ConfigError
 from distrl.replay import Replay
+from distrl.replay.memory import check_fits
 
 
 def _actor(env_id, env, cfg, index, seed, handles):
@@ -66,7 +70,23 @@ def checked(cfg: QTOptConfig, ctx: BuildContext) -> QTOptConfig:
         raise ConfigError(f"cem_elites ({cfg.cem_elites}) must be at most cem_samples ({cfg.cem_samples})")
     if not cfg.online and not cfg.offline:
         raise ConfigError("online=false trains from offline data alone: give it a dataset with --set offline=DIR")
+    low, high = env.action_space.low, env.action_space.high
+    if not (np.isfinite(low).all() and np.isfinite(high).all()):
+        raise ConfigError(f"qt-opt samples actions inside the action box, so it needs finite bounds; '{ctx.env_id}' has "
+                          f"[{low.min()}, {high.max()}]")
+    window = next(iter(chunk_spec(env, cfg.num_envs, cfg.unroll_length, cfg.n_step).values())).shape[0]
+    if cfg.online and partition_capacity(cfg, window) * cfg.num_actors < cfg.min_replay:
+        raise ConfigError(f"replay_size ({cfg.replay_size}) holds fewer transitions than min_replay ({cfg.min_replay}): "
+                          f"the updaters would never start on online data")
+    # CEM scores updater_batch x cem_samples actions through the first hidden layer at once
+    check_fits(4 * cfg.updater_batch * cfg.cem_samples * max(cfg.hidden or (1,)),
+               f"CEM over {cfg.updater_batch} states x {cfg.cem_samples} samples")
     return cfg
+
+
+def partition_capacity(cfg: QTOptConfig, window: int) -> int:
+    """Each actor's share of the online replay (at least one chunk more than it writes at once)."""
+    return max(cfg.replay_size // cfg.num_actors, window + 1)
 
 
 def build(cfg: QTOptConfig, ctx: BuildContext) -> Program:
@@ -85,8 +105,8 @@ def build(cfg: QTOptConfig, ctx: BuildContext) -> Program:
     if cfg.online:
         chunk = chunk_spec(env, cfg.num_envs, cfg.unroll_length, cfg.n_step)
         window = next(iter(chunk.values())).shape[0]  # the most transitions one chunk holds
-        services["replay"] = PartitionedReplayService(item_spec(chunk), cfg.num_actors,
-                                                      max(cfg.replay_size // cfg.num_actors, window + 1), window)
+        services["replay"] = PartitionedReplayService(item_spec(chunk), cfg.num_actors, partition_capacity(cfg, window),
+                                                      window)
         start = cfg.min_replay + 2 * cfg.num_actors * window  # enough for the updaters to begin on online data
         roles.append(Role("actor", partial(_actor, ctx.env_id, env, cfg), count=cfg.num_actors,
                           uses=("weights", "replay"), env_steps_per_update=cfg.env_steps_per_update,
@@ -94,7 +114,9 @@ def build(cfg: QTOptConfig, ctx: BuildContext) -> Program:
         updater_uses += ("replay",)
     roles.append(Role("updater", partial(_updater, env, cfg), count=cfg.num_updaters, uses=updater_uses,
                       emits="targets", output=spec))
-    return Program(roles=(*roles, *evaluator_roles(ctx, partial(make_model, env, cfg))), services=services,
+    if cfg.online:  # (the evaluator's interval counts env steps: an offline-only run makes none)
+        roles.extend(evaluator_roles(ctx, partial(make_model, env, cfg)))
+    return Program(roles=tuple(roles), services=services,
                    make_learner=partial(_learner, env, cfg), learner_uses=("targets",),
                    hyperparameters={"lr": Hyperparameter(cfg.lr, cfg.lr_schedule)},
                    max_updates=None if cfg.online else cfg.offline_updates, summary_metrics=("target_staleness",))

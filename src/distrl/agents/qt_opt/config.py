@@ -5,7 +5,8 @@ double Q over a Polyak-averaged and a lagged target network; 1-step targets; off
 data (the paper fed 50% offline data at first). The paper's ~10 Bellman updaters and 10 GPU trainers do not fit
 a 2-core machine: one updater and one trainer are the defaults here, and ``num_updaters`` scales the former
 (the trainer count waits for data-parallel learners). The network is smaller than the paper's image network
-(vector observations: MLP 256-256, its first layer split so CEM computes the state's part once per state).
+(vector observations: MLP 128-128, its first layer split so CEM computes the state's part once per state;
+256-256 learned Pendulum as well at about twice the wall time).
 The paper regressed a sigmoid Q on a cross-entropy loss for its 0/1 grasp reward; for general rewards the
 trainer regresses Q with the Huber loss.
 """
@@ -55,8 +56,9 @@ class QTOptConfig:
     target_lag_updates: int = setting(300, "Updates between copies into the lagged (second) target network (1000 "
                                       "measured worse: the min over both targets then follows the lagged one, so "
                                       "value reaches back only one step per lag period).", low=1)
-    env_steps_per_update: float = setting(2.0, "Env steps the actors may take per trainer update (past the first "
-                                          "min_replay): the replay ratio, kept on any machine.", low=0.0, low_open=True)
+    env_steps_per_update: float = setting(2.0, "Env steps the actors may take per trainer update (past an allowance of "
+                                          "min_replay plus two chunks per actor): the replay ratio, kept on any "
+                                          "machine.", low=0.0, low_open=True)
     max_grad_norm: float = common.max_grad_norm(10.0)
     hidden: tuple = common.hidden((128, 128))
     reward_clip: float | None = common.reward_clip("actor")

@@ -14,6 +14,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from distrl.agents.common.optim import polyak_
 from distrl.agents.common.replay_learner import ReplayLearner, tensors
 from distrl.models import to_flat
 from distrl.replay import SampledBatch
@@ -33,9 +34,9 @@ class QTOptLearner(ReplayLearner):
         loss = F.huber_loss(self.q.q(t["obs"], t["action"]), t["target"])
         if not self.finite_step(loss, self.online_params, self.optimizer):
             return None, None
-        with torch.no_grad():
-            torch._foreach_lerp_(list(self.nets.polyak.parameters()), self.online_params, self.cfg.target_tau)
-            if (self.updates + 1) % self.cfg.target_lag_updates == 0:
+        polyak_(self.nets.polyak, self.online_params, self.cfg.target_tau)
+        if (self.updates + 1) % self.cfg.target_lag_updates == 0:
+            with torch.no_grad():
                 torch._foreach_copy_(list(self.nets.lagged.parameters()), self.online_params)
         self.staleness.append(float(self.version - batch.items["version"].mean()))
         return float(loss.detach()), None

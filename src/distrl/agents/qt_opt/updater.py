@@ -60,10 +60,12 @@ class TransitionSource:
         self.online, self.offline, self.layout = online, offline, layout
         self.ratio, self.min_replay = offline_ratio, min_replay
         self.rng = np.random.default_rng(seed)
+        self.ready = False  # the online replay only grows: once it holds min_replay, no need to ask again
 
     def sample(self, n: int) -> tuple[dict[str, np.ndarray] | None, int]:
         """(transitions, how many came from the offline data), or (None, 0) when there is nothing to draw yet."""
-        ready = self.online is not None and self.online.size >= self.min_replay
+        self.ready = self.ready or (self.online is not None and self.online.size >= self.min_replay)
+        ready = self.ready
         if self.offline is None:
             return (self.online.sample(n, self.rng), 0) if ready else (None, 0)
         k = int(round(self.ratio * n)) if ready else n
