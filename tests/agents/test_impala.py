@@ -58,13 +58,19 @@ def _alive(pid: int) -> bool:
         return False
 
 
-@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP], ids=["ctrl-c", "sigterm", "sighup"])
-def test_signal_stops_everything_and_checkpoints(tmp_path, sig):
-    """Ctrl-C, SIGTERM and SIGHUP (a closed terminal, a dropped SSH session) end a run the same way."""
+@pytest.mark.parametrize("sig,inherited", [(signal.SIGINT, False), (signal.SIGINT, True), (signal.SIGTERM, False),
+                                           (signal.SIGHUP, False)],
+                         ids=["ctrl-c", "ctrl-c-started-with-sigint-ignored", "sigterm", "sighup"])
+def test_signal_stops_everything_and_checkpoints(tmp_path, sig, inherited):
+    """Ctrl-C, SIGTERM and SIGHUP (a closed terminal, a dropped SSH session) end a run the same way; Ctrl-C
+    also where the run was started with SIGINT ignored (a script's background job: Python then installs no
+    KeyboardInterrupt handler, and the run used to go on)."""
     run = tmp_path / "r"
     env = dict(os.environ, PYTHONPATH=str(ROOT))
+    ignore = (lambda: signal.signal(signal.SIGINT, signal.SIG_IGN)) if inherited else None
     proc = subprocess.Popen([sys.executable, "-m", "distrl", "train", "impala", "--total-steps", "100000000", "--quiet",
-                             "--run-dir", str(run)], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                             "--run-dir", str(run)], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=ignore)
     deadline = time.monotonic() + 60
     while not (run / "metrics.csv").exists() or len((run / "metrics.csv").read_text().splitlines()) < 3:
         assert time.monotonic() < deadline and proc.poll() is None, proc.stderr.read() if proc.poll() is not None else "no metrics in time"
@@ -73,7 +79,12 @@ def test_signal_stops_everything_and_checkpoints(tmp_path, sig):
     assert len(actors) >= 1
     t0 = time.monotonic()
     proc.send_signal(sig)
-    out, err = proc.communicate(timeout=30)
+    try:
+        out, err = proc.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        proc.kill()  # never left running to slow the rest of the suite
+        proc.communicate()
+        raise AssertionError(f"the run did not stop within 30 s of signal {sig}") from None
     assert time.monotonic() - t0 < 10, "stopping took too long"
     assert "Traceback" not in err, err
     assert not [a for a in actors if _alive(a)], "actor processes left behind"

@@ -113,6 +113,9 @@ class Trainer:
         terminal, a dropped SSH session) end it the same way: a final checkpoint, ``summary.json``, no
         process left behind."""
         previous = {sig: signal.signal(sig, _raise_stop) for sig in _STOP_SIGNALS}
+        # Ctrl-C even where this process was started with SIGINT ignored (a background job of a script, some
+        # test runners): Python then installs no KeyboardInterrupt handler of its own
+        previous[signal.SIGINT] = signal.signal(signal.SIGINT, signal.default_int_handler)
         stopped = None
         try:
             self.start()
