@@ -57,6 +57,9 @@ class GaussianNoise:
         return cls(rungs(scales, index, num_envs)[:, None] * (high - low) / 2.0, low, high)
 
     def act(self, model, obs: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        mu = model.mu(torch.from_numpy(obs)).numpy()
-        noisy = mu + self.scales * rng.standard_normal(mu.shape)
+        return self.perturb(model.mu(torch.from_numpy(obs)).numpy(), rng)
+
+    def perturb(self, actions: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """``actions`` (one row per env copy) plus each copy's noise, clipped to the bounds."""
+        noisy = actions + self.scales * rng.standard_normal(actions.shape)
         return np.clip(noisy, self.low, self.high).astype(np.float32)

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from distrl.agents.common.exploration import rungs
+from distrl.agents.common.exploration import GaussianNoise, rungs
 from distrl.agents.common.transition_actor import (
     TransitionActor,
     TransitionSettings,
@@ -30,7 +30,7 @@ from distrl.replay import PartitionWriter
 class CEMExploration:
     def __init__(self, epsilons: np.ndarray, noise: float, low: np.ndarray, high: np.ndarray, seed: int):
         self.epsilons, self.low, self.high = epsilons, low, high
-        self.scale = noise * (high - low) / 2.0
+        self.noise = GaussianNoise(np.full((len(epsilons), 1), noise) * (high - low) / 2.0, low, high)
         self.generator = torch.Generator().manual_seed(seed)
 
     @classmethod
@@ -39,7 +39,7 @@ class CEMExploration:
 
     def act(self, model, obs: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         best = model.online.argmax(torch.from_numpy(obs), self.generator)[0].numpy()
-        noisy = np.clip(best + self.scale * rng.standard_normal(best.shape), self.low, self.high)
+        noisy = self.noise.perturb(best, rng)
         uniform = rng.uniform(self.low, self.high, best.shape)
         explore = rng.random(len(best)) < self.epsilons
         return np.where(explore[:, None], uniform, noisy).astype(np.float32)
