@@ -17,6 +17,7 @@ FORBIDDEN = {
     "runtime": {"agents", "api", "cli"},
     "agents": {"runtime", "api", "cli"},  # components get service handles; they never learn what runs them
     "datasets": {"replay", "models", "runtime", "agents", "api", "cli"},  # files in, episodes out
+    "bench": {"cli"},  # on top of the API, as a user's script is
 }
 
 

@@ -1,4 +1,4 @@
-"""The ``distrl`` command: train, eval, record, list, plot, join, pbt.
+"""The ``distrl`` command: train, eval, record, list, plot, join, pbt, bench.
 
 Flags of ``distrl train`` are generated from :class:`distrl.run_config.RunConfig` (fields marked
 ``cli``); every other setting, of the run or the system, is reachable with ``--set key=value``
@@ -116,6 +116,25 @@ def _build_parser() -> argparse.ArgumentParser:
     _run_flags(pbt, "any setting of every member, repeatable (see 'distrl list')", "the population in --run-dir",
                "an existing population in --run-dir", "no line per ready member")
 
+    bench = sub.add_parser("bench", help="the unified benchmark: every system's throughput against this machine's "
+                           "ceiling and its time to threshold, in one run; writes report.md, report.json and plots",
+                           formatter_class=_Help)
+    bench.add_argument("--suite", default="quick", help="quick (one seed, each system's default runtime, 120 s cap per "
+                       "cell) or full (every runtime, seeds 0-2, no cap)")
+    bench.add_argument("--systems", nargs="+", default=None, help="only these systems (default: all)")
+    bench.add_argument("--runtimes", nargs="+", default=None, help="only these runtimes (default: the suite's)")
+    bench.add_argument("--seeds", nargs="+", type=int, default=None, help="replace the suite's seeds")
+    bench.add_argument("--out", default=None, help="output folder (default: runs/bench-SUITE-TIME)")
+    bench.add_argument("--max-wall-s", type=float, default=None, help="cap each cell's training at this many seconds")
+    bench.add_argument("--ceiling-s", type=float, default=4.0, help="seconds for each ceiling measurement")
+    bench.add_argument("--episodes", type=int, default=20, help="greedy evaluation episodes per cell")
+    bench.add_argument("--peers", action="store_true", help="also run Stable-Baselines3 A2C/DQN/PPO on CartPole-v1 "
+                       "(pip install -e '.[peers]')")
+    bench.add_argument("--no-pong", action="store_true", help="leave out the Pong throughput cell")
+    bench.add_argument("--resume", action="store_true", help="keep the finished cells in --out, run the rest")
+    bench.add_argument("--force", action="store_true", help="replace an earlier bench in --out")
+    bench.add_argument("--quiet", action="store_true", help="no progress display, no line per cell")
+
     pl = sub.add_parser("plot", help="learning curves of one or more runs (or a PBT population) as a PNG",
                         formatter_class=_Help)
     pl.add_argument("run_dirs", nargs="+")
@@ -161,6 +180,22 @@ def _cmd_pbt(args) -> int:
     else:
         _say(json.dumps(summary))
     return 130 if summary.get("interrupted") else 0
+
+
+def _cmd_bench(args) -> int:
+    import time
+
+    from distrl.bench import run_bench
+
+    out = args.out or f"runs/bench-{args.suite}-{time.strftime('%Y%m%d-%H%M%S')}"
+    command = "distrl bench " + " ".join(a for a in sys.argv[2:]) if sys.argv[1:2] == ["bench"] else ""
+    log = None if args.quiet else (lambda line: print(f"distrl bench: {line}", file=sys.stderr, flush=True))
+    result = run_bench(out, suite=args.suite, systems=args.systems, runtimes=args.runtimes, seeds=args.seeds,
+                       max_wall_s=args.max_wall_s, ceiling_s=args.ceiling_s, eval_episodes=args.episodes,
+                       peers=args.peers, resume=args.resume, force=args.force, pong=not args.no_pong,
+                       progress=not args.quiet, log=log, command=command.strip())
+    _say(json.dumps(result))
+    return 1 if result["failed"] else 0
 
 
 def human_summary(s: dict) -> str:
@@ -250,7 +285,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         args = _build_parser().parse_args(argv)
         handler = {"train": _cmd_train, "eval": _cmd_eval, "list": _cmd_list, "plot": _cmd_plot, "join": _cmd_join,
-                   "pbt": _cmd_pbt, "record": _cmd_record}[args.command]
+                   "pbt": _cmd_pbt, "record": _cmd_record, "bench": _cmd_bench}[args.command]
         return handler(args)
     except ConfigError as e:
         print(f"distrl: error: {e}", file=sys.stderr)

@@ -106,6 +106,7 @@ class Trainer:
         for name, interval in self._due.items():  # the first evaluation after one interval of this session
             self._due[name] = self.env_steps + interval
         self._t_start = self._last_row = time.perf_counter()  # process start-up is not training time
+        self._started_at = time.time()  # the same instant on the wall clock: a benchmark's time from its command
         self._steps_at_start = self.env_steps
 
     def run(self) -> dict[str, Any]:
@@ -368,6 +369,7 @@ class Trainer:
         self.totals.env_s += info.get("env_s", 0.0)
         self.totals.infer_s += info.get("infer_s", 0.0)
         self.totals.worker_learn_s += info.get("learn_s", 0.0)
+        self.totals.transport_bytes += info.get("transport_bytes", 0)
         if "episode_returns" in info:
             self.episodes.add(info["episode_returns"], info["episode_lengths"])
 
@@ -421,7 +423,9 @@ class Trainer:
             "policy_lag_mean": num(float(np.mean(lags)) if lags else float("nan")),
             "actor_restarts": self.restarts, "bottleneck": name, "bottleneck_detail": numbers,
             "time_split_s": {k: round(v, 3) for k, v in {**split, **{f"actor_{k}": v for k, v in actor_stats.items()}}.items()},
-            "interrupted": self.interrupted, "run_dir": str(self.run_dir),
+            "interrupted": self.interrupted, "run_dir": str(self.run_dir), "clock_started_at": round(self._started_at, 3),
+            # between processes, this session: outputs and weights pulled (not parameter-server or SEED stream traffic)
+            "bytes_per_env_step": num(tot.transport_bytes / max(self.env_steps - self._steps_at_start, 1)),
         }
         if self.stopped:
             summary["stopped"] = self.stopped

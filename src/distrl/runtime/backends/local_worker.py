@@ -35,6 +35,7 @@ def worker_main(name: str, index: int, seed: int, make, handles: dict, timed: tu
 
     torch.set_num_threads(torch_threads)
     slots = SharedArrays.attach(slots_handle) if slots_handle is not None else None
+    slot_bytes = sum(a[0].nbytes for a in slots.arrays.values()) if slots is not None else 0
     control = SharedArrays.attach(control_handle)
     stop, stats = control.arrays["stop"], control.arrays["stats"]
     ppid = os.getppid()
@@ -53,9 +54,12 @@ def worker_main(name: str, index: int, seed: int, make, handles: dict, timed: tu
                 component.set_hyperparameters(value)
                 continue
             t1 = time.perf_counter()
-            pulled = sum(r.seconds for r in readers)
-            info = component.step(slots.view(value) if value is not None else None)
+            pulled, moved = sum(r.seconds for r in readers), sum(r.bytes for r in readers)
+            out = slots.view(value) if value is not None else None
+            info = component.step(out)
             pulled = sum(r.seconds for r in readers) - pulled
+            # bytes between processes: the weights pulled and the output written into shared memory
+            info["transport_bytes"] = sum(r.bytes for r in readers) - moved + (slot_bytes if out is not None else 0)
             t2 = time.perf_counter()
             conn.send((value, info))
             t3 = time.perf_counter()

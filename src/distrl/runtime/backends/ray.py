@@ -135,9 +135,12 @@ class _ComponentHost:
         """One step: (output or None, info, items inserted into a replay)."""
         self._receive(updates, hyperparameters)
         out = allocate(self.output) if self.output is not None else None
-        pulled = sum(r.seconds for r in self.readers)
+        pulled, moved = sum(r.seconds for r in self.readers), sum(r.bytes for r in self.readers)
         info = self.component.step(out)
         info["transport_s"] = sum(r.seconds for r in self.readers) - pulled
+        # bytes between processes: the weights pulled and the output (to the trainer or the replay's actor)
+        info["transport_bytes"] = (sum(r.bytes for r in self.readers) - moved
+                                   + (sum(a.nbytes for a in out.values()) if out is not None else 0))
         info["node_id"] = self.node_id
         inserted = 0
         if self.inserter is not None:
@@ -151,8 +154,10 @@ class _ComponentHost:
         infos = []
         for _ in range(count):
             t0 = time.perf_counter()
+            moved = sum(r.bytes for r in self.readers)
             info = self.component.step(None)
             info["step_s"] = time.perf_counter() - t0
+            info["transport_bytes"] = sum(r.bytes for r in self.readers) - moved
             info["node_id"] = self.node_id
             infos.append(info)
         return infos

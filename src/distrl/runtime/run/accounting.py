@@ -13,7 +13,7 @@ from distrl.runtime.run.metrics import EpisodeStats, bottleneck, inference_bottl
 
 # info keys the trainer accounts itself; any other number a component reports becomes an ``actor_<key>`` column
 ACCOUNTED = {"env_steps", "version", "episode_returns", "episode_lengths", "env_s", "infer_s", "pid",
-             "seed", "actor_index", "metrics"}
+             "seed", "actor_index", "metrics", "transport_bytes"}
 
 
 @dataclass
@@ -28,6 +28,7 @@ class Interval:
     env_s: float = 0.0
     infer_s: float = 0.0
     worker_learn_s: float = 0.0
+    transport_bytes: int = 0  # moved between processes: outputs and weights pulled (the components count them)
     lag: list = field(default_factory=list)
     metrics: dict = field(default_factory=dict)
 
@@ -43,6 +44,7 @@ class Interval:
         self.env_s += info.get("env_s", 0.0)
         self.infer_s += info.get("infer_s", 0.0)
         self.worker_learn_s += info.get("learn_s", 0.0)
+        self.transport_bytes += info.get("transport_bytes", 0)
         for key, value in info.get("metrics", {}).items():  # named columns (e.g. eval_return_mean)
             self.metrics.setdefault(key, []).append(value)
         for key, value in info.items():
@@ -63,7 +65,8 @@ def row(env_steps: int, wall_s: float, dt: float, iv: Interval, episodes: Episod
            "policy_lag_mean": float(np.mean(iv.lag)) if iv.lag else float("nan"), "actor_restarts": restarts,
            # where the time went in this interval (actor seconds are summed over actors)
            "time_env_s": iv.env_s, "time_inference_s": iv.infer_s, "time_learn_s": iv.learn_s,
-           "time_wait_s": iv.wait_s, "time_transport_s": iv.publish_s}
+           "time_wait_s": iv.wait_s, "time_transport_s": iv.publish_s,
+           "bytes_per_env_step": iv.transport_bytes / iv.steps if iv.steps else float("nan")}
     for k, v in iv.metrics.items():
         out[k] = float(np.mean(v))
     return out

@@ -25,11 +25,14 @@ from distrl.runtime.services.base import ServiceAdapter
 
 class _TimedReader:
     seconds = 0.0  # time spent pulling: the transport share of a component's time
+    bytes = 0  # weights pulled (the runtime's bytes moved per env step)
 
     def _timed(self, newer_than: int):
         t0 = time.perf_counter()
         got = self._pull(newer_than)
         self.seconds += time.perf_counter() - t0
+        if got is not None:
+            self.bytes += got[0].nbytes
         return got
 
 

@@ -1,0 +1,117 @@
+"""This machine's ceiling for a system, measured in the benchmark's own run: actors alone, learner alone.
+
+(a) *Actors alone*: ``n`` processes, each stepping one component of the system's acting role (its actor,
+A3C's worker, GORILA's bundle, SEED's env actor with its inference in-process) as fast as it can, its
+services in its own process and its output dropped: no learner, no transport. A3C's and GORILA's workers
+learn themselves, so theirs includes their gradients.
+(b) *Learner alone*: a short ``inline`` run of the same config (one process; components take turns, so the
+learner's time is its own): env steps the run consumed per second of the learner's time, once it has begun
+to update (a replay's warm-up is left out). Replay learners are paced by their rate limiter, so this is
+the env-step rate the learner alone could keep up with at the system's replay ratio.
+
+The combined ceiling is 1 / (1/a + 1/b): on a machine whose cores are all busy, acting and learning share
+the CPU (``benchmarks/throughput.py``'s definition). A system without a learner (A3C, GORILA) has (a) only.
+"""
+
+from __future__ import annotations
+
+import csv
+import multiprocessing as mp
+import tempfile
+import time
+from pathlib import Path
+
+
+def actor_count(system: str, settings: dict) -> int | None:
+    """The run's acting components (``num_actors``), or None for a system with one actor by design (A2C)."""
+    import dataclasses
+
+    from distrl.agents.registry import get_system
+
+    fields = {f.name: f.default for f in dataclasses.fields(get_system(system).Config)}
+    return int(settings.get("num_actors", fields["num_actors"])) if "num_actors" in fields else None
+
+
+def _acting_worker(args) -> float:
+    system, env, settings, index, seconds = args
+    import torch
+
+    from distrl.api import plan_run
+    from distrl.runtime.backends.inline import InlineBackend
+
+    torch.set_num_threads(1)
+    one = {"num_actors": 1} if actor_count(system, settings) is not None else {}
+    program = plan_run(system, env, **{**settings, **one, "runtime": "inline"})[4]
+    backend = InlineBackend(seed=1000 * (index + 1))
+    backend.open(program)
+    backend.start(None)
+    try:
+        role = next(r for r in program.roles if r.interval_steps is None)
+        worker = next(w for w in backend.workers if w.role is role)
+        out = worker.buffers[0] if worker.buffers else None
+        worker.handle.step(out)  # warm-up: first env resets, first forward
+        steps, t0 = 0, time.perf_counter()
+        while time.perf_counter() - t0 < seconds:
+            steps += worker.handle.step(out).get("env_steps", 0)
+            steps += _drop_served(backend)
+        return steps / (time.perf_counter() - t0)
+    finally:
+        backend.close()
+
+
+def _drop_served(backend) -> int:
+    """Env steps in what an inference server assembled (SEED counts its actors' steps there), then drops it."""
+    steps = 0
+    for adapter in backend.adapters.values():
+        ready = getattr(adapter, "ready", None)
+        if isinstance(ready, list) and ready:
+            steps += sum(info.get("env_steps", 0) for _, info in ready)
+            ready.clear()
+    return steps
+
+
+def actors_alone(system: str, env: str, settings: dict, n: int, seconds: float) -> float:
+    """Env steps/s of ``n`` acting components in ``n`` processes, summed."""
+    with mp.get_context("spawn").Pool(n) as pool:
+        return float(sum(pool.map(_acting_worker, [(system, env, settings, i, seconds) for i in range(n)])))
+
+
+def learner_alone(system: str, env: str, settings: dict, seconds: float) -> float | None:
+    """Env steps consumed per second of the learner's own time in a short ``inline`` run; None without a
+    learner, or when the run did not get to its first update in ``seconds`` (a long replay warm-up)."""
+    import distrl
+
+    with tempfile.TemporaryDirectory() as tmp:
+        run = Path(tmp) / "run"
+        distrl.train(system, env=env, runtime="inline", total_steps=10**9, max_wall_s=seconds, log_interval_s=0.25,
+                     checkpoint_interval_s=10**6, run_dir=str(run), **settings)
+        with open(run / "metrics.csv") as f:
+            rows = list(csv.DictReader(f))
+    steps = learn_s = 0.0
+    previous = None
+    for row in rows:
+        updates = float(row["learner_updates"] or 0)
+        if previous is not None and updates > 0 and previous[1] > 0:  # rows wholly after the first update
+            steps += float(row["env_steps"]) - previous[0]
+            learn_s += float(row["time_learn_s"] or 0)
+        previous = (float(row["env_steps"]), updates)
+    return steps / learn_s if learn_s > 0 and steps > 0 else None
+
+
+def measure(system: str, env: str, settings: dict, n: int, seconds: float, has_learner: bool) -> dict:
+    a = actors_alone(system, env, settings, n, seconds)
+    b = learner_alone(system, env, settings, seconds) if has_learner else None
+    combined = 1.0 / (1.0 / a + 1.0 / b) if a and b else a
+    return {"actors": n, "actors_alone_sps": a, "learner_alone_sps": b, "ceiling_sps": combined, "seconds": seconds}
+
+
+def for_runtime(ceiling: dict, runtime: str) -> dict:
+    """The ceiling a cell on ``runtime`` is compared with. ``inline`` steps its n actors in turn in one
+    process, so its acting rate is one process's, a / n, and the learner takes turns with them:
+    1 / (n/a + 1/b). Every other runtime: 1 / (1/a + 1/b) as measured."""
+    if runtime != "inline":
+        return dict(ceiling)
+    n, a, b = ceiling["actors"], ceiling["actors_alone_sps"], ceiling["learner_alone_sps"]
+    one = a / n if a else a
+    return dict(ceiling, actors_alone_sps=one, ceiling_sps=1.0 / (1.0 / one + 1.0 / b) if one and b else one,
+                one_process=True)

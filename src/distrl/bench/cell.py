@@ -1,0 +1,140 @@
+"""One cell of the benchmark: ``distrl train`` in its own process, as a user runs it, watched from outside.
+
+The command's start is taken before the process is spawned, so "time to threshold from the command"
+includes Python's and the runtime's start-up (Ray's too); "from training start" is the trainer's own clock
+(``clock_started_at`` in summary.json). Peak memory is the largest sum, over the command's process tree,
+of each process's proportional set size (shared-memory pages split between the processes that map them,
+so the replay a runtime shares is counted once), sampled every 0.25 s.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from distrl.bench.suite import Cell
+
+
+def _tree_memory(proc) -> float:
+    """Bytes of the process tree: PSS where the kernel gives it, else RSS."""
+    import psutil
+
+    total = 0.0
+    try:
+        procs = [proc] + proc.children(recursive=True)
+    except psutil.Error:
+        return 0.0
+    for p in procs:
+        try:
+            info = p.memory_full_info()
+            total += getattr(info, "pss", info.rss)
+        except psutil.Error:
+            continue
+    return total
+
+
+def curve(run_dir: Path) -> list[tuple[int, float, float]]:
+    """(env steps, training wall s, mean training return of the last 100 episodes) per metrics row."""
+    out = []
+    with open(run_dir / "metrics.csv") as f:
+        for row in csv.DictReader(f):
+            value = row.get("episode_return_mean") or "nan"
+            out.append((int(row["env_steps"]), float(row["wall_s"]), float(value)))
+    return out
+
+
+def steady_sps(points: list[tuple[int, float, float]], fallback: float) -> float:
+    """Env steps/s after the first quarter of the rows (start-up and warm-up left out)."""
+    rows = points[len(points) // 4:]
+    if len(rows) < 2 or rows[-1][1] <= rows[0][1]:
+        return fallback
+    return (rows[-1][0] - rows[0][0]) / (rows[-1][1] - rows[0][1])
+
+
+def first_crossing(points: list[tuple[int, float, float]], threshold: float | None):
+    """The first row whose training return reaches ``threshold``: (env steps, training s), or None."""
+    if threshold is None:
+        return None
+    for steps, wall, value in points:
+        if not math.isnan(value) and value >= threshold:
+            return steps, wall
+    return None
+
+
+def stop(proc: subprocess.Popen, grace_s: float = 60.0) -> None:
+    """SIGINT (the run checkpoints and stops its processes), then, past ``grace_s``, SIGKILL."""
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGINT)
+        try:
+            proc.wait(grace_s)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def run_cell(cell: Cell, folder: Path, eval_episodes: int, inputs: dict[str, str]) -> dict:
+    """Train ``cell`` into ``folder/run``, evaluate the greedy policy, and return the cell's figures."""
+    import psutil
+
+    import distrl
+
+    run_dir = folder / "run"
+    settings = dict(cell.settings)
+    if cell.needs:
+        settings["demos"] = inputs[cell.needs]
+    if cell.total_steps is not None:
+        settings["total_steps"] = cell.total_steps
+    if cell.max_wall_s is not None:
+        settings["max_wall_s"] = cell.max_wall_s
+    cmd = [sys.executable, "-m", "distrl", "train", cell.system, "--env", cell.env, "--runtime", cell.runtime,
+           "--seed", str(cell.seed), "--run-dir", str(run_dir), "--force", "--quiet", "--json"]
+    for key, value in settings.items():
+        cmd += ["--set", f"{key}={value}"]
+    env = dict(os.environ, RAY_AUTH_MODE=os.environ.get("RAY_AUTH_MODE", "token"))
+    started = time.time()
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    watched, peak = psutil.Process(proc.pid), 0.0
+    try:
+        while proc.poll() is None:
+            peak = max(peak, _tree_memory(watched))
+            try:
+                proc.wait(0.25)
+            except subprocess.TimeoutExpired:
+                pass
+    except BaseException:  # the bench is stopping: the run ends with its checkpoint, as on Ctrl-C, and nothing stays
+        stop(proc)
+        raise
+    command_s = time.time() - started
+    stdout, stderr = proc.communicate()
+    if proc.returncode == 130:
+        raise KeyboardInterrupt
+    if proc.returncode != 0:  # recorded, and run again by --resume
+        tail = stderr.strip().splitlines()[-1] if stderr.strip() else f"exit code {proc.returncode}"
+        return {"cell": cell.to_dict(), "key": cell.key, "error": tail[-500:], "command_s": round(command_s, 2)}
+    summary = json.loads(stdout.strip().splitlines()[-1])
+    points = curve(run_dir)
+    offset = summary["clock_started_at"] - started  # the command's start-up before the trainer's clock
+    crossed = first_crossing(points, cell.threshold)
+    final_eval = None
+    if cell.threshold is not None:  # learning cells; a smoke cell has nothing to evaluate
+        final_eval = distrl.evaluate(run_dir, episodes=eval_episodes)["mean_return"]
+    return {
+        "cell": cell.to_dict(), "key": cell.key, "env_steps": summary["env_steps"], "train_s": summary["wall_s"],
+        "command_s": round(command_s, 2), "startup_s": round(offset, 2),
+        "sps": round(steady_sps(points, summary["sps"]), 1), "final_train_return": summary["episode_return_mean"],
+        "final_eval": final_eval, "eval_episodes": eval_episodes if final_eval is not None else 0,
+        "threshold_env_steps": crossed[0] if crossed else None,
+        "threshold_train_s": round(crossed[1], 2) if crossed else None,
+        "threshold_command_s": round(crossed[1] + offset, 2) if crossed else None,
+        "learner_wait_frac": summary["learner_wait_frac"], "policy_lag_mean": summary["policy_lag_mean"],
+        "bottleneck": summary["bottleneck"], "bytes_per_env_step": summary.get("bytes_per_env_step"),
+        "peak_memory_mb": round(peak / 2**20, 1), "actor_restarts": summary["actor_restarts"],
+        "curve": points,
+    }

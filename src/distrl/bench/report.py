@@ -1,0 +1,180 @@
+"""The bench's outputs: ``report.md`` (tables for a person and the README), ``report.json`` (everything,
+for a program), ``curves-<env>.png`` (learning curves against env steps and wall time) and
+``throughput.png`` (each cell's env steps/s against the machine's ceiling)."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import defaultdict
+from pathlib import Path
+
+from distrl.bench.machine import one_line
+from distrl.bench.stats import spread
+
+
+def _n(x, fmt: str = ",.0f", none: str = "—") -> str:
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return none
+    return format(x, fmt)
+
+
+def _ratio(r: dict) -> float | None:
+    c = r.get("ceiling") or {}
+    return r["sps"] / c["ceiling_sps"] if c.get("ceiling_sps") else None
+
+
+def cell_rows(results: list[dict]) -> list[str]:
+    lines = ["| system | env | runtime | seed | env steps | env steps/s | (a) actors alone | (b) learner alone | "
+             "ceiling | ratio | to threshold: env steps | from training start s | from command s | greedy eval | "
+             "learner wait | policy lag | bottleneck | bytes/env step | peak memory MB |",
+             "|" + "---|" * 19]
+    for r in results:
+        c = r["cell"]
+        if "error" in r:
+            lines.append(f"| {c['system']} | {c['env']} | {c['runtime']} | {c['seed']} | failed: {r['error']} |"
+                         + " |" * 14)
+            continue
+        ceiling = r.get("ceiling") or {}
+        reached = r["threshold_env_steps"] is not None
+        never = "not reached" if c["threshold"] is not None else "n/a"
+        bytes_ = _n(r["bytes_per_env_step"], ",.1f") + (" (partial)" if r.get("bytes_partial") else "")
+        lines.append(
+            f"| {c['system']} | {c['env']} | {c['runtime']} | {c['seed']} | {r['env_steps']:,} | {_n(r['sps'])} | "
+            f"{_n(ceiling.get('actors_alone_sps'))} | {_n(ceiling.get('learner_alone_sps'))} | "
+            f"{_n(ceiling.get('ceiling_sps'))} | {_n(_ratio(r), '.2f')} | "
+            f"{_n(r['threshold_env_steps']) if reached else never} | {_n(r['threshold_train_s'], '.1f', never)} | "
+            f"{_n(r['threshold_command_s'], '.1f', never)} | {_n(r['final_eval'], '.1f')} | "
+            f"{_n(r['learner_wait_frac'], '.2f')} | {_n(r['policy_lag_mean'], '.1f')} | {r['bottleneck']} | {bytes_} | "
+            f"{_n(r['peak_memory_mb'])} |")
+    return lines
+
+
+def spread_rows(results: list[dict]) -> list[str]:
+    """Per (system, env, runtime) over its seeds: greedy eval and time to threshold, min / median / max and
+    the IQM with its 95% bootstrap interval (three seeds or more)."""
+    groups = defaultdict(list)
+    for r in results:
+        if "error" not in r and r["cell"]["threshold"] is not None:
+            groups[(r["cell"]["system"], r["cell"]["env"], r["cell"]["runtime"])].append(r)
+    lines = ["| system | env | runtime | seeds | greedy eval min / median / max | greedy eval IQM [95% CI] | "
+             "reached threshold | training s to threshold min / median / max | env steps/s median |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for (system, env, runtime), rs in groups.items():
+        ev = spread([r["final_eval"] for r in rs])
+        tt = spread([r["threshold_train_s"] for r in rs])
+        sps = spread([r["sps"] for r in rs])
+        ci = f" [{ev['iqm_ci'][0]:.1f}, {ev['iqm_ci'][1]:.1f}]" if ev.get("iqm_ci") else ""
+        lines.append(
+            f"| {system} | {env} | {runtime} | {', '.join(str(r['cell']['seed']) for r in rs)} | "
+            f"{_n(ev.get('min'), '.1f')} / {_n(ev.get('median'), '.1f')} / {_n(ev.get('max'), '.1f')} | "
+            f"{_n(ev.get('iqm'), '.1f')}{ci} | {tt['n']} of {len(rs)} | "
+            f"{_n(tt.get('min'), '.1f')} / {_n(tt.get('median'), '.1f')} / {_n(tt.get('max'), '.1f')} | "
+            f"{_n(sps.get('median'))} |")
+    return lines
+
+
+def peer_rows(peers: list[dict], results: list[dict]) -> list[str]:
+    """Each peer beside the distrl cells on its env: throughput, time to threshold and eval, and distrl's ratio."""
+    ours = [r for r in results if "error" not in r and r["cell"]["env"] in {p["env"] for p in peers}
+            and r["cell"]["threshold"] is not None]
+    lines = ["| library | env | env steps | env steps/s | training s to 475 | greedy eval |", "|---|---|---|---|---|---|"]
+    for p in peers:
+        if "error" in p:
+            lines.append(f"| {p['peer']} | {p['env']} | failed: {p['error']} | | | |")
+            continue
+        lines.append(f"| {p['peer']} ({p['hyperparameters']}, {p['n_envs']} envs) | {p['env']} | {p['env_steps']:,} | "
+                     f"{_n(p['sps'])} | {_n(p['threshold_train_s'], '.1f', 'not reached')} | {_n(p['final_eval'], '.1f')} |")
+    for r in ours:
+        c = r["cell"]
+        lines.append(f"| distrl {c['system']} ({c['runtime']}, seed {c['seed']}) | {c['env']} | {r['env_steps']:,} | "
+                     f"{_n(r['sps'])} | {_n(r['threshold_train_s'], '.1f', 'not reached')} | {_n(r['final_eval'], '.1f')} |")
+    if ours and any("error" not in p for p in peers):
+        best_peer = max((p for p in peers if "error" not in p), key=lambda p: p["sps"])
+        fastest = min((p for p in peers if "error" not in p and p["threshold_train_s"] is not None),
+                      key=lambda p: p["threshold_train_s"], default=None)
+        lines.append("")
+        for r in ours:
+            c = r["cell"]
+            text = f"- distrl {c['system']} ({c['runtime']}): {r['sps'] / best_peer['sps']:.1f}x the env steps/s of " \
+                   f"{best_peer['peer']}"
+            if fastest is not None and r["threshold_train_s"] is not None:
+                text += f"; {fastest['threshold_train_s'] / r['threshold_train_s']:.2f}x as fast to 475 as {fastest['peer']}"
+            lines.append(text)
+    return lines
+
+
+def markdown(machine: dict, command: str, results: list[dict], peers: list[dict]) -> str:
+    parts = [f"# distrl bench\n\n`{command}`\n\nMachine: {one_line(machine)}\n",
+             "Every cell is `distrl train SYSTEM --env ENV --runtime R --seed S` with the system's default config and "
+             "budget, then `distrl eval` (greedy). Env steps/s: steady state (the first quarter of the metrics rows "
+             "left out). Ceiling (same run): (a) the system's acting components alone, in as many processes as the "
+             "run has, (b) its learner alone (env steps per second of learner time in a short inline run), combined "
+             "as 1/(1/a + 1/b). Threshold: the mean training return of the last 100 episodes (exploration included: "
+             "an epsilon ladder's training return can stay below a threshold its greedy policy passes).\n",
+             "## Cells\n", *cell_rows(results), ""]
+    if any(r["cell"]["seed"] != results[0]["cell"]["seed"] for r in results):
+        parts += ["## Spread over seeds\n", *spread_rows(results), ""]
+    if peers:
+        parts += ["## Peers (same machine, same run)\n", *peer_rows(peers, results), ""]
+    return "\n".join(parts) + "\n"
+
+
+def write(out: Path, machine: dict, command: str, results: list[dict], peers: list[dict]) -> list[Path]:
+    """Write the report's files; returns their paths."""
+    (out / "report.json").write_text(json.dumps({"command": command, "machine": machine, "cells": results,
+                                                 "peers": peers}, indent=1))
+    (out / "report.md").write_text(markdown(machine, command, results, peers))
+    return [out / "report.json", out / "report.md", *plot(out, results, peers)]
+
+
+def plot(out: Path, results: list[dict], peers: list[dict]) -> list[Path]:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    written = []
+    by_env = defaultdict(list)
+    for r in results:
+        if "error" not in r and r["cell"]["threshold"] is not None:
+            by_env[r["cell"]["env"]].append((f"{r['cell']['system']} {r['cell']['runtime']} s{r['cell']['seed']}", r))
+    for p in peers:
+        if "error" not in p:
+            by_env[p["env"]].append((f"{p['peer']} s{p['seed']}", p))
+    for env, curves in by_env.items():
+        fig, (ax_steps, ax_time) = plt.subplots(1, 2, figsize=(12, 4.5))
+        for label, r in curves:
+            steps, wall, ret = zip(*r["curve"]) if r["curve"] else ((), (), ())
+            ax_steps.plot(steps, ret, label=label)
+            ax_time.plot(wall, ret, label=label)
+        threshold = next((r["cell"]["threshold"] for _, r in curves if "cell" in r), None)
+        for ax, xlabel in ((ax_steps, "env steps"), (ax_time, "training wall time (s)")):
+            if threshold is not None:
+                ax.axhline(threshold, color="grey", linestyle="--", linewidth=0.8)
+            ax.set_xlabel(xlabel)
+            ax.set_ylabel("mean training return (last 100 episodes)")
+            ax.grid(alpha=0.3)
+        ax_steps.set_title(env)
+        ax_time.legend(fontsize=7, loc="lower right")
+        fig.tight_layout()
+        path = out / f"curves-{env.replace('/', '_')}.png"
+        fig.savefig(path, dpi=100)
+        plt.close(fig)
+        written.append(path)
+    measured = [r for r in results if "error" not in r and (r.get("ceiling") or {}).get("ceiling_sps")]
+    if measured:
+        fig, ax = plt.subplots(figsize=(max(6, 0.5 * len(measured) + 2), 4.5))
+        labels = [f"{r['cell']['system']} {r['cell']['runtime']} s{r['cell']['seed']}\n{r['cell']['env'].split('/')[-1]}"
+                  for r in measured]
+        ax.bar(range(len(measured)), [_ratio(r) for r in measured], color="tab:blue")
+        ax.axhline(1.0, color="grey", linestyle="--", linewidth=0.8)
+        ax.set_xticks(range(len(measured)), labels, rotation=60, ha="right", fontsize=7)
+        ax.set_ylabel("env steps/s / ceiling 1/(1/a + 1/b)")
+        ax.set_title("throughput against this machine's ceiling (same run)")
+        fig.tight_layout()
+        path = out / "throughput.png"
+        fig.savefig(path, dpi=100)
+        plt.close(fig)
+        written.append(path)
+    return written

@@ -1,0 +1,261 @@
+"""``distrl bench``: run a suite's cells one after another (never two at once: they would share the cores and
+measure each other), each with the machine's ceiling for it measured just before, and write the report.
+
+Everything a finished cell measured is kept in ``OUT/cells/<cell>/result.json`` (ceilings in
+``OUT/ceilings/``): after an interruption, ``--resume`` keeps those and runs only what is missing or failed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from distrl.bench import ceiling as ceiling_mod
+from distrl.bench import machine as machine_mod
+from distrl.bench import peers as peers_mod
+from distrl.bench import report
+from distrl.bench.cell import first_crossing, run_cell, steady_sps
+from distrl.bench.suite import SUITES, SYSTEM_ENVS, Cell, cells
+from distrl.errors import ConfigError
+
+DEMO_EPISODES = 20  # R2D3's demonstrations: the scripted MountainCar controller (datasets/demonstrators.py)
+
+
+def _write_json(path: Path, data) -> None:
+    """Whole or not at all: a killed bench leaves no half-written result to resume from."""
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(data))
+    os.replace(tmp, path)
+
+
+def _read_json(path: Path):
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def check_args(suite: str, systems: list[str] | None, runtimes: list[str] | None, seeds: list[int] | None,
+               max_wall_s: float | None, ceiling_s: float, eval_episodes: int) -> None:
+    """Every bad value is one line naming what is valid, before anything is written."""
+    from distrl.core.program import RUNTIMES
+
+    known = sorted({s for s, _ in SYSTEM_ENVS})
+    if suite not in SUITES:
+        raise ConfigError(f"unknown suite '{suite}' (valid: {', '.join(SUITES)})")
+    for s in systems or []:
+        if s not in known:
+            raise ConfigError(f"unknown system '{s}' for the bench (valid: {', '.join(known)})")
+    for r in runtimes or []:
+        if r not in RUNTIMES:
+            raise ConfigError(f"unknown runtime '{r}' (valid: {', '.join(RUNTIMES)})")
+    if seeds is not None and (not seeds or any(s < 0 for s in seeds)):
+        raise ConfigError("--seeds must be one or more integers >= 0")
+    if max_wall_s is not None and not max_wall_s > 0:
+        raise ConfigError(f"--max-wall-s must be > 0 seconds (got {max_wall_s})")
+    if not ceiling_s > 0:
+        raise ConfigError(f"--ceiling-s must be > 0 seconds (got {ceiling_s})")
+    if eval_episodes < 1:
+        raise ConfigError(f"--episodes must be >= 1 (got {eval_episodes})")
+
+
+def prepare_out(out: Path, resume: bool, force: bool) -> None:
+    if resume and force:
+        raise ConfigError("--resume and --force exclude each other")
+    if out.exists() and not out.is_dir():
+        raise ConfigError(f"--out '{out}' is a file, not a folder")
+    if resume:
+        if not (out / "bench.json").is_file():
+            raise ConfigError(f"--resume: '{out}' holds no bench run (no bench.json)")
+        return
+    if out.is_dir() and any(out.iterdir()):
+        if not force:
+            raise ConfigError(f"--out '{out}' is not empty (--resume continues the bench in it, --force replaces it)")
+        if not (out / "bench.json").is_file():
+            raise ConfigError(f"--force: '{out}' holds no bench run (no bench.json); not deleting it")
+        shutil.rmtree(out)
+
+
+def _demos(out: Path) -> str:
+    import distrl
+
+    folder = out / "inputs" / "mountaincar-demos"
+    if not (folder / "data").is_dir():
+        distrl.record(folder, policy="distrl.datasets.demonstrators:mountain_car", env="MountainCar-v0",
+                      episodes=DEMO_EPISODES, force=True)
+    return str(folder)
+
+
+def _ceiling(out: Path, cell: Cell, seconds: float) -> dict:
+    from distrl.api import plan_run
+    from distrl.core.program import Inference, ParamServer
+
+    settings = dict(cell.settings, **({"demos": str(out / "inputs" / "mountaincar-demos")} if cell.needs else {}))
+    n = ceiling_mod.actor_count(cell.system, settings) or 1
+    key = f"{cell.system}__{cell.env.replace('/', '_')}__{n}"
+    path = out / "ceilings" / f"{key}.json"
+    saved = _read_json(path)
+    if saved is None:
+        program = plan_run(cell.system, cell.env, **settings)[4]
+        saved = ceiling_mod.measure(cell.system, cell.env, settings, n, seconds, program.make_learner is not None)
+        # parameter-server and inference-stream traffic is not counted in bytes moved yet
+        saved["bytes_partial"] = any(isinstance(s, (ParamServer, Inference)) for s in program.services.values())
+        path.parent.mkdir(parents=True, exist_ok=True)
+        _write_json(path, saved)
+    return saved
+
+
+def _peer(out: Path, name: str, seed: int, eval_episodes: int) -> dict:
+    path = out / "peers" / f"{name}__s{seed}.json"
+    saved = _read_json(path)
+    if saved is not None and "error" not in saved:
+        return saved
+    path.parent.mkdir(parents=True, exist_ok=True)
+    raw = out / "peers" / f"{name}__s{seed}.raw.json"
+    algo = name.split("-", 1)[1]
+    proc = subprocess.run([sys.executable, "-m", "distrl.bench.peers", algo, peers_mod.ENV, str(seed), str(raw)],
+                          capture_output=True, text=True, check=False)
+    if proc.returncode == 130 or proc.returncode == -2:
+        raise KeyboardInterrupt
+    if proc.returncode != 0:
+        tail = proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else f"exit code {proc.returncode}"
+        result = {"peer": name, "env": peers_mod.ENV, "seed": seed, "error": tail[-500:]}
+    else:
+        result = json.loads(raw.read_text())
+        raw.unlink()
+        result["sps"] = steady_sps(result["curve"], result["env_steps"] / max(result["train_s"], 1e-9))
+        crossed = first_crossing(result["curve"], 475.0)
+        result["threshold_env_steps"], result["threshold_train_s"] = crossed if crossed else (None, None)
+    _write_json(path, result)
+    return result
+
+
+def run_bench(out: str | Path, suite: str = "quick", systems: list[str] | None = None,
+              runtimes: list[str] | None = None, seeds: list[int] | None = None, max_wall_s: float | None = None,
+              ceiling_s: float = 4.0, eval_episodes: int = 20, peers: bool = False, resume: bool = False,
+              force: bool = False, pong: bool = True, progress: bool = True,
+              log: Callable[[str], None] | None = None, command: str = "") -> dict:
+    """Run the suite into ``out`` and write its report; returns ``{"report": path, "cells": n, ...}``."""
+    check_args(suite, systems, runtimes, seeds, max_wall_s, ceiling_s, eval_episodes)
+    if pong and (not systems or "impala" in systems):
+        try:
+            import ale_py  # noqa: F401
+        except ImportError:
+            pong = False  # the Pong smoke cell needs the atari extra; the report says it was left out
+    if peers and not peers_mod.available():
+        raise ConfigError('--peers needs Stable-Baselines3: pip install -e ".[peers]"')
+    todo = cells(suite, systems, runtimes, seeds, max_wall_s, pong=pong)
+    if not todo:
+        raise ConfigError("no cell matches these --systems and --runtimes")
+    out = Path(out)
+    prepare_out(out, resume, force)
+    out.mkdir(parents=True, exist_ok=True)
+    command = command or f"distrl bench --suite {suite}"
+    machine = machine_mod.describe()
+    _write_json(out / "bench.json", {"command": command, "suite": suite, "machine": machine,
+                                     "cells": [c.key for c in todo]})
+    peer_runs = [(name, seed) for name in peers_mod.PEERS for seed in (seeds or [0])] if peers else []
+    total = len(todo) + len(peer_runs)
+    say = log or (lambda line: None)
+    results, peer_results = [], []
+    t0 = time.time()
+    with _stop_signals(), _Progress(total, progress) as bar:
+        for i, cell in enumerate(todo):
+            folder = out / "cells" / cell.key
+            saved = _read_json(folder / "result.json")
+            if saved is not None and "error" not in saved:
+                results.append(saved)
+                bar.advance(f"{cell.key} (kept)")
+                continue
+            folder.mkdir(parents=True, exist_ok=True)
+            bar.describe(f"{cell.key}: ceiling")
+            inputs = {"demos": _demos(out)} if cell.needs else {}
+            ceiling = _ceiling(out, cell, ceiling_s)
+            bar.describe(f"{cell.key}: training")
+            result = run_cell(cell, folder, eval_episodes, inputs)
+            result["ceiling"] = ceiling_mod.for_runtime({k: v for k, v in ceiling.items() if k != "bytes_partial"},
+                                                       cell.runtime)
+            result["bytes_partial"] = ceiling.get("bytes_partial", False)
+            _write_json(folder / "result.json", result)
+            results.append(result)
+            say(_line(result))
+            bar.advance(cell.key)
+        for name, seed in peer_runs:
+            bar.describe(f"{name} seed {seed}")
+            peer_results.append(_peer(out, name, seed, eval_episodes))
+            bar.advance(name)
+    files = report.write(out, machine, command, results, peer_results)
+    return {"report": str(out / "report.md"), "files": [str(f) for f in files], "cells": len(results),
+            "failed": sum("error" in r for r in results) + sum("error" in p for p in peer_results),
+            "wall_s": round(time.time() - t0, 1), "pong": pong}
+
+
+@contextlib.contextmanager
+def _stop_signals():
+    """SIGTERM and SIGHUP stop the bench as Ctrl-C does: the running cell ends with its checkpoint, finished
+    cells stay for ``--resume``, no process is left behind."""
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt
+
+    stops = [s for s in (signal.SIGTERM, getattr(signal, "SIGHUP", None)) if s is not None]
+    previous = {s: signal.signal(s, interrupt) for s in stops}
+    try:
+        yield
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+
+
+def _line(r: dict) -> str:
+    c = r["cell"]
+    if "error" in r:
+        return f"{c['system']} {c['env']} {c['runtime']} seed {c['seed']}: failed: {r['error']}"
+    ceiling = r["ceiling"]["ceiling_sps"]
+    ratio = f" ({r['sps'] / ceiling:.2f} of the ceiling)" if ceiling else ""
+    reached = f"threshold at {r['threshold_train_s']:.1f} s" if r["threshold_train_s"] is not None else "threshold not reached"
+    return (f"{c['system']} {c['env']} {c['runtime']} seed {c['seed']}: {r['sps']:,.0f} env steps/s{ratio}, {reached}, "
+            f"greedy eval {r['final_eval']}")
+
+
+class _Progress:
+    """A rich progress bar over the cells (none when ``enabled`` is false or stderr is not a terminal)."""
+
+    def __init__(self, total: int, enabled: bool):
+        self.total, self.enabled = total, enabled and sys.stderr.isatty()
+
+    def __enter__(self):
+        if self.enabled:
+            from rich.progress import (
+                BarColumn,
+                MofNCompleteColumn,
+                Progress,
+                TextColumn,
+                TimeElapsedColumn,
+            )
+
+            self.bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+            self.bar.start()
+            self.task = self.bar.add_task("bench", total=self.total)
+        return self
+
+    def describe(self, text: str) -> None:
+        if self.enabled:
+            self.bar.update(self.task, description=text)
+
+    def advance(self, text: str) -> None:
+        if self.enabled:
+            self.bar.update(self.task, advance=1, description=text)
+
+    def __exit__(self, *exc):
+        if self.enabled:
+            self.bar.stop()
+        return False
+

@@ -1,0 +1,97 @@
+"""The benchmark's cells: which system runs on which env, on which runtime, with which budget and seed.
+
+Every system runs its default config (no per-env presets) on the env its README measures it on, for the
+budget the system ships with (``DEFAULT_TOTAL_STEPS``): the figures in the README are the figures a user
+gets. ``quick`` is one seed on each system's default runtime and finishes in minutes; ``full`` is every
+runtime the system supports, three seeds each. The Pong cell is a smoke test of throughput on pixels
+(a few seconds; no threshold: learning Pong takes hours on two cores).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+# the score that counts as solved, on the training return (mean of the last 100 episodes)
+THRESHOLDS = {"CartPole-v1": 475.0, "distrl/CartPoleNoVelocity-v1": 475.0, "Pendulum-v1": -200.0,
+              "MountainCar-v0": -110.0}
+
+# (system, env): every system on the env its README row uses
+SYSTEM_ENVS = [
+    ("a2c", "CartPole-v1"), ("a3c", "CartPole-v1"), ("impala", "CartPole-v1"), ("seed", "CartPole-v1"),
+    ("apex-dqn", "CartPole-v1"), ("gorila", "CartPole-v1"), ("es", "CartPole-v1"),
+    ("apex-ddpg", "Pendulum-v1"), ("qt-opt", "Pendulum-v1"),
+    ("r2d2", "distrl/CartPoleNoVelocity-v1"), ("seed-r2d2", "distrl/CartPoleNoVelocity-v1"),
+    ("r2d3", "MountainCar-v0"),
+]
+
+# IMPALA on Pong: the throughput preset of benchmarks/throughput.py (a smoke cell, not a learning one)
+PONG = ("impala", "ALE/Pong-v5", {"num_envs": 8, "unroll_length": 20, "reward_clip": 1.0, "entropy_coef": 0.01,
+                                   "lr": 6e-4})
+PONG_SECONDS = 20.0
+SUITES = ("quick", "full")
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One (system, env, runtime, seed) run. ``total_steps`` None: the system's default budget;
+    ``max_wall_s`` caps it (the quick suite's bound, or a smoke cell's length); ``threshold`` None: a
+    throughput-only cell."""
+
+    system: str
+    env: str
+    runtime: str
+    seed: int = 0
+    total_steps: int | None = None
+    max_wall_s: float | None = None
+    threshold: float | None = None
+    settings: dict = field(default_factory=dict)
+    needs: str = ""  # a prepared input: "demos" (R2D3's demonstrations, recorded by the bench)
+
+    @property
+    def key(self) -> str:
+        """A file-name-safe id: the cell's folder under the bench's output."""
+        return f"{self.system}__{self.env.replace('/', '_')}__{self.runtime}__s{self.seed}"
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def runtimes_of(system: str, env: str) -> tuple[str, ...]:
+    """The runtimes the system's program declares (A2C is synchronous: inline only)."""
+    from distrl.api import plan_run
+
+    if system == "r2d3":  # its program needs a demos folder to exist; it is R2D2's program with a second replay
+        system = "r2d2"
+    return plan_run(system, env)[4].runtimes
+
+
+def default_runtime(runtimes: tuple[str, ...]) -> str:
+    return "local" if "local" in runtimes else runtimes[0]
+
+
+def cells(suite: str, systems: list[str] | None = None, runtimes: list[str] | None = None,
+          seeds: list[int] | None = None, max_wall_s: float | None = None, pong: bool = True) -> list[Cell]:
+    """The cells of ``suite``, narrowed to ``systems``/``runtimes``; ``seeds`` replaces the suite's seeds;
+    ``max_wall_s`` caps every learning cell (the quick suite caps at 120 s)."""
+    if suite not in SUITES:
+        raise ValueError(f"unknown suite '{suite}' (valid: {', '.join(SUITES)})")
+    seeds = seeds if seeds is not None else ([0] if suite == "quick" else [0, 1, 2])
+    cap = max_wall_s if max_wall_s is not None else (120.0 if suite == "quick" else None)
+    out = []
+    for system, env in SYSTEM_ENVS:
+        if systems and system not in systems:
+            continue
+        supported = runtimes_of(system, env)
+        chosen = [default_runtime(supported)] if suite == "quick" else list(supported)
+        if runtimes:
+            chosen = [r for r in supported if r in runtimes]
+        for runtime in chosen:
+            for seed in seeds:
+                out.append(Cell(system, env, runtime, seed, max_wall_s=cap, threshold=THRESHOLDS[env],
+                                needs="demos" if system == "r2d3" else ""))
+    if pong and (not systems or PONG[0] in systems):
+        system, env, settings = PONG
+        runtime = "local" if not runtimes or "local" in runtimes else runtimes[0]
+        out.append(Cell(system, env, runtime, 0, total_steps=10**9,
+                        max_wall_s=min(PONG_SECONDS, max_wall_s) if max_wall_s else PONG_SECONDS, settings=dict(settings)))
+    return out

@@ -1,0 +1,44 @@
+"""The report's tables from hand-made results: every column a user reads, failures and peers included."""
+
+from distrl.bench.report import markdown, peer_rows, spread_rows
+
+MACHINE = {"cpu": "CPU", "logical_cores": 2, "physical_cores": 2, "memory_gib": 8.0, "gpu": "none", "os": "Linux",
+           "python": "3.11", "versions": {"torch": "2"}, "commit": "abc"}
+
+
+def result(system="impala", runtime="local", seed=0, evaluated=500.0, reached=3.0, sps=1000.0):
+    return {"cell": {"system": system, "env": "CartPole-v1", "runtime": runtime, "seed": seed, "threshold": 475.0},
+            "key": f"{system}-{seed}", "env_steps": 10_000, "sps": sps, "final_eval": evaluated,
+            "threshold_env_steps": 5000 if reached else None, "threshold_train_s": reached,
+            "threshold_command_s": reached + 2.0 if reached else None, "learner_wait_frac": 0.1, "policy_lag_mean": 1.5,
+            "bottleneck": "learner-bound", "bytes_per_env_step": 100.0, "bytes_partial": False, "peak_memory_mb": 600.0,
+            "ceiling": {"actors_alone_sps": 4000.0, "learner_alone_sps": 2000.0, "ceiling_sps": 1333.3},
+            "curve": [(5000, reached or 1.0, 480.0)]}
+
+
+def test_cells_table():
+    failed = {"cell": {"system": "es", "env": "CartPole-v1", "runtime": "ray", "seed": 0, "threshold": 475.0},
+              "key": "es", "error": "boom"}
+    text = markdown(MACHINE, "distrl bench", [result(), result(seed=1, reached=None), failed], [])
+    assert "`distrl bench`" in text and "CPU, 2 logical cores" in text
+    row = next(line for line in text.splitlines() if line.startswith("| impala | CartPole-v1 | local | 0 |"))
+    cols = [c.strip() for c in row.strip("|").split("|")]
+    assert cols[4:10] == ["10,000", "1,000", "4,000", "2,000", "1,333", "0.75"]  # ratio = 1000 / 1333.3
+    assert cols[10:13] == ["5,000", "3.0", "5.0"]  # to threshold: env steps, from training start, from the command
+    assert "not reached" in next(line for line in text.splitlines() if "| impala | CartPole-v1 | local | 1 |" in line)
+    assert "failed: boom" in text
+    assert "## Spread over seeds" in text
+
+
+def test_spread_rows():
+    rows = spread_rows([result(seed=s, evaluated=e, reached=r) for s, e, r in [(0, 500, 3.0), (1, 480, None), (2, 120, 5.0)]])
+    line = rows[2]
+    assert "0, 1, 2" in line and "120.0 / 480.0 / 500.0" in line and "2 of 3" in line and "3.0 / 4.0 / 5.0" in line
+
+
+def test_peers_beside_distrl_with_ratios():
+    peer = {"peer": "sb3-ppo", "env": "CartPole-v1", "seed": 0, "env_steps": 100_000, "sps": 500.0,
+            "threshold_train_s": 6.0, "final_eval": 500.0, "hyperparameters": "zoo", "n_envs": 8, "curve": []}
+    lines = peer_rows([peer], [result(sps=1000.0, reached=3.0)])
+    assert any(line.startswith("| sb3-ppo (zoo, 8 envs) | CartPole-v1 | 100,000 | 500 | 6.0 | 500.0 |") for line in lines)
+    assert any("2.0x the env steps/s of sb3-ppo; 2.00x as fast to 475 as sb3-ppo" in line for line in lines)

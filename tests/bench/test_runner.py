@@ -1,0 +1,101 @@
+"""``distrl bench`` end to end: a real (small) cell, its report and plots, resume, bad input, stopping."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import psutil
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from distrl.bench.runner import check_args
+from distrl.errors import ConfigError
+from tests.conftest import ROOT
+
+SMALL = ["--systems", "a2c", "--no-pong", "--max-wall-s", "2", "--ceiling-s", "0.3", "--episodes", "2", "--quiet"]
+
+
+def test_bench_writes_report_json_and_plots_and_resumes(cli, tmp_path):
+    out = tmp_path / "bench"
+    r = cli("bench", *SMALL, "--out", str(out), timeout=240)
+    assert r.returncode == 0, r.stderr
+    summary = json.loads(r.stdout.strip().splitlines()[-1])
+    assert summary["cells"] == 1 and summary["failed"] == 0
+    report = json.loads((out / "report.json").read_text())
+    assert report["machine"]["logical_cores"] == os.cpu_count() and "torch" in report["machine"]["versions"]
+    cell = report["cells"][0]
+    assert cell["cell"]["system"] == "a2c" and cell["cell"]["runtime"] == "inline"
+    assert cell["env_steps"] > 0 and cell["sps"] > 0 and cell["command_s"] >= cell["train_s"]
+    assert cell["ceiling"]["actors_alone_sps"] > 0 and cell["ceiling"]["learner_alone_sps"] > 0
+    assert cell["peak_memory_mb"] > 50 and cell["final_eval"] is not None and cell["curve"]
+    assert cell["bottleneck"] and cell["learner_wait_frac"] is not None
+    assert "| a2c | CartPole-v1 | inline | 0 |" in (out / "report.md").read_text()
+    for png in ("curves-CartPole-v1.png", "throughput.png"):
+        assert (out / png).read_bytes()[:4] == b"\x89PNG"
+    # --resume keeps what finished: the cell is not run again
+    kept = (out / "cells" / "a2c__CartPole-v1__inline__s0" / "result.json").stat().st_mtime_ns
+    r = cli("bench", *SMALL, "--out", str(out), "--resume", timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert (out / "cells" / "a2c__CartPole-v1__inline__s0" / "result.json").stat().st_mtime_ns == kept
+    # an existing bench is not overwritten without --force: one line, exit 2, nothing changed
+    before = sorted(p.name for p in out.iterdir())
+    r = cli("bench", *SMALL, "--out", str(out))
+    assert r.returncode == 2 and "--resume" in r.stderr and "Traceback" not in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1 and sorted(p.name for p in out.iterdir()) == before
+
+
+def test_bad_cli_values_are_one_line(cli, tmp_path):
+    for args, said in [(["--systems", "nope"], "valid: a2c"), (["--suite", "huge"], "valid: quick, full"),
+                       (["--runtimes", "k8s"], "valid: inline, local, ray"), (["--max-wall-s", "0"], "> 0"),
+                       (["--resume"], "no bench run")]:
+        r = cli("bench", *args, "--out", str(tmp_path / "x"))
+        assert r.returncode == 2 and said in r.stderr and "Traceback" not in r.stderr, (args, r.stderr)
+        assert not (tmp_path / "x").exists()
+
+
+@settings(max_examples=60, deadline=None)
+@given(suite=st.text(max_size=8), systems=st.lists(st.text(max_size=10), max_size=3),
+       runtimes=st.lists(st.text(max_size=8), max_size=2), seeds=st.one_of(st.none(), st.lists(st.integers(-5, 5), max_size=3)),
+       wall=st.one_of(st.none(), st.floats(allow_nan=True)), ceiling=st.floats(allow_nan=True),
+       episodes=st.integers(-3, 30))
+def test_check_args_accepts_exactly_the_valid_values(suite, systems, runtimes, seeds, wall, ceiling, episodes):
+    valid = (suite in ("quick", "full") and all(s in {"a2c", "a3c", "impala", "seed", "apex-dqn", "gorila", "es",
+                                                         "apex-ddpg", "qt-opt", "r2d2", "seed-r2d2", "r2d3"} for s in systems)
+             and all(r in ("inline", "local", "ray") for r in runtimes) and (seeds is None or (seeds and min(seeds) >= 0))
+             and (wall is None or wall > 0) and ceiling > 0 and episodes >= 1)
+    try:
+        check_args(suite, systems, runtimes, seeds, wall, ceiling, episodes)
+        assert valid
+    except ConfigError as e:
+        assert not valid
+        assert "\n" not in str(e)
+
+
+def test_sigterm_stops_the_running_cell_and_leaves_no_process(tmp_path):
+    # QT-Opt: a budget of minutes here, so the cell is surely still training when the signal comes
+    out = tmp_path / "bench"
+    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    proc = subprocess.Popen([sys.executable, "-m", "distrl", "bench", "--systems", "qt-opt", "--no-pong", "--runtimes",
+                             "local", "--max-wall-s", "300", "--ceiling-s", "0.3", "--quiet", "--out", str(out)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    metrics = out / "cells" / "qt-opt__Pendulum-v1__local__s0" / "run" / "metrics.csv"
+    deadline = time.monotonic() + 180
+    while not metrics.exists() and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.1)  # a bounded wait for the cell's training to have begun
+    assert metrics.exists(), proc.stderr.read() if proc.poll() is not None else "no training after 180 s"
+    family = psutil.Process(proc.pid).children(recursive=True)
+    assert family  # the cell's run and its actors
+    proc.send_signal(signal.SIGTERM)
+    try:
+        _, err = proc.communicate(timeout=120)
+    finally:
+        proc.kill()
+    assert proc.returncode == 130 and "interrupted" in err and "Traceback" not in err, err
+    gone, alive = psutil.wait_procs(family, timeout=30)
+    assert not alive, [p.cmdline() for p in alive]
+    assert not (out / "cells" / "qt-opt__Pendulum-v1__local__s0" / "result.json").exists()  # run again by --resume
+    assert list((metrics.parent / "checkpoints").iterdir())  # the run ended with its checkpoint

@@ -1,0 +1,44 @@
+"""The suites' cells: every system on its env, the runtimes it declares, the seeds asked for."""
+
+import pytest
+
+from distrl.agents.registry import SYSTEMS
+from distrl.bench.suite import SYSTEM_ENVS, THRESHOLDS, cells
+
+
+def test_quick_is_every_system_once_on_its_default_runtime_plus_pong():
+    quick = cells("quick")
+    learning = [c for c in quick if c.threshold is not None]
+    assert sorted(c.system for c in learning) == sorted(SYSTEMS)  # no system left out
+    assert {c.seed for c in quick} == {0}
+    assert all(c.runtime == ("inline" if c.system == "a2c" else "local") for c in learning)
+    assert all(c.max_wall_s == 120.0 and c.total_steps is None for c in learning)  # the system's own budget
+    pong = [c for c in quick if c.threshold is None]
+    assert [(c.system, c.env) for c in pong] == [("impala", "ALE/Pong-v5")]
+    assert next(c for c in learning if c.system == "r2d3").needs == "demos"
+
+
+def test_full_is_every_runtime_three_seeds_no_cap():
+    full = cells("full", pong=False)
+    assert all(c.max_wall_s is None for c in full)
+    a2c = {(c.runtime, c.seed) for c in full if c.system == "a2c"}
+    assert a2c == {("inline", s) for s in (0, 1, 2)}  # synchronous by design
+    impala = {(c.runtime, c.seed) for c in full if c.system == "impala"}
+    assert impala == {(r, s) for r in ("inline", "local", "ray") for s in (0, 1, 2)}
+    assert len({c.key for c in full}) == len(full)  # one folder per cell
+    assert all("/" not in c.key for c in full)
+
+
+def test_narrowing():
+    got = cells("full", systems=["impala", "es"], runtimes=["ray"], seeds=[4], max_wall_s=5.0)
+    assert {(c.system, c.runtime, c.seed) for c in got if c.threshold is not None} == {("impala", "ray", 4), ("es", "ray", 4)}
+    pong = [c for c in got if c.threshold is None]
+    assert pong and pong[0].runtime == "ray" and pong[0].max_wall_s == 5.0
+    assert cells("quick", systems=["a3c"], runtimes=["ray"])[0].runtime == "ray"
+    assert [c.env for c in cells("quick", systems=["qt-opt"])] == ["Pendulum-v1"]
+    with pytest.raises(ValueError):
+        cells("huge")
+
+
+def test_every_env_has_a_threshold():
+    assert {env for _, env in SYSTEM_ENVS} <= set(THRESHOLDS)
