@@ -10,7 +10,9 @@ to update (a replay's warm-up is left out). Replay learners are paced by their r
 the env-step rate the learner alone could keep up with at the system's replay ratio.
 
 The combined ceiling is 1 / (1/a + 1/b): on a machine whose cores are all busy, acting and learning share
-the CPU (``benchmarks/throughput.py``'s definition). A system without a learner (A3C, GORILA) has (a) only.
+the CPU (``benchmarks/throughput.py``'s definition); a run on ``inline`` (one process) is compared with one
+process's acting rate, 1 / (n/a + 1/b). A system without a learner (A3C, GORILA) has (a) only. With fewer
+actors than cores, actors and learner overlap, so a run can exceed 1.
 """
 
 from __future__ import annotations

@@ -38,7 +38,10 @@ def cell_rows(results: list[dict]) -> list[str]:
         ceiling = r.get("ceiling") or {}
         reached = r["threshold_env_steps"] is not None
         never = "not reached" if c["threshold"] is not None else "n/a"
-        bytes_ = _n(r["bytes_per_env_step"], ",.1f") + (" (partial)" if r.get("bytes_partial") else "")
+        # A3C/GORILA exchange through a parameter server, SEED through its inference stream: not counted yet
+        bytes_ = _n(r["bytes_per_env_step"], ",.1f") if not r.get("bytes_partial") else "not counted"
+        if r["cell"]["runtime"] == "inline" and not r.get("bytes_partial"):
+            bytes_ = "0 (one process)"
         lines.append(
             f"| {c['system']} | {c['env']} | {c['runtime']} | {c['seed']} | {r['env_steps']:,} | {_n(r['sps'])} | "
             f"{_n(ceiling.get('actors_alone_sps'))} | {_n(ceiling.get('learner_alone_sps'))} | "
