@@ -8,8 +8,6 @@ so the replay a runtime shares is counted once), sampled every 2 s: reading a pr
 ~8 ms, and a sampler that ran every 0.25 s took 13% of a core from the run it measured.
 """
 
-SAMPLE_S = 2.0
-
 from __future__ import annotations
 
 import csv
@@ -23,6 +21,8 @@ import time
 from pathlib import Path
 
 from distrl.bench.suite import Cell
+
+SAMPLE_S = 2.0  # seconds between peak-memory samples
 
 
 def _tree_memory(proc) -> float:
