@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import csv
-import multiprocessing as mp
 import os
 import tempfile
 import time
@@ -25,10 +24,13 @@ import torch
 
 import distrl
 from distrl.agents.impala import Config, build
+from distrl.bench import ceiling
+from distrl.bench.cell import steady_sps
 from distrl.config import build as build_config
 from distrl.core.system import BuildContext
 from distrl.core.types import allocate
 from distrl.envs import env_spec
+from distrl.plotting import read_curve
 from distrl.runtime.backends.batching import concatenate
 
 PRESETS = {  # per-env settings; everything else is the default config
@@ -56,22 +58,9 @@ def _actor(program, index: int):
     return role.make(index, 1000 * index, {"weights": _NoWeights()}), role.output
 
 
-def _actor_worker(args) -> float:
-    env_id, settings, index, seconds = args
-    torch.set_num_threads(1)
-    program, _ = _program(env_id, settings, 1)
-    actor, spec = _actor(program, index)
-    out = allocate(spec)
-    actor.unroll(out)  # warm-up
-    steps, t0 = 0, time.perf_counter()
-    while time.perf_counter() - t0 < seconds:
-        steps += actor.unroll(out)["env_steps"]
-    return steps / (time.perf_counter() - t0)
-
-
 def actors_alone(env_id: str, settings: dict, n: int, seconds: float) -> float:
-    with mp.get_context("spawn").Pool(n) as pool:
-        return float(sum(pool.map(_actor_worker, [(env_id, settings, i, seconds) for i in range(n)])))
+    """IMPALA's actors alone: ``distrl bench``'s measurement (n processes over one window, no learner)."""
+    return ceiling.actors_alone("impala", env_id, settings, n, seconds)
 
 
 def learner_alone(env_id: str, settings: dict, seconds: float) -> float:
@@ -96,11 +85,8 @@ def end_to_end(env_id: str, settings: dict, n: int, runtime: str, seconds: float
     with tempfile.TemporaryDirectory() as d:
         s = distrl.train(system, env=env_id, runtime=runtime, num_actors=n, total_steps=10**9, max_wall_s=seconds,
                          log_interval_s=0.5, run_dir=str(Path(d) / "r"), **settings)
-        with open(Path(d) / "r" / "metrics.csv") as f:
-            rows = [(int(r["env_steps"]), float(r["wall_s"])) for r in csv.DictReader(f)]
-    rows = rows[len(rows) // 4:]  # steady state: drop the first quarter (process start, warm-up)
-    sps = (rows[-1][0] - rows[0][0]) / max(rows[-1][1] - rows[0][1], 1e-9) if len(rows) > 1 else s["sps"]
-    return sps, s
+        points = read_curve(Path(d) / "r")
+    return steady_sps(points, s["sps"]), s  # steady state: the first quarter of the rows left out
 
 
 def gradient_system(system: str, n: int, runtime: str, seconds: float) -> dict:

@@ -119,7 +119,7 @@ def _build_parser() -> argparse.ArgumentParser:
     bench = sub.add_parser("bench", help="the unified benchmark: every system's throughput against this machine's "
                            "ceiling and its time to threshold, in one run; writes report.md, report.json and plots",
                            formatter_class=_Help)
-    bench.add_argument("--suite", default="quick", help="quick (one seed, each system's default runtime, 120 s cap per "
+    bench.add_argument("--suite", default="quick", help="quick (one seed, each system's default runtime, 180 s cap per "
                        "cell) or full (every runtime, seeds 0-2, no cap)")
     bench.add_argument("--systems", nargs="+", default=None, help="only these systems (default: all)")
     bench.add_argument("--runtimes", nargs="+", default=None, help="only these runtimes (default: the suite's)")
@@ -183,12 +183,13 @@ def _cmd_pbt(args) -> int:
 
 
 def _cmd_bench(args) -> int:
+    import shlex
     import time
 
     from distrl.bench import run_bench
 
     out = args.out or f"runs/bench-{args.suite}-{time.strftime('%Y%m%d-%H%M%S')}"
-    command = "distrl bench " + " ".join(a for a in sys.argv[2:]) if sys.argv[1:2] == ["bench"] else ""
+    command = "distrl bench " + shlex.join(sys.argv[2:]) if sys.argv[1:2] == ["bench"] else ""
     log = None if args.quiet else (lambda line: print(f"distrl bench: {line}", file=sys.stderr, flush=True))
     result = run_bench(out, suite=args.suite, systems=args.systems, runtimes=args.runtimes, seeds=args.seeds,
                        max_wall_s=args.max_wall_s, ceiling_s=args.ceiling_s, eval_episodes=args.episodes,

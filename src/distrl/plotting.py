@@ -8,41 +8,51 @@ from pathlib import Path
 from distrl.errors import ConfigError
 
 
-def _read(run_dir: Path) -> dict[str, list[float]]:
+def read_curve(run_dir: str | Path) -> list[tuple[int, float, float]]:
+    """(env steps, training wall s, mean training return of the last 100 episodes; NaN before the first
+    episode ends) for each row of a run's ``metrics.csv``."""
     path = Path(run_dir) / "metrics.csv"
     if not path.is_file():
         raise ConfigError(f"'{run_dir}' has no metrics.csv (is it a run dir?)")
-    cols: dict[str, list[float]] = {"env_steps": [], "wall_s": [], "episode_return_mean": []}
     with path.open() as f:
-        for row in csv.DictReader(f):
-            if row.get("episode_return_mean"):
-                for k in cols:
-                    cols[k].append(float(row[k]))
-    return cols
+        return [(int(row["env_steps"]), float(row["wall_s"]), float(row.get("episode_return_mean") or "nan"))
+                for row in csv.DictReader(f)]
 
 
-def plot_runs(run_dirs: list[str], output: str) -> str:
+def plot_curves(series: list[tuple[str, list]], output: str | Path, threshold: float | None = None,
+                title: str | None = None) -> str:
+    """Curves side by side: return against env steps and against wall time; ``series`` is (label, points)
+    or (label, points, color) with points as :func:`read_curve` gives them (a label starting with "_" stays
+    out of the legend: the other seeds of a group); ``threshold`` draws the solved line."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    data = [(Path(d), _read(Path(d))) for d in run_dirs]
-    fig, (ax_steps, ax_time) = plt.subplots(1, 2, figsize=(11, 4))
-    for path, cols in data:
-        ax_steps.plot(cols["env_steps"], cols["episode_return_mean"], label=path.name)
-        ax_time.plot(cols["wall_s"], cols["episode_return_mean"], label=path.name)
-    ax_steps.set_xlabel("env steps")
-    ax_time.set_xlabel("wall time (s)")
-    for ax in (ax_steps, ax_time):
+    fig, (ax_steps, ax_time) = plt.subplots(1, 2, figsize=(12, 4.5))
+    for label, points, *color in series:
+        steps, wall, ret = zip(*points) if points else ((), (), ())
+        style = {"color": color[0]} if color and color[0] else {}
+        ax_steps.plot(steps, ret, label=label, **style)
+        ax_time.plot(wall, ret, label=label, **style)
+    for ax, xlabel in ((ax_steps, "env steps"), (ax_time, "wall time (s)")):
+        if threshold is not None:
+            ax.axhline(threshold, color="grey", linestyle="--", linewidth=0.8)
+        ax.set_xlabel(xlabel)
         ax.set_ylabel("mean episode return (last 100)")
         ax.grid(alpha=0.3)
-    ax_steps.legend(fontsize=8)
+    if title:
+        ax_steps.set_title(title)
+    ax_time.legend(fontsize=7 if len(series) > 6 else 8, loc="lower right")
     fig.tight_layout()
     Path(output).parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(output, dpi=100)
     plt.close(fig)
-    return output
+    return str(output)
+
+
+def plot_runs(run_dirs: list[str], output: str) -> str:
+    return plot_curves([(Path(d).name, read_curve(d)) for d in run_dirs], output)
 
 
 def is_population(path: str | Path) -> bool:

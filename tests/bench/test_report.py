@@ -41,4 +41,8 @@ def test_peers_beside_distrl_with_ratios():
             "threshold_train_s": 6.0, "final_eval": 500.0, "hyperparameters": "zoo", "n_envs": 8, "curve": []}
     lines = peer_rows([peer], [result(sps=1000.0, reached=3.0)])
     assert any(line.startswith("| sb3-ppo (zoo, 8 envs) | CartPole-v1 | 100,000 | 500 | 6.0 | 500.0 |") for line in lines)
-    assert any("2.0x the env steps/s of sb3-ppo; 2.00x as fast to 475 as sb3-ppo" in line for line in lines)
+    ratio = next(line for line in lines if line.startswith("| impala (local, seed 0) |"))
+    assert ratio == "| impala (local, seed 0) | 2.0x; 2.0x |"  # 1000 / 500 env steps/s; 6.0 s / 3.0 s to 475
+    never = dict(peer, peer="sb3-dqn", threshold_train_s=None)
+    ratio = next(line for line in peer_rows([peer, never], [result()]) if line.startswith("| impala (local"))
+    assert ratio.endswith("| 2.0x; — |")  # a peer that never got there has no time ratio

@@ -10,9 +10,9 @@ to update (a replay's warm-up is left out). Replay learners are paced by their r
 the env-step rate the learner alone could keep up with at the system's replay ratio.
 
 The combined ceiling is 1 / (1/a + 1/b): on a machine whose cores are all busy, acting and learning share
-the CPU (``benchmarks/throughput.py``'s definition); a run on ``inline`` (one process) is compared with one
-process's acting rate, 1 / (n/a + 1/b). A system without a learner (A3C, GORILA) has (a) only. With fewer
-actors than cores, actors and learner overlap, so a run can exceed 1.
+the CPU (``benchmarks/throughput.py``'s definition). For a run on ``inline``, whose components take turns in
+one process, (a) is measured with one process. A system without a learner (A3C, GORILA) has (a) only. With
+fewer actors than cores, actors and learner overlap, so a run can exceed 1.
 """
 
 from __future__ import annotations
@@ -34,6 +34,14 @@ def actor_count(system: str, settings: dict) -> int | None:
     return int(settings.get("num_actors", fields["num_actors"])) if "num_actors" in fields else None
 
 
+_barrier = None  # set in each pool process: the timed windows of all acting processes start together
+
+
+def _set_barrier(barrier) -> None:
+    global _barrier
+    _barrier = barrier
+
+
 def _acting_worker(args) -> float:
     system, env, settings, index, seconds = args
     import torch
@@ -52,6 +60,8 @@ def _acting_worker(args) -> float:
         worker = next(w for w in backend.workers if w.role is role)
         out = worker.buffers[0] if worker.buffers else None
         worker.handle.step(out)  # warm-up: first env resets, first forward
+        if _barrier is not None:  # all processes measure the same window: each shares the CPU with the others
+            _barrier.wait(timeout=120)
         steps, t0 = 0, time.perf_counter()
         while time.perf_counter() - t0 < seconds:
             steps += worker.handle.step(out).get("env_steps", 0)
@@ -73,47 +83,56 @@ def _drop_served(backend) -> int:
 
 
 def actors_alone(system: str, env: str, settings: dict, n: int, seconds: float) -> float:
-    """Env steps/s of ``n`` acting components in ``n`` processes, summed."""
-    with mp.get_context("spawn").Pool(n) as pool:
+    """Env steps/s of ``n`` acting components in ``n`` processes over the same window, summed."""
+    ctx = mp.get_context("spawn")
+    with ctx.Pool(n, initializer=_set_barrier, initargs=(ctx.Barrier(n),)) as pool:
         return float(sum(pool.map(_acting_worker, [(system, env, settings, i, seconds) for i in range(n)])))
 
 
-def learner_alone(system: str, env: str, settings: dict, seconds: float) -> float | None:
-    """Env steps consumed per second of the learner's own time in a short ``inline`` run; None without a
-    learner, or when the run did not get to its first update in ``seconds`` (a long replay warm-up)."""
-    import distrl
-
-    with tempfile.TemporaryDirectory() as tmp:
-        run = Path(tmp) / "run"
-        distrl.train(system, env=env, runtime="inline", total_steps=10**9, max_wall_s=seconds, log_interval_s=0.25,
-                     checkpoint_interval_s=10**6, run_dir=str(run), **settings)
-        with open(run / "metrics.csv") as f:
-            rows = list(csv.DictReader(f))
+def learner_rate(rows: list[dict]) -> float | None:
+    """Env steps per second of learner time over the metrics rows wholly after the learner's first update
+    (a replay's warm-up, when env steps come in and the learner does nothing, is left out); None if there
+    are no such rows."""
     steps = learn_s = 0.0
     previous = None
     for row in rows:
         updates = float(row["learner_updates"] or 0)
-        if previous is not None and updates > 0 and previous[1] > 0:  # rows wholly after the first update
+        if previous is not None and previous[1] > 0:
             steps += float(row["env_steps"]) - previous[0]
             learn_s += float(row["time_learn_s"] or 0)
         previous = (float(row["env_steps"]), updates)
     return steps / learn_s if learn_s > 0 and steps > 0 else None
 
 
-def measure(system: str, env: str, settings: dict, n: int, seconds: float, has_learner: bool) -> dict:
-    a = actors_alone(system, env, settings, n, seconds)
+def learner_alone(system: str, env: str, settings: dict, seconds: float) -> float | None:
+    """Env steps consumed per second of the learner's own time in a short ``inline`` run; None when the run
+    got no row past its first update in ``seconds`` (a long replay warm-up)."""
+    import distrl
+
+    with tempfile.TemporaryDirectory() as tmp:
+        run = Path(tmp) / "run"
+        summary = distrl.train(system, env=env, runtime="inline", total_steps=10**9, max_wall_s=seconds,
+                               log_interval_s=0.25, checkpoint_interval_s=10**6, run_dir=str(run), **settings)
+        if summary.get("interrupted"):  # Ctrl-C or a stop signal reached the trainer: the bench stops too
+            raise KeyboardInterrupt
+        if not (run / "metrics.csv").is_file():
+            return None
+        with open(run / "metrics.csv") as f:
+            return learner_rate(list(csv.DictReader(f)))
+
+
+def measure(system: str, env: str, settings: dict, n: int, seconds: float, has_learner: bool,
+            runtime: str = "local") -> dict:
+    """The ceiling for a run of ``n`` acting components on ``runtime``: 1 / (1/a + 1/b). Off ``inline``, a is
+    measured with ``n`` processes; on ``inline`` the n components take turns in one process, so together they
+    step at one process's rate: a is measured with one. ``learner_missing``: the system has a learner whose
+    rate could not be measured; the ceiling is then None (not the actors' alone, which would flatter the run)."""
+    inline = runtime == "inline"
+    a = actors_alone(system, env, settings, 1 if inline else n, seconds)
     b = learner_alone(system, env, settings, seconds) if has_learner else None
-    combined = 1.0 / (1.0 / a + 1.0 / b) if a and b else a
-    return {"actors": n, "actors_alone_sps": a, "learner_alone_sps": b, "ceiling_sps": combined, "seconds": seconds}
-
-
-def for_runtime(ceiling: dict, runtime: str) -> dict:
-    """The ceiling a cell on ``runtime`` is compared with. ``inline`` steps its n actors in turn in one
-    process, so its acting rate is one process's, a / n, and the learner takes turns with them:
-    1 / (n/a + 1/b). Every other runtime: 1 / (1/a + 1/b) as measured."""
-    if runtime != "inline":
-        return dict(ceiling)
-    n, a, b = ceiling["actors"], ceiling["actors_alone_sps"], ceiling["learner_alone_sps"]
-    one = a / n if a else a
-    return dict(ceiling, actors_alone_sps=one, ceiling_sps=1.0 / (1.0 / one + 1.0 / b) if one and b else one,
-                one_process=True)
+    if has_learner:
+        combined = 1.0 / (1.0 / a + 1.0 / b) if a and b else None
+    else:
+        combined = a
+    return {"actors": n, "processes": 1 if inline else n, "actors_alone_sps": a, "learner_alone_sps": b,
+            "ceiling_sps": combined, "learner_missing": has_learner and b is None, "seconds": seconds}

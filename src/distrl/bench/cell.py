@@ -10,7 +10,6 @@ so the replay a runtime shares is counted once), sampled every 2 s: reading a pr
 
 from __future__ import annotations
 
-import csv
 import json
 import math
 import os
@@ -21,6 +20,7 @@ import time
 from pathlib import Path
 
 from distrl.bench.suite import Cell
+from distrl.plotting import read_curve
 
 SAMPLE_S = 2.0  # seconds between peak-memory samples
 
@@ -43,16 +43,6 @@ def _tree_memory(proc) -> float:
     return total
 
 
-def curve(run_dir: Path) -> list[tuple[int, float, float]]:
-    """(env steps, training wall s, mean training return of the last 100 episodes) per metrics row."""
-    out = []
-    with open(run_dir / "metrics.csv") as f:
-        for row in csv.DictReader(f):
-            value = row.get("episode_return_mean") or "nan"
-            out.append((int(row["env_steps"]), float(row["wall_s"]), float(value)))
-    return out
-
-
 def steady_sps(points: list[tuple[int, float, float]], fallback: float) -> float:
     """Env steps/s after the first quarter of the rows (start-up and warm-up left out)."""
     rows = points[len(points) // 4:]
@@ -72,14 +62,18 @@ def first_crossing(points: list[tuple[int, float, float]], threshold: float | No
 
 
 def stop(proc: subprocess.Popen, grace_s: float = 60.0) -> None:
-    """SIGINT (the run checkpoints and stops its processes), then, past ``grace_s``, SIGKILL."""
+    """SIGINT (the run checkpoints and stops its processes), then, past ``grace_s`` or on a second interrupt,
+    SIGKILL: the run is never left behind."""
     if proc.poll() is None:
         proc.send_signal(signal.SIGINT)
         try:
             proc.wait(grace_s)
         except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+            pass
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
 
 
 def run_cell(cell: Cell, folder: Path, eval_episodes: int, inputs: dict[str, str]) -> dict:
@@ -102,7 +96,10 @@ def run_cell(cell: Cell, folder: Path, eval_episodes: int, inputs: dict[str, str
         cmd += ["--set", f"{key}={value}"]
     env = dict(os.environ, RAY_AUTH_MODE=os.environ.get("RAY_AUTH_MODE", "token"))
     started = time.time()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    # its output goes to files (a pipe nobody reads fills up and blocks the run); its own session, so a Ctrl-C on
+    # the terminal reaches the bench only, which stops the run once (a second SIGINT would cut its checkpoint short)
+    with open(folder / "stdout.log", "w") as out, open(folder / "stderr.log", "w") as err:
+        proc = subprocess.Popen(cmd, stdout=out, stderr=err, text=True, env=env, start_new_session=True)
     watched, peak, sampled = psutil.Process(proc.pid), 0.0, time.monotonic() - SAMPLE_S + 1.0
     try:
         while proc.poll() is None:
@@ -116,14 +113,17 @@ def run_cell(cell: Cell, folder: Path, eval_episodes: int, inputs: dict[str, str
         stop(proc)
         raise
     command_s = time.time() - started
-    stdout, stderr = proc.communicate()
+    stdout, stderr = (folder / "stdout.log").read_text(), (folder / "stderr.log").read_text()
     if proc.returncode == 130:
         raise KeyboardInterrupt
-    if proc.returncode != 0:  # recorded, and run again by --resume
-        tail = stderr.strip().splitlines()[-1] if stderr.strip() else f"exit code {proc.returncode}"
+    if proc.returncode != 0 or not stdout.strip():  # recorded, and run again by --resume
+        tail = stderr.strip().splitlines()[-1] if stderr.strip() else f"exit code {proc.returncode}, no summary"
         return {"cell": cell.to_dict(), "key": cell.key, "error": tail[-500:], "command_s": round(command_s, 2)}
     summary = json.loads(stdout.strip().splitlines()[-1])
-    points = curve(run_dir)
+    if not (run_dir / "metrics.csv").is_file():
+        return {"cell": cell.to_dict(), "key": cell.key, "error": "the run wrote no metrics row",
+                "command_s": round(command_s, 2)}
+    points = read_curve(run_dir)
     offset = summary["clock_started_at"] - started  # the command's start-up before the trainer's clock
     crossed = first_crossing(points, cell.threshold)
     final_eval = None

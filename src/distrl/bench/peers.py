@@ -93,4 +93,4 @@ def run(algo: str, env_id: str, seed: int, out: Path, eval_episodes: int = 20) -
 
 
 if __name__ == "__main__":
-    run(sys.argv[1], sys.argv[2], int(sys.argv[3]), Path(sys.argv[4]))
+    run(sys.argv[1], sys.argv[2], int(sys.argv[3]), Path(sys.argv[4]), *(int(a) for a in sys.argv[5:6]))

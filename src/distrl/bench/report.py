@@ -19,6 +19,11 @@ def _n(x, fmt: str = ",.0f", none: str = "—") -> str:
     return format(x, fmt)
 
 
+def _cell_text(text: str) -> str:
+    """Free text inside a markdown table cell: no column breaks, one line."""
+    return text.replace("|", "/").replace("\n", " ")
+
+
 def _ratio(r: dict) -> float | None:
     c = r.get("ceiling") or {}
     return r["sps"] / c["ceiling_sps"] if c.get("ceiling_sps") else None
@@ -32,7 +37,7 @@ def cell_rows(results: list[dict]) -> list[str]:
     for r in results:
         c = r["cell"]
         if "error" in r:
-            lines.append(f"| {c['system']} | {c['env']} | {c['runtime']} | {c['seed']} | failed: {r['error']} |"
+            lines.append(f"| {c['system']} | {c['env']} | {c['runtime']} | {c['seed']} | failed: {_cell_text(r['error'])} |"
                          + " |" * 14)
             continue
         ceiling = r.get("ceiling") or {}
@@ -40,12 +45,13 @@ def cell_rows(results: list[dict]) -> list[str]:
         never = "not reached" if c["threshold"] is not None else "n/a"
         # A3C/GORILA exchange through a parameter server, SEED through its inference stream: not counted yet
         bytes_ = _n(r["bytes_per_env_step"], ",.1f") if not r.get("bytes_partial") else "not counted"
-        if r["cell"]["runtime"] == "inline" and not r.get("bytes_partial"):
+        if r["cell"]["runtime"] == "inline":
             bytes_ = "0 (one process)"
         lines.append(
             f"| {c['system']} | {c['env']} | {c['runtime']} | {c['seed']} | {r['env_steps']:,} | {_n(r['sps'])} | "
             f"{_n(ceiling.get('actors_alone_sps'))} | {_n(ceiling.get('learner_alone_sps'))} | "
-            f"{_n(ceiling.get('ceiling_sps'))} | {_n(_ratio(r), '.2f')} | "
+            f"{_n(ceiling.get('ceiling_sps'), ',.0f', 'learner not measured' if ceiling.get('learner_missing') else '—')} | "
+            f"{_n(_ratio(r), '.2f')} | "
             f"{_n(r['threshold_env_steps']) if reached else never} | {_n(r['threshold_train_s'], '.1f', never)} | "
             f"{_n(r['threshold_command_s'], '.1f', never)} | {_n(r['final_eval'], '.1f')} | "
             f"{_n(r['learner_wait_frac'], '.2f')} | {_n(r['policy_lag_mean'], '.1f')} | {r['bottleneck']} | {bytes_} | "
@@ -84,7 +90,7 @@ def peer_rows(peers: list[dict], results: list[dict]) -> list[str]:
     lines = ["| library | env | env steps | env steps/s | training s to 475 | greedy eval |", "|---|---|---|---|---|---|"]
     for p in peers:
         if "error" in p:
-            lines.append(f"| {p['peer']} | {p['env']} | failed: {p['error']} | | | |")
+            lines.append(f"| {p['peer']} | {p['env']} | failed: {_cell_text(p['error'])} | | | |")
             continue
         lines.append(f"| {p['peer']} ({p['hyperparameters']}, {p['n_envs']} envs) | {p['env']} | {p['env_steps']:,} | "
                      f"{_n(p['sps'])} | {_n(p['threshold_train_s'], '.1f', 'not reached')} | {_n(p['final_eval'], '.1f')} |")
@@ -92,22 +98,23 @@ def peer_rows(peers: list[dict], results: list[dict]) -> list[str]:
         c = r["cell"]
         lines.append(f"| distrl {c['system']} ({c['runtime']}, seed {c['seed']}) | {c['env']} | {r['env_steps']:,} | "
                      f"{_n(r['sps'])} | {_n(r['threshold_train_s'], '.1f', 'not reached')} | {_n(r['final_eval'], '.1f')} |")
-    if ours and any("error" not in p for p in peers):
-        best_peer = max((p for p in peers if "error" not in p), key=lambda p: p["sps"])
-        fastest = min((p for p in peers if "error" not in p and p["threshold_train_s"] is not None),
-                      key=lambda p: p["threshold_train_s"], default=None)
-        lines.append("")
+    ok = [p for p in peers if "error" not in p]
+    if ours and ok:  # distrl's ratio to each peer: env steps/s, and how many times as fast to the threshold
+        lines += ["", "distrl's ratio to each peer (env steps/s; training time to 475, peer's / distrl's):", "",
+                  "| distrl | " + " | ".join(p["peer"] + f" s{p['seed']}" for p in ok) + " |",
+                  "|---|" + "---|" * len(ok)]
         for r in ours:
             c = r["cell"]
-            text = f"- distrl {c['system']} ({c['runtime']}): {r['sps'] / best_peer['sps']:.1f}x the env steps/s of " \
-                   f"{best_peer['peer']}"
-            if fastest is not None and r["threshold_train_s"] is not None:
-                text += f"; {fastest['threshold_train_s'] / r['threshold_train_s']:.2f}x as fast to 475 as {fastest['peer']}"
-            lines.append(text)
+            cols = []
+            for p in ok:
+                faster = (f"{p['threshold_train_s'] / r['threshold_train_s']:.1f}x" if p["threshold_train_s"] is not None
+                          and r["threshold_train_s"] is not None else "—")
+                cols.append(f"{r['sps'] / p['sps']:.1f}x; {faster}")
+            lines.append(f"| {c['system']} ({c['runtime']}, seed {c['seed']}) | " + " | ".join(cols) + " |")
     return lines
 
 
-def markdown(machine: dict, command: str, results: list[dict], peers: list[dict]) -> str:
+def markdown(machine: dict, command: str, results: list[dict], peers: list[dict], notes: list[str] = ()) -> str:
     parts = [f"# distrl bench\n\n`{command}`\n\nMachine: {one_line(machine)}\n",
              "Every cell is `distrl train SYSTEM --env ENV --runtime R --seed S` with the system's default config and "
              "budget, then `distrl eval` (greedy). Env steps/s: steady state (the first quarter of the metrics rows "
@@ -115,7 +122,7 @@ def markdown(machine: dict, command: str, results: list[dict], peers: list[dict]
              "run has, (b) its learner alone (env steps per second of learner time in a short inline run), combined "
              "as 1/(1/a + 1/b). Threshold: the mean training return of the last 100 episodes (exploration included: "
              "an epsilon ladder's training return can stay below a threshold its greedy policy passes).\n",
-             "## Cells\n", *cell_rows(results), ""]
+             *notes, "## Cells\n", *cell_rows(results), ""]
     if any(r["cell"]["seed"] != results[0]["cell"]["seed"] for r in results):
         parts += ["## Spread over seeds\n", *spread_rows(results), ""]
     if peers:
@@ -123,11 +130,12 @@ def markdown(machine: dict, command: str, results: list[dict], peers: list[dict]
     return "\n".join(parts) + "\n"
 
 
-def write(out: Path, machine: dict, command: str, results: list[dict], peers: list[dict]) -> list[Path]:
+def write(out: Path, machine: dict, command: str, results: list[dict], peers: list[dict],
+          notes: list[str] = ()) -> list[Path]:
     """Write the report's files; returns their paths."""
     (out / "report.json").write_text(json.dumps({"command": command, "machine": machine, "cells": results,
-                                                 "peers": peers}, indent=1))
-    (out / "report.md").write_text(markdown(machine, command, results, peers))
+                                                 "peers": peers, "notes": list(notes)}, indent=1))
+    (out / "report.md").write_text(markdown(machine, command, results, peers, notes))
     return [out / "report.json", out / "report.md", *plot(out, results, peers)]
 
 
@@ -136,6 +144,8 @@ def plot(out: Path, results: list[dict], peers: list[dict]) -> list[Path]:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+
+    from distrl.plotting import plot_curves
 
     written = []
     by_env = defaultdict(list)
@@ -146,24 +156,16 @@ def plot(out: Path, results: list[dict], peers: list[dict]) -> list[Path]:
         if "error" not in p:
             by_env[p["env"]].append((f"{p['peer']} s{p['seed']}", p))
     for env, curves in by_env.items():
-        fig, (ax_steps, ax_time) = plt.subplots(1, 2, figsize=(12, 4.5))
-        for label, r in curves:
-            steps, wall, ret = zip(*r["curve"]) if r["curve"] else ((), (), ())
-            ax_steps.plot(steps, ret, label=label)
-            ax_time.plot(wall, ret, label=label)
         threshold = next((r["cell"]["threshold"] for _, r in curves if "cell" in r), None)
-        for ax, xlabel in ((ax_steps, "env steps"), (ax_time, "training wall time (s)")):
-            if threshold is not None:
-                ax.axhline(threshold, color="grey", linestyle="--", linewidth=0.8)
-            ax.set_xlabel(xlabel)
-            ax.set_ylabel("mean training return (last 100 episodes)")
-            ax.grid(alpha=0.3)
-        ax_steps.set_title(env)
-        ax_time.legend(fontsize=7, loc="lower right")
-        fig.tight_layout()
         path = out / f"curves-{env.replace('/', '_')}.png"
-        fig.savefig(path, dpi=100)
-        plt.close(fig)
+        groups: dict = {}  # one color and one legend entry per system and runtime (or peer): seeds share
+        series = []
+        for label, r in curves:
+            group = label.rsplit(" s", 1)[0]
+            first = group not in groups
+            groups.setdefault(group, plt.get_cmap("tab20")(len(groups) % 20))
+            series.append((group if first else "_" + label, r["curve"], groups[group]))
+        plot_curves(series, path, threshold=threshold, title=env)
         written.append(path)
     measured = [r for r in results if "error" not in r and (r.get("ceiling") or {}).get("ceiling_sps")]
     if measured:

@@ -1,5 +1,6 @@
 """``distrl bench``: run a suite's cells one after another (never two at once: they would share the cores and
-measure each other), each with the machine's ceiling for it measured just before, and write the report.
+measure each other), with the machine's ceiling measured before the first cell that needs it, and write the
+report.
 
 Everything a finished cell measured is kept in ``OUT/cells/<cell>/result.json`` (ceilings in
 ``OUT/ceilings/``): after an interruption, ``--resume`` keeps those and runs only what is missing or failed.
@@ -23,7 +24,7 @@ from distrl.bench import machine as machine_mod
 from distrl.bench import peers as peers_mod
 from distrl.bench import report
 from distrl.bench.cell import first_crossing, run_cell, steady_sps
-from distrl.bench.suite import SUITES, SYSTEM_ENVS, Cell, cells
+from distrl.bench.suite import SUITES, SYSTEM_ENVS, THRESHOLDS, Cell, cells
 from distrl.errors import ConfigError
 
 DEMO_EPISODES = 20  # R2D3's demonstrations: the scripted MountainCar controller (datasets/demonstrators.py)
@@ -95,21 +96,25 @@ def _demos(out: Path) -> str:
 
 
 def _ceiling(out: Path, cell: Cell, seconds: float) -> dict:
+    """Measured once per (system, env, acting components, one process or not) and kept for the cells that
+    share it (the seeds, the runtimes other than ``inline``)."""
     from distrl.api import plan_run
     from distrl.core.program import Inference, ParamServer
 
     settings = dict(cell.settings, **({"demos": str(out / "inputs" / "mountaincar-demos")} if cell.needs else {}))
     n = ceiling_mod.actor_count(cell.system, settings) or 1
-    key = f"{cell.system}__{cell.env.replace('/', '_')}__{n}"
-    path = out / "ceilings" / f"{key}.json"
+    kind = "inline" if cell.runtime == "inline" else "processes"
+    path = out / "ceilings" / f"{cell.system}__{cell.env.replace('/', '_')}__{n}__{kind}__{seconds:g}s.json"
     saved = _read_json(path)
     if saved is None:
         program = plan_run(cell.system, cell.env, **settings)[4]
-        saved = ceiling_mod.measure(cell.system, cell.env, settings, n, seconds, program.make_learner is not None)
+        saved = ceiling_mod.measure(cell.system, cell.env, settings, n, seconds, program.make_learner is not None,
+                                    runtime=cell.runtime)
         # parameter-server and inference-stream traffic is not counted in bytes moved yet
         saved["bytes_partial"] = any(isinstance(s, (ParamServer, Inference)) for s in program.services.values())
-        path.parent.mkdir(parents=True, exist_ok=True)
-        _write_json(path, saved)
+        if not saved["learner_missing"]:  # a learner that did not update in time is measured again next cell
+            path.parent.mkdir(parents=True, exist_ok=True)
+            _write_json(path, saved)
     return saved
 
 
@@ -121,8 +126,8 @@ def _peer(out: Path, name: str, seed: int, eval_episodes: int) -> dict:
     path.parent.mkdir(parents=True, exist_ok=True)
     raw = out / "peers" / f"{name}__s{seed}.raw.json"
     algo = name.split("-", 1)[1]
-    proc = subprocess.run([sys.executable, "-m", "distrl.bench.peers", algo, peers_mod.ENV, str(seed), str(raw)],
-                          capture_output=True, text=True, check=False)
+    proc = subprocess.run([sys.executable, "-m", "distrl.bench.peers", algo, peers_mod.ENV, str(seed), str(raw),
+                           str(eval_episodes)], capture_output=True, text=True, check=False)
     if proc.returncode == 130 or proc.returncode == -2:
         raise KeyboardInterrupt
     if proc.returncode != 0:
@@ -132,7 +137,7 @@ def _peer(out: Path, name: str, seed: int, eval_episodes: int) -> dict:
         result = json.loads(raw.read_text())
         raw.unlink()
         result["sps"] = steady_sps(result["curve"], result["env_steps"] / max(result["train_s"], 1e-9))
-        crossed = first_crossing(result["curve"], 475.0)
+        crossed = first_crossing(result["curve"], THRESHOLDS[peers_mod.ENV])
         result["threshold_env_steps"], result["threshold_train_s"] = crossed if crossed else (None, None)
     _write_json(path, result)
     return result
@@ -149,7 +154,7 @@ def run_bench(out: str | Path, suite: str = "quick", systems: list[str] | None =
         try:
             import ale_py  # noqa: F401
         except ImportError:
-            pong = False  # the Pong smoke cell needs the atari extra; the report says it was left out
+            pong = False  # the Pong smoke cell needs the atari extra: the report says it was left out
     if peers and not peers_mod.available():
         raise ConfigError('--peers needs Stable-Baselines3: pip install -e ".[peers]"')
     todo = cells(suite, systems, runtimes, seeds, max_wall_s, pong=pong)
@@ -157,12 +162,21 @@ def run_bench(out: str | Path, suite: str = "quick", systems: list[str] | None =
         raise ConfigError("no cell matches these --systems and --runtimes")
     out = Path(out)
     prepare_out(out, resume, force)
-    out.mkdir(parents=True, exist_ok=True)
+    arguments = {"suite": suite, "systems": systems, "runtimes": runtimes, "seeds": seeds, "max_wall_s": max_wall_s,
+                 "ceiling_s": ceiling_s, "eval_episodes": eval_episodes, "peers": peers, "pong": pong}
     command = command or f"distrl bench --suite {suite}"
     machine = machine_mod.describe()
-    _write_json(out / "bench.json", {"command": command, "suite": suite, "machine": machine,
+    if resume:  # the same bench, continued: its command and the machine its cells ran on
+        saved = _read_json(out / "bench.json") or {}
+        if saved.get("arguments") != arguments:
+            raise ConfigError(f"--resume continues the bench in '{out}' with its own arguments ({saved.get('command')}); "
+                              "these differ (a new --out, or --force, starts another)")
+        command, machine = saved["command"], saved["machine"]
+    out.mkdir(parents=True, exist_ok=True)
+    _write_json(out / "bench.json", {"command": command, "arguments": arguments, "machine": machine,
                                      "cells": [c.key for c in todo]})
-    peer_runs = [(name, seed) for name in peers_mod.PEERS for seed in (seeds or [0])] if peers else []
+    peer_seeds = sorted({c.seed for c in todo})
+    peer_runs = [(name, seed) for name in peers_mod.PEERS for seed in peer_seeds] if peers else []
     total = len(todo) + len(peer_runs)
     say = log or (lambda line: None)
     results, peer_results = [], []
@@ -171,19 +185,22 @@ def run_bench(out: str | Path, suite: str = "quick", systems: list[str] | None =
         for i, cell in enumerate(todo):
             folder = out / "cells" / cell.key
             saved = _read_json(folder / "result.json")
-            if saved is not None and "error" not in saved:
+            if saved is not None and "error" not in saved and saved["cell"] == cell.to_dict():
                 results.append(saved)
                 bar.advance(f"{cell.key} (kept)")
                 continue
             folder.mkdir(parents=True, exist_ok=True)
-            bar.describe(f"{cell.key}: ceiling")
-            inputs = {"demos": _demos(out)} if cell.needs else {}
-            ceiling = _ceiling(out, cell, ceiling_s)
-            bar.describe(f"{cell.key}: training")
-            result = run_cell(cell, folder, eval_episodes, inputs)
-            result["ceiling"] = ceiling_mod.for_runtime({k: v for k, v in ceiling.items() if k != "bytes_partial"},
-                                                       cell.runtime)
-            result["bytes_partial"] = ceiling.get("bytes_partial", False)
+            try:
+                bar.describe(f"{cell.key}: ceiling")
+                inputs = {"demos": _demos(out)} if cell.needs else {}
+                ceiling = _ceiling(out, cell, ceiling_s)
+                bar.describe(f"{cell.key}: training")
+                result = run_cell(cell, folder, eval_episodes, inputs)
+            except Exception as e:  # noqa: BLE001 - a cell that cannot be measured is reported, the bench goes on
+                result = {"cell": cell.to_dict(), "key": cell.key, "error": f"{type(e).__name__}: {e}"[:500]}
+            if "error" not in result:
+                result["ceiling"] = {k: v for k, v in ceiling.items() if k != "bytes_partial"}
+                result["bytes_partial"] = ceiling.get("bytes_partial", False)
             _write_json(folder / "result.json", result)
             results.append(result)
             say(_line(result))
@@ -192,7 +209,9 @@ def run_bench(out: str | Path, suite: str = "quick", systems: list[str] | None =
             bar.describe(f"{name} seed {seed}")
             peer_results.append(_peer(out, name, seed, eval_episodes))
             bar.advance(name)
-    files = report.write(out, machine, command, results, peer_results)
+    notes = [] if pong or (systems and "impala" not in systems) else [
+        "The Pong throughput cell was left out: it needs the atari extra (pip install -e \".[atari]\")."]
+    files = report.write(out, machine, command, results, peer_results, notes)
     return {"report": str(out / "report.md"), "files": [str(f) for f in files], "cells": len(results),
             "failed": sum("error" in r for r in results) + sum("error" in p for p in peer_results),
             "wall_s": round(time.time() - t0, 1), "pong": pong}
