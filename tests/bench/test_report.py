@@ -8,7 +8,8 @@ MACHINE = {"cpu": "CPU", "logical_cores": 2, "physical_cores": 2, "memory_gib": 
 
 def result(system="impala", runtime="local", seed=0, evaluated=500.0, reached=3.0, sps=1000.0):
     return {"cell": {"system": system, "env": "CartPole-v1", "runtime": runtime, "seed": seed, "threshold": 475.0},
-            "key": f"{system}-{seed}", "env_steps": 10_000, "sps": sps, "final_eval": evaluated,
+            "key": f"{system}-{seed}", "env_steps": 10_000, "sps": sps, "final_eval": evaluated, "train_s": 8.0,
+            "command_s": 10.0,
             "threshold_env_steps": 5000 if reached else None, "threshold_train_s": reached,
             "threshold_command_s": reached + 2.0 if reached else None, "learner_wait_frac": 0.1, "policy_lag_mean": 1.5,
             "bottleneck": "learner-bound", "bytes_per_env_step": 100.0, "bytes_partial": False, "peak_memory_mb": 600.0,
@@ -33,7 +34,7 @@ def test_cells_table():
 def test_spread_rows():
     rows = spread_rows([result(seed=s, evaluated=e, reached=r) for s, e, r in [(0, 500, 3.0), (1, 480, None), (2, 120, 5.0)]])
     line = rows[2]
-    assert "0, 1, 2" in line and "120.0 / 480.0 / 500.0" in line and "2 of 3" in line and "3.0 / 4.0 / 5.0" in line
+    assert "0, 1, 2" in line and "120.0 / 480.0 / 500.0" in line and "2 of 3" in line and "3.0 / 4.0 / 5.0" in line and line.endswith("| 8.0 (10.0) |")
 
 
 def test_peers_beside_distrl_with_ratios():

@@ -8,7 +8,6 @@ import sys
 import time
 
 import psutil
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

@@ -67,8 +67,9 @@ def spread_rows(results: list[dict]) -> list[str]:
         if "error" not in r and r["cell"]["threshold"] is not None:
             groups[(r["cell"]["system"], r["cell"]["env"], r["cell"]["runtime"])].append(r)
     lines = ["| system | env | runtime | seeds | greedy eval min / median / max | greedy eval IQM [95% CI] | "
-             "reached threshold | training s to threshold min / median / max | env steps/s median |",
-             "|---|---|---|---|---|---|---|---|---|"]
+             "reached threshold | training s to threshold min / median / max | env steps/s median | "
+             "training s median (whole command) |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
     for (system, env, runtime), rs in groups.items():
         ev = spread([r["final_eval"] for r in rs])
         tt = spread([r["threshold_train_s"] for r in rs])
@@ -79,7 +80,8 @@ def spread_rows(results: list[dict]) -> list[str]:
             f"{_n(ev.get('min'), '.1f')} / {_n(ev.get('median'), '.1f')} / {_n(ev.get('max'), '.1f')} | "
             f"{_n(ev.get('iqm'), '.1f')}{ci} | {tt['n']} of {len(rs)} | "
             f"{_n(tt.get('min'), '.1f')} / {_n(tt.get('median'), '.1f')} / {_n(tt.get('max'), '.1f')} | "
-            f"{_n(sps.get('median'))} |")
+            f"{_n(sps.get('median'))} | {_n(spread([r['train_s'] for r in rs]).get('median'), '.1f')} "
+            f"({_n(spread([r['command_s'] for r in rs]).get('median'), '.1f')}) |")
     return lines
 
 

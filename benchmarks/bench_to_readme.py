@@ -1,0 +1,57 @@
+"""Copy a `distrl bench` report's tables into the README, between its `<!-- bench:NAME -->` markers.
+
+The README's benchmark figures are then the report's own rows, never retyped:
+
+    python benchmarks/bench_to_readme.py --full benchmarks/reports/full-2026-11-26 \
+        --quick benchmarks/reports/quick-2026-11-26
+
+Markers: `full-spread` (the full report's spread over seeds), `quick-cells`, `quick-peers`, `quick-ratios`
+(the quick report's tables) and `quick-qtopt-r2d3` (the quick report's QT-Opt and R2D3 rows).
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+from pathlib import Path
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+
+
+def table(markdown: str, heading: str) -> str:
+    """The first markdown table after ``heading``."""
+    out = []
+    for line in markdown.split(heading, 1)[1].splitlines():
+        if line.startswith("|"):
+            out.append(line)
+        elif out:
+            break
+    return "\n".join(out)
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--full", required=True, help="a full suite's bench folder")
+    p.add_argument("--quick", required=True, help="a quick suite's bench folder (with --peers)")
+    args = p.parse_args()
+    full = (Path(args.full) / "report.md").read_text()
+    quick = (Path(args.quick) / "report.md").read_text()
+    cells = table(quick, "## Cells").splitlines()
+    blocks = {
+        "full-spread": table(full, "## Spread over seeds"),
+        "quick-cells": "\n".join(cells),
+        "quick-qtopt-r2d3": "\n".join(cells[:2] + [c for c in cells if c.startswith(("| qt-opt ", "| r2d3 "))]),
+        "quick-peers": table(quick, "## Peers (same machine, same run)"),
+        "quick-ratios": table(quick, "distrl's ratio to each peer"),
+    }
+    text = README.read_text()
+    for name, body in blocks.items():
+        marker = re.compile(rf"(<!-- bench:{name} -->\n).*?(\n<!-- /bench:{name} -->)", re.S)
+        if not marker.search(text):
+            raise SystemExit(f"README has no <!-- bench:{name} --> block")
+        text = marker.sub(lambda m: m.group(1) + body + m.group(2), text)
+    README.write_text(text)
+
+
+if __name__ == "__main__":
+    main()
