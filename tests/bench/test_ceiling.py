@@ -18,13 +18,6 @@ def test_learner_rate_counts_only_rows_after_the_first_update():
     assert learner_rate([]) is None
 
 
-def test_measured_ceiling_is_the_shared_cpu_combination():
-    c = measure("impala", "CartPole-v1", {"num_envs": 4}, 1, 1.0, has_learner=True)
-    a, b = c["actors_alone_sps"], c["learner_alone_sps"]
-    assert a > 0 and b > 0 and not c["learner_missing"]
-    assert c["ceiling_sps"] == pytest.approx(1.0 / (1.0 / a + 1.0 / b))
-
-
 def test_a_system_without_a_learner_has_the_actors_alone_and_inline_one_process():
     c = measure("a3c", "CartPole-v1", {"num_envs": 2}, 2, 0.3, has_learner=False, runtime="inline")
     assert c["processes"] == 1 and c["actors"] == 2  # inline: the two workers take turns in one process

@@ -112,7 +112,7 @@ def learner_alone(system: str, env: str, settings: dict, seconds: float) -> floa
     with tempfile.TemporaryDirectory() as tmp:
         run = Path(tmp) / "run"
         summary = distrl.train(system, env=env, runtime="inline", total_steps=10**9, max_wall_s=seconds,
-                               log_interval_s=0.25, checkpoint_interval_s=10**6, run_dir=str(run), **settings)
+                               log_interval_s=min(0.25, seconds / 4), checkpoint_interval_s=10**6, run_dir=str(run), **settings)
         if summary.get("interrupted"):  # Ctrl-C or a stop signal reached the trainer: the bench stops too
             raise KeyboardInterrupt
         if not (run / "metrics.csv").is_file():
