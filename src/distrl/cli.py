@@ -288,8 +288,8 @@ def main(argv: list[str] | None = None) -> int:
         handler = {"train": _cmd_train, "eval": _cmd_eval, "list": _cmd_list, "plot": _cmd_plot, "join": _cmd_join,
                    "pbt": _cmd_pbt, "record": _cmd_record, "bench": _cmd_bench}[args.command]
         return handler(args)
-    except ConfigError as e:
-        print(f"distrl: error: {e}", file=sys.stderr)
+    except ConfigError as e:  # one line, whatever the input had in it (a value typed with a newline)
+        print(f"distrl: error: {e}".replace("\n", "\\n"), file=sys.stderr)
         return 2
     except RunStopped as e:
         print(f"distrl: stopped: {e}", file=sys.stderr)

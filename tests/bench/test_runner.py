@@ -62,7 +62,7 @@ def test_bad_cli_values_are_one_line(cli, tmp_path):
         assert not (tmp_path / "x").exists()
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(suite=st.text(max_size=8), systems=st.lists(st.text(max_size=10), max_size=3),
        runtimes=st.lists(st.text(max_size=8), max_size=2), seeds=st.one_of(st.none(), st.lists(st.integers(-5, 5), max_size=3)),
        wall=st.one_of(st.none(), st.floats(allow_nan=True)), ceiling=st.floats(allow_nan=True),

@@ -51,13 +51,13 @@ def check_args(suite: str, systems: list[str] | None, runtimes: list[str] | None
 
     known = sorted({s for s, _ in SYSTEM_ENVS})
     if suite not in SUITES:
-        raise ConfigError(f"unknown suite '{suite}' (valid: {', '.join(SUITES)})")
+        raise ConfigError(f"unknown suite {suite!r} (valid: {', '.join(SUITES)})")  # repr: one line whatever was typed
     for s in systems or []:
         if s not in known:
-            raise ConfigError(f"unknown system '{s}' for the bench (valid: {', '.join(known)})")
+            raise ConfigError(f"unknown system {s!r} for the bench (valid: {', '.join(known)})")
     for r in runtimes or []:
         if r not in RUNTIMES:
-            raise ConfigError(f"unknown runtime '{r}' (valid: {', '.join(RUNTIMES)})")
+            raise ConfigError(f"unknown runtime {r!r} (valid: {', '.join(RUNTIMES)})")
     if seeds is not None and (not seeds or any(s < 0 for s in seeds)):
         raise ConfigError("--seeds must be one or more integers >= 0")
     if max_wall_s is not None and not max_wall_s > 0:
@@ -72,14 +72,14 @@ def prepare_out(out: Path, resume: bool, force: bool) -> None:
     if resume and force:
         raise ConfigError("--resume and --force exclude each other")
     if out.exists() and not out.is_dir():
-        raise ConfigError(f"--out '{out}' is a file, not a folder")
+        raise ConfigError(f"--out {str(out)!r} is a file, not a folder")
     if resume:
         if not (out / "bench.json").is_file():
             raise ConfigError(f"--resume: '{out}' holds no bench run (no bench.json)")
         return
     if out.is_dir() and any(out.iterdir()):
         if not force:
-            raise ConfigError(f"--out '{out}' is not empty (--resume continues the bench in it, --force replaces it)")
+            raise ConfigError(f"--out {str(out)!r} is not empty (--resume continues the bench in it, --force replaces it)")
         if not (out / "bench.json").is_file():
             raise ConfigError(f"--force: '{out}' holds no bench run (no bench.json); not deleting it")
         shutil.rmtree(out)
