@@ -116,13 +116,14 @@ def run_cell(cell: Cell, folder: Path, eval_episodes: int, inputs: dict[str, str
     stdout, stderr = (folder / "stdout.log").read_text(), (folder / "stderr.log").read_text()
     if proc.returncode == 130:
         raise KeyboardInterrupt
-    if proc.returncode != 0 or not stdout.strip():  # recorded, and run again by --resume
-        tail = stderr.strip().splitlines()[-1] if stderr.strip() else f"exit code {proc.returncode}, no summary"
-        return {"cell": cell.to_dict(), "key": cell.key, "error": tail[-500:], "command_s": round(command_s, 2)}
+    failed = None  # recorded, and run again by --resume
+    if proc.returncode != 0 or not stdout.strip():
+        failed = stderr.strip().splitlines()[-1] if stderr.strip() else f"exit code {proc.returncode}, no summary"
+    elif not (run_dir / "metrics.csv").is_file():
+        failed = "the run wrote no metrics row"
+    if failed is not None:
+        return {"cell": cell.to_dict(), "key": cell.key, "error": failed[-500:], "command_s": round(command_s, 2)}
     summary = json.loads(stdout.strip().splitlines()[-1])
-    if not (run_dir / "metrics.csv").is_file():
-        return {"cell": cell.to_dict(), "key": cell.key, "error": "the run wrote no metrics row",
-                "command_s": round(command_s, 2)}
     points = read_curve(run_dir)
     offset = summary["clock_started_at"] - started  # the command's start-up before the trainer's clock
     crossed = first_crossing(points, cell.threshold)

@@ -150,11 +150,12 @@ def run_bench(out: str | Path, suite: str = "quick", systems: list[str] | None =
               log: Callable[[str], None] | None = None, command: str = "") -> dict:
     """Run the suite into ``out`` and write its report; returns ``{"report": path, "cells": n, ...}``."""
     check_args(suite, systems, runtimes, seeds, max_wall_s, ceiling_s, eval_episodes)
+    no_atari = False  # asked for the Pong smoke cell without the atari extra: left out, and the report says so
     if pong and (not systems or "impala" in systems):
         try:
             import ale_py  # noqa: F401
         except ImportError:
-            pong = False  # the Pong smoke cell needs the atari extra: the report says it was left out
+            pong, no_atari = False, True
     if peers and not peers_mod.available():
         raise ConfigError('--peers needs Stable-Baselines3: pip install -e ".[peers]"')
     todo = cells(suite, systems, runtimes, seeds, max_wall_s, pong=pong)
@@ -164,14 +165,14 @@ def run_bench(out: str | Path, suite: str = "quick", systems: list[str] | None =
     prepare_out(out, resume, force)
     arguments = {"suite": suite, "systems": systems, "runtimes": runtimes, "seeds": seeds, "max_wall_s": max_wall_s,
                  "ceiling_s": ceiling_s, "eval_episodes": eval_episodes, "peers": peers, "pong": pong}
-    command = command or f"distrl bench --suite {suite}"
-    machine = machine_mod.describe()
     if resume:  # the same bench, continued: its command and the machine its cells ran on
         saved = _read_json(out / "bench.json") or {}
         if saved.get("arguments") != arguments:
             raise ConfigError(f"--resume continues the bench in '{out}' with its own arguments ({saved.get('command')}); "
                               "these differ (a new --out, or --force, starts another)")
         command, machine = saved["command"], saved["machine"]
+    else:
+        command, machine = command or f"distrl bench --suite {suite}", machine_mod.describe()
     out.mkdir(parents=True, exist_ok=True)
     _write_json(out / "bench.json", {"command": command, "arguments": arguments, "machine": machine,
                                      "cells": [c.key for c in todo]})
@@ -182,7 +183,7 @@ def run_bench(out: str | Path, suite: str = "quick", systems: list[str] | None =
     results, peer_results = [], []
     t0 = time.time()
     with _stop_signals(), _Progress(total, progress) as bar:
-        for i, cell in enumerate(todo):
+        for cell in todo:
             folder = out / "cells" / cell.key
             saved = _read_json(folder / "result.json")
             if saved is not None and "error" not in saved and saved["cell"] == cell.to_dict():
@@ -209,8 +210,8 @@ def run_bench(out: str | Path, suite: str = "quick", systems: list[str] | None =
             bar.describe(f"{name} seed {seed}")
             peer_results.append(_peer(out, name, seed, eval_episodes))
             bar.advance(name)
-    notes = [] if pong or (systems and "impala" not in systems) else [
-        "The Pong throughput cell was left out: it needs the atari extra (pip install -e \".[atari]\")."]
+    notes = ["The Pong throughput cell was left out: it needs the atari extra (pip install -e \".[atari]\")."] \
+        if no_atari else []
     files = report.write(out, machine, command, results, peer_results, notes)
     return {"report": str(out / "report.md"), "files": [str(f) for f in files], "cells": len(results),
             "failed": sum("error" in r for r in results) + sum("error" in p for p in peer_results),

@@ -128,6 +128,7 @@ class _ComponentHost:
         torch.set_num_threads(torch_threads)
         self.node_id = ray.get_runtime_context().get_node_id()
         self.handles, self.output, self.inserter = handles, output, inserter
+        self.output_bytes = sum(spec.nbytes for spec in output.values()) if output is not None else 0
         self.readers = [handles[n] for n in timed]
         self.component = make(index, seed, handles)
 
@@ -140,7 +141,7 @@ class _ComponentHost:
         info["transport_s"] = sum(r.seconds for r in self.readers) - pulled
         # bytes between processes: the weights pulled and the output (to the trainer or the replay's actor)
         info["transport_bytes"] = (sum(r.bytes for r in self.readers) - moved
-                                   + (sum(a.nbytes for a in out.values()) if out is not None else 0))
+                                   + self.output_bytes)
         info["node_id"] = self.node_id
         inserted = 0
         if self.inserter is not None:
