@@ -17,6 +17,7 @@ from distrl.agents.registry import get_system
 from distrl.core.system import BuildContext
 from distrl.envs import check_env_id, env_spec, make_env
 from distrl.errors import ConfigError
+from distrl.models.device import resolve_device
 from distrl.run_config import RunConfig
 from distrl.runtime import (
     CheckpointObserver,
@@ -91,6 +92,21 @@ def train(system: str, env: str | None = None, *, config_file: str | None = None
         raise
 
 
+def check_learner_device(system: str, run_cfg: RunConfig, program) -> None:
+    """The run's device exists here, and the system has a learner that can be placed on it (one line each)."""
+    device = resolve_device(run_cfg.device)
+    if device.type == "cpu" and run_cfg.precision == "fp32" and not run_cfg.compile:
+        return
+    asked = f"device={run_cfg.device}" if device.type != "cpu" else ("compile=true" if run_cfg.compile else
+                                                                      f"precision={run_cfg.precision}")
+    if program.make_learner is None:
+        raise ConfigError(f"{asked}: {system} has no central learner (its workers learn, on the CPU); "
+                          f"keep device=cpu, precision=fp32, compile=false")
+    if not program.learner_on_device:
+        raise ConfigError(f"{asked}: {system}'s learner computes no network gradient to place; "
+                          f"keep device=cpu, precision=fp32, compile=false")
+
+
 def plan_run(system: str, env: str | None = None, *, config_file: str | None = None, resume: bool = False,
              **settings: Any):
     """Every check of a run's inputs, nothing written: (system module, run config, system config, env
@@ -126,6 +142,7 @@ def plan_run(system: str, env: str | None = None, *, config_file: str | None = N
         run_cfg = dataclasses.replace(run_cfg, runtime="local" if "local" in program.runtimes else program.runtimes[0])
     if run_cfg.runtime not in program.runtimes:
         raise ConfigError(f"runtime '{run_cfg.runtime}' is not supported by {system} (supported: {', '.join(program.runtimes)})")
+    check_learner_device(system, run_cfg, program)
     return module, run_cfg, sys_cfg, spec, program
 
 

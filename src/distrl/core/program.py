@@ -207,6 +207,8 @@ class Program:
     max_updates: int | None = None
     # learner metrics whose mean over the session goes into summary.json as <name>_mean (QT-Opt's target staleness)
     summary_metrics: tuple[str, ...] = ()
+    # the learner can run on a GPU (models/device.py); False where it has no network gradient to compute (ES)
+    learner_on_device: bool = True
 
     def role(self, name: str) -> Role:
         return next(r for r in self.roles if r.name == name)

@@ -27,7 +27,7 @@ def load_flat(params, flat: np.ndarray) -> None:
 
 def to_flat(params) -> np.ndarray:
     """The parameters as a new flat float32 array."""
-    return torch.cat([p.detach().reshape(-1) for p in params]).numpy()
+    return torch.cat([p.detach().reshape(-1) for p in params]).cpu().numpy()
 
 
 class FlatParameters:
@@ -36,7 +36,11 @@ class FlatParameters:
     keep working); only where their values live changes."""
 
     def __init__(self, module: torch.nn.Module):
-        params = list(module.parameters())
+        self.module = module
+        self._bind()
+
+    def _bind(self) -> None:
+        params = list(self.module.parameters())
         if any(p.dtype != torch.float32 for p in params):
             raise TypeError("FlatParameters holds float32 parameters only")
         with torch.no_grad():
@@ -45,6 +49,12 @@ class FlatParameters:
             for p in params:
                 p.data = self.buffer[offset:offset + p.numel()].view_as(p)
                 offset += p.numel()
+
+    def to(self, device: torch.device | str) -> None:
+        """Move the module to ``device`` and rebind its parameters to one buffer there (``Module.to`` alone
+        would give each parameter its own storage again). The parameter objects stay the same."""
+        self.module.to(device)
+        self._bind()
 
     def load(self, flat: np.ndarray) -> None:
         """Copy ``flat`` (read-only arrays welcome) into the parameters: one copy."""
@@ -55,5 +65,8 @@ class FlatParameters:
             self.buffer.copy_(src.reshape(-1))
 
     def to_numpy(self) -> np.ndarray:
-        """The parameters as a new flat float32 array (a copy: the buffer changes as the module trains)."""
+        """The parameters as a new flat float32 array (a copy: the buffer changes as the module trains; from a
+        GPU, the one device-to-host copy)."""
+        if self.buffer.device.type != "cpu":
+            return self.buffer.detach().cpu().numpy()
         return self.buffer.detach().numpy().copy()

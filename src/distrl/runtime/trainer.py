@@ -27,6 +27,7 @@ import numpy as np
 
 from distrl.core.program import Inference, Program
 from distrl.errors import ConfigError, RunStopped
+from distrl.models.device import resolve_device
 from distrl.runtime.backends import make_backend
 from distrl.runtime.run.accounting import Interval, num, row, verdict
 from distrl.runtime.run.checkpoint import (
@@ -89,6 +90,9 @@ class Trainer:
                                     cfg.max_restarts, self.token)
         handles = self.backend.open(self.program)
         self.learner = self.program.make_learner(handles) if self.program.make_learner else None
+        device = resolve_device(cfg.device)
+        if self.learner is not None and (device.type != "cpu" or cfg.precision != "fp32" or cfg.compile):
+            self.learner.place(device, cfg.precision, cfg.compile)  # before a checkpoint loads into it
         if self.resume:
             last = latest_checkpoint(self.run_dir / "checkpoints")
             if last is None:

@@ -6,17 +6,16 @@ import numpy as np
 import torch
 
 from distrl.agents.common.gradient_learner import GradientLearner
-from distrl.agents.common.learner_inputs import discounts_and_masks, to_tensors
+from distrl.agents.common.learner_inputs import discounts_and_masks
 from distrl.models import ActorCritic
 from distrl.ops import baseline_loss, entropy_loss, gae, policy_gradient_loss
 
 
-def a2c_loss(model: ActorCritic, batch: dict[str, np.ndarray], cfg,
+def a2c_loss(model: ActorCritic, b: dict[str, torch.Tensor], cfg,
              entropy_coef: float | None = None) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
     """A3C eq. 9 on a time-major unroll: policy gradient with GAE or n-step advantages, a value
     baseline and an entropy bonus (``entropy_coef``, default ``cfg``'s). Shared by A2C (one learner) and
     A3C (every worker)."""
-    b = to_tensors(batch)
     logp, entropy, values, bootstrap = model.evaluate_unroll(b["obs"], b["actions"])
     discounts, trace, valid = discounts_and_masks(b, cfg.gamma)
     lam = cfg.gae_lambda if cfg.advantage == "gae" else 1.0
@@ -36,5 +35,5 @@ def a2c_loss(model: ActorCritic, batch: dict[str, np.ndarray], cfg,
 
 class A2CLearner(GradientLearner):
     def step(self, batch: dict[str, np.ndarray]) -> dict[str, float]:
-        loss, terms = a2c_loss(self.model, batch, self.cfg, self.hyper.get("entropy_coef"))
-        return {**{k: float(v.detach()) for k, v in terms.items()}, **self.apply(loss)}
+        loss, terms = a2c_loss(self.model, self.batch_tensors(batch), self.cfg, self.hyper.get("entropy_coef"))
+        return self.apply(loss, terms)

@@ -17,6 +17,7 @@ import numpy as np
 import torch
 
 from distrl.agents.a2c.learner import a2c_loss
+from distrl.agents.common.learner_inputs import to_tensors
 from distrl.agents.common.unroll_actor import UnrollActor
 from distrl.core.protocols import ParamServerHandle, Stateless
 from distrl.core.types import allocate
@@ -46,7 +47,7 @@ class A3CWorker(Stateless):
             returns.append(info["episode_returns"])
             lengths.append(info["episode_lengths"])
             t0 = time.perf_counter()
-            loss, _ = a2c_loss(self.local, self.buffer, cfg)
+            loss, _ = a2c_loss(self.local, to_tensors(self.buffer), cfg)
             self.local.zero_grad(set_to_none=True)
             loss.backward()
             norm = float(torch.nn.utils.clip_grad_norm_(self.local_params, cfg.max_grad_norm, foreach=True))

@@ -9,7 +9,7 @@ import torch
 import torch.nn.functional as F
 
 from distrl.agents.common.optim import polyak_
-from distrl.agents.common.replay_learner import ReplayLearner, tensors
+from distrl.agents.common.replay_learner import ReplayLearner
 from distrl.models import to_flat
 from distrl.ops import ddpg_critic_target
 from distrl.replay import SampledBatch
@@ -27,7 +27,7 @@ class ApexDDPGLearner(ReplayLearner):
 
     def update(self, batch: SampledBatch) -> tuple[float, np.ndarray]:
         cfg = self.cfg
-        t = tensors(batch)
+        t = self.tensors(batch)
         with torch.no_grad():
             y = ddpg_critic_target(t["reward"], t["discount"], self.target.q(t["next_obs"], self.target.mu(t["next_obs"])))
         q = self.model.q(t["obs"], t["action"])
@@ -39,7 +39,7 @@ class ApexDDPGLearner(ReplayLearner):
         if not self.finite_step(actor_loss, self.actor_params, self.actor_opt):
             return None, None
         polyak_(self.target, self.params, cfg.target_tau)
-        return float(critic_loss.detach()), delta.detach().abs().numpy()
+        return float(critic_loss.detach()), delta.detach().abs().cpu().numpy()
 
     def get_weights(self) -> np.ndarray:
         return to_flat(self.params)

@@ -8,7 +8,7 @@ import numpy as np
 
 from distrl.agents.common.dqn_loss import dqn_loss
 from distrl.agents.common.optim import make_optimizer, polyak_
-from distrl.agents.common.replay_learner import ReplayLearner, tensors
+from distrl.agents.common.replay_learner import ReplayLearner
 from distrl.models import to_flat
 from distrl.replay import SampledBatch
 
@@ -23,7 +23,7 @@ class ApexDQNLearner(ReplayLearner):
 
     def update(self, batch: SampledBatch) -> tuple[float, np.ndarray]:
         cfg = self.cfg
-        t = tensors(batch)
+        t = self.tensors(batch)
         loss, delta = dqn_loss(self.model, self.target, t, t["weights"], double_q=True)
         if not self.finite_step(loss, self.params, self.optimizer):
             return None, None
@@ -31,7 +31,7 @@ class ApexDQNLearner(ReplayLearner):
             polyak_(self.target, self.params, cfg.target_tau)
         elif (self.updates + 1) % cfg.target_update_period == 0:
             self.target.load_state_dict(self.model.state_dict())
-        return float(loss.detach()), delta.detach().abs().numpy()
+        return float(loss.detach()), delta.detach().abs().cpu().numpy()
 
     def get_weights(self) -> np.ndarray:
         return to_flat(self.params)

@@ -11,11 +11,12 @@ from typing import Mapping
 import numpy as np
 import torch
 
+from distrl.agents.common.on_device import OnDevice
 from distrl.agents.common.optim import make_optimizer
 from distrl.models import FlatParameters
 
 
-class GradientLearner:
+class GradientLearner(OnDevice):
     def __init__(self, cfg, model: torch.nn.Module):
         self.cfg = cfg
         self.model = model
@@ -32,19 +33,25 @@ class GradientLearner:
             for group in self.optimizer.param_groups:
                 group["lr"] = values["lr"]
 
-    def apply(self, loss: torch.Tensor) -> dict[str, float]:
+    def apply(self, loss: torch.Tensor, terms: Mapping[str, torch.Tensor] | None = None) -> dict[str, float]:
         """Back-propagate, clip, step; one new weights version. A non-finite loss or gradient (a NaN or inf
-        in the batch, an overflow) is not applied: the update is skipped and counted."""
+        in the batch, an overflow) is not applied: the update is skipped and counted. ``terms``: scalar
+        tensors to report; they are read with the loss and the gradient norm in one device-to-host copy
+        (on a GPU, the update's one synchronisation)."""
         self.optimizer.zero_grad(set_to_none=True)
         loss.backward()
-        grad_norm = float(torch.nn.utils.clip_grad_norm_(self.params, self.cfg.max_grad_norm, foreach=True))
-        if not (math.isfinite(grad_norm) and math.isfinite(float(loss.detach()))):
+        norm = torch.nn.utils.clip_grad_norm_(self.params, self.cfg.max_grad_norm, foreach=True)
+        terms = terms or {}
+        values = torch.stack([loss.detach().float(), norm.float(), *(t.detach().float() for t in terms.values())]).tolist()
+        loss_value, grad_norm = values[0], values[1]
+        reported = dict(zip(terms, values[2:]))
+        if not (math.isfinite(grad_norm) and math.isfinite(loss_value)):
             self.optimizer.zero_grad(set_to_none=True)
             self.nonfinite += 1
-            return {"nonfinite_skipped": float(self.nonfinite), "lr": self.hyper["lr"]}
+            return {**reported, "nonfinite_skipped": float(self.nonfinite), "lr": self.hyper["lr"]}
         self.optimizer.step()
         self.version += 1
-        return {"grad_norm": grad_norm, "lr": self.hyper["lr"], "nonfinite_skipped": float(self.nonfinite)}
+        return {**reported, "grad_norm": grad_norm, "lr": self.hyper["lr"], "nonfinite_skipped": float(self.nonfinite)}
 
     def get_weights(self) -> np.ndarray:
         return self.flat.to_numpy()

@@ -5,14 +5,16 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from distrl.models.device import Staging
+
 
 def to_tensors(batch: dict[str, np.ndarray]) -> dict[str, torch.Tensor]:
-    """Zero-copy where possible (shared-memory slots); read-only arrays (Ray's object store) are copied."""
-    out = {}
-    for k, v in batch.items():
-        v = np.ascontiguousarray(v)
-        out[k] = torch.from_numpy(v if v.flags.writeable else v.copy())
-    return out
+    """CPU tensors, zero-copy where possible (shared-memory slots); read-only arrays (Ray's object store) are
+    copied. A learner on a GPU stages its batches with ``OnDevice.batch_tensors`` instead."""
+    return _CPU.tensors(batch)
+
+
+_CPU = Staging("cpu")
 
 
 def discounts_and_masks(b: dict[str, torch.Tensor], gamma: float) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:

@@ -16,12 +16,13 @@ import numpy as np
 import torch
 
 from distrl.agents.common.demos import DemoMixer
+from distrl.agents.common.on_device import OnDevice
 from distrl.agents.common.transition_actor import chunk_items
 from distrl.core.protocols import ReplayHandle
 from distrl.replay import SampledBatch
 
 
-class ReplayLearner:
+class ReplayLearner(OnDevice):
     max_updates_per_step = 64  # then the trainer gets a turn (metrics, checkpoints, weights to actors)
 
     def __init__(self, cfg, replay: ReplayHandle, optimizers: Mapping[str, torch.optim.Optimizer],
@@ -83,6 +84,10 @@ class ReplayLearner:
             out.update(self.mixer.metrics())
         return out
 
+    def tensors(self, batch: SampledBatch) -> dict[str, torch.Tensor]:
+        """The sampled items and their importance weights on the learner's device."""
+        return self.batch_tensors(dict(batch.items, weights=batch.weights))
+
     def finite_step(self, loss: torch.Tensor, params, optimizer: torch.optim.Optimizer) -> bool:
         """Back-propagate ``loss``, clip, and step ``optimizer`` only if the loss and the gradient are finite."""
         optimizer.zero_grad(set_to_none=True)
@@ -114,8 +119,3 @@ def chunk_to_insert(chunk: dict[str, np.ndarray]) -> tuple[dict[str, np.ndarray]
     """A chunk's real transitions and the priorities its actor gave them, ready for ``Replay.add``."""
     return chunk_items(chunk), chunk["priority"][chunk["valid"]]
 
-
-def tensors(batch: SampledBatch) -> dict[str, torch.Tensor]:
-    # batches from a replay server arrive read-only (Ray's object store); torch wants writable memory
-    arrays = dict(batch.items, weights=batch.weights)
-    return {k: torch.from_numpy(v if v.flags.writeable else v.copy()) for k, v in arrays.items()}

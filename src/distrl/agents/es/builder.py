@@ -63,4 +63,5 @@ def build(cfg: EsConfig, ctx: BuildContext) -> Program:
                              "noise": ConstantArray(partial(noise_table, cfg.noise_table_size, cfg.noise_seed))},
                    make_learner=partial(_learner, env, cfg), consumes="results", learner_uses=("noise",),
                    hyperparameters={"lr": Hyperparameter(cfg.lr, cfg.lr_schedule)},
-                   batches_per_version=-(-cfg.population // cfg.pairs_per_worker))
+                   batches_per_version=-(-cfg.population // cfg.pairs_per_worker),
+                   learner_on_device=False)  # it combines returns with noise rows: no network gradient to place

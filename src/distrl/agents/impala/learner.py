@@ -6,14 +6,14 @@ import numpy as np
 import torch
 
 from distrl.agents.common.gradient_learner import GradientLearner
-from distrl.agents.common.learner_inputs import discounts_and_masks, to_tensors
+from distrl.agents.common.learner_inputs import discounts_and_masks
 from distrl.ops import baseline_loss, entropy_loss, policy_gradient_loss, vtrace
 
 
 class ImpalaLearner(GradientLearner):
     def step(self, batch: dict[str, np.ndarray]) -> dict[str, float]:
         cfg = self.cfg
-        b = to_tensors(batch)
+        b = self.batch_tensors(batch)
         target_logp, entropy, values, bootstrap = self.model.evaluate_unroll(b["obs"], b["actions"])
         discounts, trace, valid = discounts_and_masks(b, cfg.gamma)
         rewards = b["rewards"]
@@ -29,7 +29,8 @@ class ImpalaLearner(GradientLearner):
         vf = baseline_loss(values, vt.vs, valid)
         ent = entropy_loss(entropy, valid)
         loss = pg + cfg.baseline_coef * vf + self.hyper.get("entropy_coef", cfg.entropy_coef) * ent
-        applied = self.apply(loss)
         with torch.no_grad():
-            rho_mean = torch.exp(target_logp - b["behaviour_logp"]).clamp(max=10.0)[valid.bool()].mean().item()
-        return {"loss_policy": pg.item(), "loss_value": vf.item(), "entropy": -ent.item(), "rho_mean": rho_mean, **applied}
+            rho = torch.exp(target_logp - b["behaviour_logp"]).clamp(max=10.0)
+            # masked, not indexed (boolean indexing waits for the device)
+            rho_mean = torch.where(valid.bool(), rho, 0.0).sum() / valid.sum().clamp(min=1.0)
+        return self.apply(loss, {"loss_policy": pg, "loss_value": vf, "entropy": -ent, "rho_mean": rho_mean})

@@ -15,7 +15,7 @@ import torch
 import torch.nn.functional as F
 
 from distrl.agents.common.optim import polyak_
-from distrl.agents.common.replay_learner import ReplayLearner, tensors
+from distrl.agents.common.replay_learner import ReplayLearner
 from distrl.models import to_flat
 from distrl.replay import SampledBatch
 
@@ -30,7 +30,7 @@ class QTOptLearner(ReplayLearner):
         self.staleness: list[float] = []  # per update, since the last learner step
 
     def update(self, batch: SampledBatch) -> tuple[float | None, None]:
-        t = tensors(batch)
+        t = self.tensors(batch)
         loss = F.huber_loss(self.q.q(t["obs"], t["action"]), t["target"])
         if not self.finite_step(loss, self.online_params, self.optimizer):
             return None, None

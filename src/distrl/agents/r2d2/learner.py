@@ -15,7 +15,7 @@ import numpy as np
 import torch
 
 from distrl.agents.common.optim import make_optimizer
-from distrl.agents.common.replay_learner import ReplayLearner, tensors
+from distrl.agents.common.replay_learner import ReplayLearner
 from distrl.models import FlatParameters
 from distrl.ops import sequence_priority, transformed_n_step_q_target
 from distrl.replay import SampledBatch
@@ -25,7 +25,7 @@ def trainable_steps(mask: torch.Tensor, discount: torch.Tensor, n: int) -> torch
     """``[T, B]``: steps whose n-step window ends inside the sequence's real steps, or at an episode end."""
     T = mask.shape[0]
     real = mask.sum(0)  # real steps per sequence
-    t = torch.arange(T).unsqueeze(1)
+    t = torch.arange(T, device=mask.device).unsqueeze(1)
     full_window = t + n <= real - 1
     ends = (discount == 0) & mask  # a terminal step: no bootstrap needed from there on
     # an episode end at or after t within the window: cumulative "seen an end" from t onwards, looked up at t+n-1
@@ -64,7 +64,7 @@ class R2D2Learner(ReplayLearner):
 
     def update(self, batch: SampledBatch) -> tuple[float | None, np.ndarray | None]:
         cfg = self.cfg
-        b = tensors(batch)
+        b = self.tensors(batch)
         obs = b["obs"].transpose(0, 1)  # [L, B, ...]
         B, burn, n = obs.shape[1], cfg.burn_in, cfg.n_step
         h0, c0 = b["initial_state"].split(self.model.state_size, dim=1)
@@ -84,20 +84,20 @@ class R2D2Learner(ReplayLearner):
             q_target, _ = self.target.unroll(obs[burn:], target_state)
             best = q.detach().argmax(-1, keepdim=True)  # double Q: the online argmax, the target's value
             q_next = q_target.gather(-1, best).squeeze(-1)
-            values_tp1 = torch.cat([q_next[1:], torch.zeros(1, B)])  # v(x_{t+1}); the last one is never used
+            values_tp1 = torch.cat([q_next[1:], q_next.new_zeros(1, B)])  # v(x_{t+1}); the last one is never used
             target = transformed_n_step_q_target(reward, discount, values_tp1, n, cfg.value_rescale_eps)
             train = trainable_steps(mask, discount, n).float()
         q_sa = q.gather(-1, action.unsqueeze(-1)).squeeze(-1)
         delta = (target - q_sa) * train
         per_sequence = 0.5 * (delta ** 2).sum(0) / train.sum(0).clamp(min=1.0)
-        weights = b["weights"] if cfg.importance_weights else torch.ones(B)
+        weights = b["weights"] if cfg.importance_weights else torch.ones(B, device=q.device)
         loss = (weights * per_sequence).mean()
         if not self.finite_step(loss, self.params, self.optimizer):
             return None, None
         if (self.updates + 1) % cfg.target_update_period == 0:
             self.target.load_state_dict(self.model.state_dict())
         priorities = sequence_priority(delta.detach(), cfg.priority_eta, mask=train.bool())
-        return float(loss.detach()), priorities.numpy()
+        return float(loss.detach()), priorities.cpu().numpy()
 
     def get_weights(self) -> np.ndarray:
         return self.flat.to_numpy()

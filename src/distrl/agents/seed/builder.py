@@ -30,20 +30,7 @@ from distrl.core.system import BuildContext
 from distrl.core.types import ArraySpec
 from distrl.envs import EnvSpec
 from distrl.errors import ConfigError
-
-
-def check_device(device: str) -> None:
-    """``cpu``, or ``cuda``/``cuda:N`` on a machine that has that GPU: one line otherwise, before anything runs."""
-    import torch
-
-    if device == "cpu":
-        return
-    if device != "cuda" and not (device.startswith("cuda:") and device[5:].isdigit()):
-        raise ConfigError(f"inference_device must be cpu, cuda or cuda:N; got '{device}'")
-    index = int(device[5:]) if ":" in device else 0
-    if not torch.cuda.is_available() or index >= torch.cuda.device_count():
-        raise ConfigError(f"inference_device={device} but this torch sees no such GPU "
-                          f"(cuda available: {torch.cuda.is_available()}, devices: {torch.cuda.device_count()})")
+from distrl.models.device import resolve_device
 
 
 def _env_actor(env_id: str, cfg: SeedConfig, index: int, seed: int, handles: dict) -> EnvActor:
@@ -53,7 +40,7 @@ def _env_actor(env_id: str, cfg: SeedConfig, index: int, seed: int, handles: dic
 
 
 def _policy(env: EnvSpec, cfg: SeedConfig) -> ActorCriticPolicy:
-    return ActorCriticPolicy(make_model(env, cfg), env, cfg.inference_device)
+    return ActorCriticPolicy(make_model(env, cfg), env, resolve_device(cfg.inference_device, "inference_device"))
 
 
 def _check_tls(cert: str, key: str) -> None:
@@ -77,7 +64,7 @@ def check_inference_settings(cfg) -> None:
     if split_address(cfg.bind) is None:
         raise ConfigError(f"bind '{cfg.bind}' is not HOST:PORT (e.g. 127.0.0.1:0, 0.0.0.0:50051; port 0 picks a free one)")
     _check_tls(cfg.tls_cert, cfg.tls_key)
-    check_device(cfg.inference_device)
+    resolve_device(cfg.inference_device, "inference_device")
 
 
 def build(cfg: SeedConfig, ctx: BuildContext) -> Program:

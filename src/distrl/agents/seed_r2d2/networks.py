@@ -15,6 +15,7 @@ from distrl.agents.r2d2.networks import make_model
 from distrl.core.types import ArraySpec
 from distrl.envs import EnvSpec
 from distrl.models import FlatParameters, RecurrentQNetwork
+from distrl.models.device import resolve_device
 from distrl.ops import epsilon_ladder
 
 __all__ = ["RecurrentQPolicy", "make_model"]
@@ -22,7 +23,7 @@ __all__ = ["RecurrentQPolicy", "make_model"]
 
 class RecurrentQPolicy:
     def __init__(self, model: RecurrentQNetwork, env: EnvSpec, cfg, num_slots: int, seed: int = 0):
-        self.device = torch.device(cfg.inference_device)
+        self.device = resolve_device(cfg.inference_device, "inference_device")
         self.model = model.to(self.device)
         self.flat = FlatParameters(self.model)
         self.version = 0

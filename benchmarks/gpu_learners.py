@@ -1,0 +1,182 @@
+"""Learners on a GPU (issue #20): learner samples/s on the CPU and on CUDA, IMPALA and SEED on Pong end to end
+against the actors-alone rate of the same machine, and a Pong learning run with a CUDA learner.
+
+    python benchmarks/gpu_learners.py --out DIR                       # everything, on a machine with a GPU
+    python benchmarks/gpu_learners.py --parts learner --seconds 3     # only the learner matrix
+
+Parts (each writes its rows into DIR/gpu.json and DIR/gpu.md as soon as it has them, so a run cut short
+keeps what it measured):
+
+- ``learner``: IMPALA's learner on Pong batches (Nature CNN; ``batch_unrolls`` unrolls of 8 envs x 20 steps),
+  samples/s over ``--seconds`` after a warm-up, for cpu fp32 and cuda fp32/bf16, each with and without
+  torch.compile (cuda only; compile time reported apart).
+- ``e2e``: IMPALA on ``local`` with the learner on the CPU and on CUDA, and SEED with its inference server
+  and learner on CUDA, ``--actors`` actor processes each; steady-state env steps/s (first quarter of the rows
+  left out) over the actors-alone rate of the same number of processes, measured in the same run.
+- ``pong``: IMPALA with a CUDA learner on Pong for ``--pong-seconds``; its curve (``pong_curve.png``) and
+  ``pong_metrics.csv``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import throughput  # noqa: E402  (the benchmarks folder's own helpers)
+
+import distrl  # noqa: E402
+from distrl.bench import ceiling, machine  # noqa: E402
+from distrl.core.types import allocate  # noqa: E402
+from distrl.plotting import plot_curves, read_curve  # noqa: E402
+from distrl.runtime.backends.batching import concatenate  # noqa: E402
+
+ENV = "ALE/Pong-v5"
+PONG = dict(throughput.PRESETS[ENV])  # 8 envs x 20 steps per unroll, reward clip 1, entropy 0.01, lr 6e-4
+
+
+def learner_samples(device: str, precision: str, compile: bool, batch_unrolls: int, seconds: float) -> dict:
+    """Samples/s of IMPALA's learner stepping on one real Pong batch over and over (each step ends with
+    the update's one device synchronisation, so the clock sees the GPU's work)."""
+    torch.set_num_threads(1)
+    program, cfg = throughput._program(ENV, dict(PONG, batch_unrolls=batch_unrolls), 1)
+    actor, spec = throughput._actor(program, 0)
+    unrolls = [allocate(spec) for _ in range(batch_unrolls)]
+    for u in unrolls:
+        actor.unroll(u)
+    batch = concatenate(spec, unrolls)
+    learner = program.make_learner({})
+    if device != "cpu" or precision != "fp32" or compile:
+        learner.place(torch.device(device), precision, compile)
+    t0 = time.perf_counter()
+    for _ in range(3):  # warm-up: cuDNN's choice of kernels, or the compilation
+        learner.step(batch)
+    warm = time.perf_counter() - t0
+    n, t0 = 0, time.perf_counter()
+    while time.perf_counter() - t0 < seconds:
+        learner.step(batch)
+        n += 1
+    per_step = cfg.unroll_length * cfg.num_envs * batch_unrolls
+    return {"device": device, "precision": precision, "compile": compile, "batch": per_step,
+            "samples_per_s": n * per_step / (time.perf_counter() - t0), "updates": n, "warmup_s": warm}
+
+
+def end_to_end(system: str, settings: dict, actors: int, seconds: float, alone: float) -> dict:
+    sps, s = throughput.end_to_end(ENV, settings, actors, "local", seconds, system=system)
+    return {"system": system, "settings": settings, "actors": actors, "sps": sps, "frames_per_s": 4 * sps,
+            "actors_alone_sps": alone, "ratio": sps / alone, "learner_wait_frac": s["learner_wait_frac"],
+            "policy_lag_mean": s["policy_lag_mean"], "bottleneck": s["bottleneck"]}
+
+
+def pong_run(out: Path, actors: int, seconds: float, settings: dict) -> dict:
+    run = Path(tempfile.mkdtemp()) / "pong_run"  # outside ``out``: only the curve and the metrics are kept
+    s = distrl.train("impala", env=ENV, runtime="local", num_actors=actors, total_steps=10**10, max_wall_s=seconds,
+                     log_interval_s=5.0, checkpoint_interval_s=10**6, run_dir=str(run), force=True, **settings)
+    points = read_curve(run)
+    plot_curves([(f"IMPALA, CUDA learner, {actors} actors", points)], out / "pong_curve.png")
+    shutil.copy(run / "metrics.csv", out / "pong_metrics.csv")
+    best = max((p[2] for p in points if p[2] == p[2]), default=None)
+    return {"settings": settings, "actors": actors, "seconds": seconds, "env_steps": s["env_steps"],
+            "frames": 4 * s["env_steps"], "sps": s["sps"], "return_last": s["episode_return_mean"], "return_best": best,
+            "bottleneck": s["bottleneck"]}
+
+
+class Results:
+    def __init__(self, out: Path):
+        self.out, self.data = out, {"machine": machine.describe(), "learner": [], "e2e": [], "pong": None, "errors": []}
+
+    def save(self) -> None:
+        (self.out / "gpu.json").write_text(json.dumps(self.data, indent=1, default=str))
+        (self.out / "gpu.md").write_text(markdown(self.data))
+
+
+def markdown(d: dict) -> str:
+    lines = [f"Machine: {machine.one_line(d['machine'])}", "",
+             "| learner | precision | torch.compile | batch | samples/s | warm-up s |", "|---|---|---|---|---|---|"]
+    for r in d["learner"]:
+        lines.append(f"| {r['device']} | {r['precision']} | {'yes' if r['compile'] else 'no'} | {r['batch']} | "
+                     f"{r['samples_per_s']:,.0f} | {r['warmup_s']:.1f} |")
+    lines += ["", "| system | learner | actors | env steps/s | frames/s | actors alone steps/s | ratio | learner wait | "
+              "policy lag | bottleneck |", "|---|---|---|---|---|---|---|---|---|---|"]
+    for r in d["e2e"]:
+        where = r["settings"].get("device", "cpu") + (f", inference {r['settings']['inference_device']}"
+                                                      if "inference_device" in r["settings"] else "")
+        lines.append(f"| {r['system']} | {where} | {r['actors']} | {r['sps']:,.0f} | {r['frames_per_s']:,.0f} | "
+                     f"{r['actors_alone_sps']:,.0f} | {r['ratio']:.2f} | {r['learner_wait_frac']} | "
+                     f"{r['policy_lag_mean']} | {r['bottleneck']} |")
+    if d["pong"]:
+        p = d["pong"]
+        lines += ["", f"Pong run: {p['seconds']:.0f} s, {p['actors']} actors, {p['env_steps']:,} env steps "
+                      f"({p['frames']:,} frames), {p['sps']:,.0f} steps/s; return (100-episode mean) last "
+                      f"{p['return_last']}, best {p['return_best']}"]
+    lines += [f"error: {e}" for e in d["errors"]]
+    return "\n".join(lines) + "\n"
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--out", default="gpu-out")
+    p.add_argument("--parts", nargs="+", default=["learner", "e2e", "pong"], choices=["learner", "e2e", "pong"])
+    p.add_argument("--seconds", type=float, default=4.0, help="timed window of each learner row")
+    p.add_argument("--e2e-seconds", type=float, default=25.0)
+    p.add_argument("--pong-seconds", type=float, default=240.0)
+    p.add_argument("--actors", type=int, default=max((os.cpu_count() or 2) - 1, 1))
+    p.add_argument("--batch-unrolls", type=int, nargs="+", default=[1, 4])
+    args = p.parse_args()
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    res = Results(out)
+    cuda = torch.cuda.is_available()
+
+    def attempt(label, fn):
+        try:
+            return fn()
+        except Exception as e:  # a benchmark keeps what it has and says what failed
+            res.data["errors"].append(f"{label}: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}")
+            print(f"{label} failed: {e!r}", flush=True)
+        finally:
+            res.save()
+
+    if "learner" in args.parts:
+        rows = [("cpu", "fp32", False)] + ([("cuda", "fp32", False), ("cuda", "bf16", False), ("cuda", "fp32", True),
+                                            ("cuda", "bf16", True)] if cuda else [])
+        for b in args.batch_unrolls:
+            for device, precision, comp in rows:
+                r = attempt(f"learner {device} {precision} compile={comp} B={b}",
+                            lambda: learner_samples(device, precision, comp, b, args.seconds))
+                if r:
+                    res.data["learner"].append(r)
+                    print(r, flush=True)
+    big = dict(PONG, batch_unrolls=4)
+    if "e2e" in args.parts:
+        n = args.actors
+        alone = attempt("impala actors alone", lambda: ceiling.actors_alone("impala", ENV, big, n, 8.0))
+        seed_alone = attempt("seed actors alone", lambda: ceiling.actors_alone(
+            "seed", ENV, dict(big, inference_device="cuda" if cuda else "cpu"), n, 8.0))
+        runs = [("impala", dict(big)), ("impala", dict(big, device="cuda"))] if cuda else [("impala", dict(big))]
+        if cuda:
+            runs.append(("seed", dict(big, device="cuda", inference_device="cuda")))
+        for system, settings in runs:
+            base = seed_alone if system == "seed" else alone
+            if base:
+                r = attempt(f"{system} {settings}", lambda: end_to_end(system, settings, n, args.e2e_seconds, base))
+                if r:
+                    res.data["e2e"].append(r)
+                    print(r, flush=True)
+    if "pong" in args.parts:
+        settings = dict(big, device="cuda" if cuda else "cpu")
+        res.data["pong"] = attempt("pong run", lambda: pong_run(out, args.actors, args.pong_seconds, settings))
+    res.save()
+    print(markdown(res.data), flush=True)
+
+
+if __name__ == "__main__":
+    main()

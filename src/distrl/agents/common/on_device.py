@@ -1,0 +1,39 @@
+"""What a learner needs to run on the run's device (``models/device.py``): its networks moved there and its
+batches staged there. The trainer calls ``place`` once, before a resumed checkpoint loads."""
+
+from __future__ import annotations
+
+from typing import Mapping
+
+import numpy as np
+import torch
+
+from distrl.models.device import Staging, compile_modules, mixed_precision
+
+
+class OnDevice:
+    device = torch.device("cpu")
+    _staging: Staging | None = None
+
+    def place(self, device: torch.device, precision: str = "fp32", compile: bool = False) -> None:
+        """Move every network the learner checkpoints (its parameter objects stay the same, so optimizers built
+        on them keep working) and rebind a flat weights buffer there; ``bf16``: their layers under autocast;
+        ``compile``: their layers wrapped by torch.compile."""
+        modules = list(self.checkpoint_parts()[0].values())
+        for module in modules:
+            module.to(device)
+        flat = getattr(self, "flat", None)
+        if flat is not None:
+            flat.to(device)
+        self.device = torch.device(device)
+        self._staging = Staging(self.device)
+        if precision == "bf16":
+            mixed_precision(modules, self.device)
+        if compile:
+            compile_modules(modules)
+
+    def batch_tensors(self, arrays: Mapping[str, np.ndarray]) -> dict[str, torch.Tensor]:
+        """A batch's arrays as tensors on the learner's device (zero-copy on the CPU, pinned and non-blocking on a GPU)."""
+        if self._staging is None:
+            self._staging = Staging(self.device)
+        return self._staging.tensors(arrays)

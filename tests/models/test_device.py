@@ -1,0 +1,162 @@
+"""Where a learner computes (models/device.py): device names, staging batches, bf16 layers, placing a learner.
+
+The CUDA tests run where torch sees a GPU (``benchmarks/gpu_learners.py`` runs them there); on the CPU they
+are skipped, and the CPU half checks everything that does not need one."""
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import distrl
+from distrl.api import plan_run
+from distrl.agents.impala import Config as ImpalaConfig
+from distrl.agents.impala.learner import ImpalaLearner
+from distrl.agents.impala.networks import make_model
+from distrl.envs import env_spec
+from distrl.errors import ConfigError
+from distrl.models import FlatParameters
+from distrl.models.device import Staging, compile_modules, mixed_precision, resolve_device
+
+cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a GPU that torch sees")
+
+
+def test_cpu_and_auto_resolve_here():
+    assert resolve_device("cpu") == torch.device("cpu")
+    assert resolve_device("auto").type == ("cuda" if torch.cuda.is_available() else "cpu")
+
+
+def _valid(name: str) -> bool:
+    return name in ("cpu", "cuda", "auto") or (name.startswith("cuda:") and name[5:].isdigit())
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(max_size=12).filter(lambda n: not _valid(n)))
+def test_any_other_name_is_one_line_naming_the_valid_ones(name):
+    with pytest.raises(ConfigError) as e:
+        resolve_device(name)
+    message = str(e.value)
+    assert "cpu, cuda, cuda:N or auto" in message and "\n" not in message
+
+
+def test_cpu_staging_is_zero_copy_for_writable_arrays_and_copies_read_only_ones():
+    writable = np.arange(12, dtype=np.float32).reshape(3, 4)
+    frozen = np.arange(5, dtype=np.uint8)
+    frozen.flags.writeable = False  # as Ray's object store hands them out
+    out = Staging("cpu").tensors({"a": writable, "b": frozen})
+    assert out["a"].data_ptr() == writable.ctypes.data
+    assert out["b"].dtype == torch.uint8 and out["b"].tolist() == [0, 1, 2, 3, 4]
+
+
+def test_bf16_layers_hand_back_float32_close_to_the_float32_result():
+    torch.manual_seed(0)
+    net = torch.nn.Sequential(torch.nn.Linear(16, 64), torch.nn.ReLU(), torch.nn.Linear(64, 4))
+    x = torch.randn(32, 16)
+    exact = net(x)
+    holder = torch.nn.Module()
+    holder.net = net
+    assert mixed_precision([holder], torch.device("cpu")) == 1
+    mixed = net(x)
+    assert mixed.dtype == torch.float32
+    torch.testing.assert_close(mixed, exact, rtol=0.05, atol=0.05)  # bfloat16 keeps 8 bits of mantissa
+    mixed.sum().backward()
+    assert all(p.grad is not None and p.grad.dtype == torch.float32 for p in net.parameters())
+
+
+def test_flat_parameters_move_keeps_parameter_objects_and_views():
+    net = torch.nn.Sequential(torch.nn.Linear(3, 5), torch.nn.Linear(5, 2))
+    params = list(net.parameters())
+    flat = FlatParameters(net)
+    flat.to("cpu")
+    assert [id(p) for p in net.parameters()] == [id(p) for p in params]
+    offsets = np.cumsum([0] + [p.numel() for p in params[:-1]])
+    assert all(p.data_ptr() == flat.buffer.data_ptr() + 4 * o for p, o in zip(params, offsets))
+
+
+def _impala_batch(cfg, env, seed=0):
+    rng = np.random.default_rng(seed)
+    T, B = cfg.unroll_length, cfg.num_envs
+    return {"obs": rng.normal(size=(T + 1, B) + env.obs_shape).astype(np.float32),
+            "actions": rng.integers(0, 2, (T, B)).astype(np.int64),
+            "rewards": rng.normal(size=(T, B)).astype(np.float32),
+            "terminated": rng.random((T, B)) < 0.05, "truncated": np.zeros((T, B), bool),
+            "valid": np.ones((T, B), bool), "behaviour_logp": np.full((T, B), np.log(0.5), np.float32)}
+
+
+def _impala_learner(device="cpu", precision="fp32", compile=False):
+    env, cfg = env_spec("CartPole-v1"), ImpalaConfig(num_envs=16, unroll_length=8)
+    torch.manual_seed(0)
+    learner = ImpalaLearner(cfg, make_model(env, cfg))
+    if device != "cpu" or precision != "fp32" or compile:
+        learner.place(torch.device(device), precision, compile)
+    return learner, _impala_batch(cfg, env)
+
+
+def test_a_learner_placed_in_bf16_learns_like_the_float32_one():
+    exact, batch = _impala_learner()
+    mixed, _ = _impala_learner(precision="bf16")
+    a, b = exact.step(batch), mixed.step(batch)
+    assert np.isfinite(b["loss_value"]) and mixed.version == 1
+    assert abs(a["loss_value"] - b["loss_value"]) < 0.05 * abs(a["loss_value"]) + 0.01
+    np.testing.assert_allclose(exact.get_weights(), mixed.get_weights(), atol=0.01)
+
+
+def test_compiling_keeps_the_state_dict_keys():
+    learner, _ = _impala_learner()
+    keys = list(learner.model.state_dict())
+    assert compile_modules([learner.model]) == len(list(learner.model.children()))
+    assert list(learner.model.state_dict()) == keys  # checkpoints written before and after load the same
+
+
+@pytest.mark.parametrize("setting", ["device=cuda", "compile=true", "precision=bf16"])
+def test_systems_whose_workers_learn_refuse_a_placed_learner(setting):
+    key, value = setting.split("=")
+    if key == "device" and not torch.cuda.is_available():
+        value = "auto"  # resolves to cpu here: nothing to refuse
+        with pytest.raises(ConfigError, match="no such GPU"):
+            plan_run("a3c", "CartPole-v1", device="cuda")
+        return
+    for system in ("a3c", "gorila", "es"):
+        with pytest.raises(ConfigError, match="keep device=cpu"):
+            plan_run(system, "CartPole-v1", **{key: value})
+
+
+# --- on a GPU ------------------------------------------------------------------------------------------
+
+
+@cuda
+def test_cuda_staging_copies_every_array_and_reuses_its_pinned_buffers():
+    staging = Staging("cuda")
+    arrays = {"obs": np.arange(24, dtype=np.uint8).reshape(2, 3, 4), "mask": np.array([True, False])}
+    first = staging.tensors(arrays)
+    buffers = {k: v.data_ptr() for k, v in staging._pinned.items()}
+    second = staging.tensors({k: v.copy() for k, v in arrays.items()})
+    assert {k: v.data_ptr() for k, v in staging._pinned.items()} == buffers
+    for out in (first, second):
+        assert all(t.is_cuda for t in out.values())
+        np.testing.assert_array_equal(out["obs"].cpu().numpy(), arrays["obs"])
+        np.testing.assert_array_equal(out["mask"].cpu().numpy(), arrays["mask"])
+
+
+@cuda
+def test_a_learner_on_cuda_computes_what_it_computes_on_the_cpu():
+    cpu, batch = _impala_learner()
+    gpu, _ = _impala_learner("cuda")
+    a, b = cpu.step(batch), gpu.step(batch)
+    for key in ("loss_policy", "loss_value", "entropy", "grad_norm", "rho_mean"):
+        assert abs(a[key] - b[key]) <= 1e-4 * max(1.0, abs(a[key])), key
+    np.testing.assert_allclose(cpu.get_weights(), gpu.get_weights(), atol=1e-5)
+
+
+@cuda
+@pytest.mark.parametrize("system,env", [
+    ("a2c", "CartPole-v1"), ("impala", "CartPole-v1"), ("apex-dqn", "CartPole-v1"), ("apex-ddpg", "Pendulum-v1"),
+    ("qt-opt", "Pendulum-v1"), ("r2d2", "distrl/CartPoleNoVelocity-v1"), ("seed", "CartPole-v1"),
+    ("seed-r2d2", "distrl/CartPoleNoVelocity-v1")])
+def test_every_placeable_learner_trains_on_cuda(system, env, tmp_path):
+    extra = {"inference_device": "cuda"} if system.startswith("seed") else {}
+    s = distrl.train(system, env=env, runtime="inline", device="cuda", precision="bf16", total_steps=10**9,
+                     max_wall_s=4, run_dir=str(tmp_path / "run"), **extra)
+    assert s["learner_updates"] > 0 and np.isfinite(s["episode_return_mean"])
+    assert (tmp_path / "run" / "checkpoints").is_dir()
