@@ -43,10 +43,12 @@ ENV = "ALE/Pong-v5"
 PONG = dict(throughput.PRESETS[ENV])  # 8 envs x 20 steps per unroll, reward clip 1, entropy 0.01, lr 6e-4
 
 
-def learner_samples(device: str, precision: str, compile: bool, batch_unrolls: int, seconds: float) -> dict:
+def learner_samples(device: str, precision: str, compile: bool, batch_unrolls: int, seconds: float,
+                    threads: int = 1) -> dict:
     """Samples/s of IMPALA's learner stepping on one real Pong batch over and over (each step ends with
-    the update's one device synchronisation, so the clock sees the GPU's work)."""
-    torch.set_num_threads(1)
+    the update's one device synchronisation, so the clock sees the GPU's work); ``threads``: torch's
+    intra-op threads (a run's ``torch_threads``, 1 by default)."""
+    torch.set_num_threads(threads)
     program, cfg = throughput._program(ENV, dict(PONG, batch_unrolls=batch_unrolls), 1)
     actor, spec = throughput._actor(program, 0)
     unrolls = [allocate(spec) for _ in range(batch_unrolls)]
@@ -65,7 +67,7 @@ def learner_samples(device: str, precision: str, compile: bool, batch_unrolls: i
         learner.step(batch)
         n += 1
     per_step = cfg.unroll_length * cfg.num_envs * batch_unrolls
-    return {"device": device, "precision": precision, "compile": compile, "batch": per_step,
+    return {"device": device, "threads": threads, "precision": precision, "compile": compile, "batch": per_step,
             "samples_per_s": n * per_step / (time.perf_counter() - t0), "updates": n, "warmup_s": warm}
 
 
@@ -102,7 +104,8 @@ def markdown(d: dict) -> str:
     lines = [f"Machine: {machine.one_line(d['machine'])}", "",
              "| learner | precision | torch.compile | batch | samples/s | warm-up s |", "|---|---|---|---|---|---|"]
     for r in d["learner"]:
-        lines.append(f"| {r['device']} | {r['precision']} | {'yes' if r['compile'] else 'no'} | {r['batch']} | "
+        where = f"cpu, {r['threads']} thread{'s' if r['threads'] > 1 else ''}" if r["device"] == "cpu" else r["device"]
+        lines.append(f"| {where} | {r['precision']} | {'yes' if r['compile'] else 'no'} | {r['batch']} | "
                      f"{r['samples_per_s']:,.0f} | {r['warmup_s']:.1f} |")
     lines += ["", "| system | learner | actors | env steps/s | frames/s | actors alone steps/s | ratio | learner wait | "
               "policy lag | bottleneck |", "|---|---|---|---|---|---|---|---|---|---|"]
@@ -130,6 +133,7 @@ def main() -> None:
     p.add_argument("--pong-seconds", type=float, default=240.0)
     p.add_argument("--actors", type=int, default=max((os.cpu_count() or 2) - 1, 1))
     p.add_argument("--batch-unrolls", type=int, nargs="+", default=[1, 4])
+    p.add_argument("--compile-batches", type=int, nargs="*", default=[4], help="batch_unrolls with torch.compile rows")
     args = p.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -146,12 +150,15 @@ def main() -> None:
             res.save()
 
     if "learner" in args.parts:
-        rows = [("cpu", "fp32", False)] + ([("cuda", "fp32", False), ("cuda", "bf16", False), ("cuda", "fp32", True),
-                                            ("cuda", "bf16", True)] if cuda else [])
+        cores = os.cpu_count() or 1
+        rows = [("cpu", "fp32", False, 1)] + ([("cpu", "fp32", False, cores)] if cores > 1 else [])
+        if cuda:
+            rows += [("cuda", "fp32", False, 1), ("cuda", "bf16", False, 1)]
         for b in args.batch_unrolls:
-            for device, precision, comp in rows:
-                r = attempt(f"learner {device} {precision} compile={comp} B={b}",
-                            lambda: learner_samples(device, precision, comp, b, args.seconds))
+            compiled = [("cuda", "fp32", True, 1), ("cuda", "bf16", True, 1)] if cuda and b in args.compile_batches else []
+            for device, precision, comp, threads in rows + compiled:
+                r = attempt(f"learner {device} {precision} compile={comp} B={b} threads={threads}",
+                            lambda: learner_samples(device, precision, comp, b, args.seconds, threads))
                 if r:
                     res.data["learner"].append(r)
                     print(r, flush=True)
