@@ -8,8 +8,8 @@ Parts (each writes its rows into DIR/gpu.json and DIR/gpu.md as soon as it has t
 keeps what it measured):
 
 - ``learner``: IMPALA's learner on Pong batches (Nature CNN; ``batch_unrolls`` unrolls of 8 envs x 20 steps),
-  samples/s over ``--seconds`` after a warm-up, for cpu fp32 and cuda fp32/bf16, each with and without
-  torch.compile (cuda only; compile time reported apart).
+  samples/s over ``--seconds`` after a warm-up, for the CPU (one thread, every core) and cuda fp32/bf16, and
+  cuda with torch.compile of the network's layers (at ``--compile-batches``; compile time in the warm-up).
 - ``e2e``: IMPALA on ``local`` with the learner on the CPU and on CUDA, and SEED with its inference server
   and learner on CUDA, ``--actors`` actor processes each; steady-state env steps/s (first quarter of the rows
   left out) over the actors-alone rate of the same number of processes, measured in the same run.
@@ -43,6 +43,15 @@ ENV = "ALE/Pong-v5"
 PONG = dict(throughput.PRESETS[ENV])  # 8 envs x 20 steps per unroll, reward clip 1, entropy 0.01, lr 6e-4
 
 
+def compile_modules(modules) -> None:
+    """``torch.compile`` each direct submodule in place (``Module.compile``: parameters and state-dict keys stay
+    the same). Submodules, since learners call methods (``evaluate_unroll``), not the network's ``forward``.
+    Measured on an H200 (README): slower than eager for this learner, so it is no run setting."""
+    for module in modules:
+        for child in module.children():
+            child.compile()
+
+
 def learner_samples(device: str, precision: str, compile: bool, batch_unrolls: int, seconds: float,
                     threads: int = 1) -> dict:
     """Samples/s of IMPALA's learner stepping on one real Pong batch over and over (each step ends with
@@ -56,8 +65,10 @@ def learner_samples(device: str, precision: str, compile: bool, batch_unrolls: i
         actor.unroll(u)
     batch = concatenate(spec, unrolls)
     learner = program.make_learner({})
-    if device != "cpu" or precision != "fp32" or compile:
-        learner.place(torch.device(device), precision, compile)
+    if device != "cpu" or precision != "fp32":
+        learner.place(torch.device(device), precision)
+    if compile:
+        compile_modules(list(learner.checkpoint_parts()[0].values()))
     t0 = time.perf_counter()
     for _ in range(3):  # warm-up: cuDNN's choice of kernels, or the compilation
         learner.step(batch)

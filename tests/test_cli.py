@@ -31,7 +31,7 @@ TINY = ["--total-steps", "5000", "--quiet", "--set", "num_envs=8"]
     (["train", "impala", "--runtime", "ray", "--set", "ray_address=127.0.0.1:9"], "no Ray cluster answered at 127.0.0.1:9"),
     (["train", "seed", "--set", "inference_device=cuda:7"], "inference_device=cuda:7"),
     (["train", "impala", "--set", "device=gpu"], "device must be cpu, cuda, cuda:N or auto; got 'gpu'"),
-    (["train", "a3c", "--set", "compile=true"], "a3c has no central learner"),
+    (["train", "a3c", "--set", "precision=bf16"], "a3c has no central learner"),
 ])
 def test_bad_input_is_one_line_exit_2(cli, tmp_path, args, fragment):
     r = cli(*args, cwd=tmp_path)

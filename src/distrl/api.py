@@ -95,16 +95,15 @@ def train(system: str, env: str | None = None, *, config_file: str | None = None
 def check_learner_device(system: str, run_cfg: RunConfig, program) -> None:
     """The run's device exists here, and the system has a learner that can be placed on it (one line each)."""
     device = resolve_device(run_cfg.device)
-    if device.type == "cpu" and run_cfg.precision == "fp32" and not run_cfg.compile:
+    if device.type == "cpu" and run_cfg.precision == "fp32":
         return
-    asked = f"device={run_cfg.device}" if device.type != "cpu" else ("compile=true" if run_cfg.compile else
-                                                                      f"precision={run_cfg.precision}")
+    asked = f"device={run_cfg.device}" if device.type != "cpu" else f"precision={run_cfg.precision}"
     if program.make_learner is None:
         raise ConfigError(f"{asked}: {system} has no central learner (its workers learn, on the CPU); "
-                          f"keep device=cpu, precision=fp32, compile=false")
+                          f"keep device=cpu, precision=fp32")
     if not program.learner_on_device:
         raise ConfigError(f"{asked}: {system}'s learner computes no network gradient to place; "
-                          f"keep device=cpu, precision=fp32, compile=false")
+                          f"keep device=cpu, precision=fp32")
 
 
 def plan_run(system: str, env: str | None = None, *, config_file: str | None = None, resume: bool = False,

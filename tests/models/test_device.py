@@ -10,14 +10,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import distrl
-from distrl.api import plan_run
 from distrl.agents.impala import Config as ImpalaConfig
 from distrl.agents.impala.learner import ImpalaLearner
 from distrl.agents.impala.networks import make_model
+from distrl.api import plan_run
 from distrl.envs import env_spec
 from distrl.errors import ConfigError
 from distrl.models import FlatParameters
-from distrl.models.device import Staging, compile_modules, mixed_precision, resolve_device
+from distrl.models.device import Staging, mixed_precision, resolve_device
 
 cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a GPU that torch sees")
 
@@ -84,12 +84,12 @@ def _impala_batch(cfg, env, seed=0):
             "valid": np.ones((T, B), bool), "behaviour_logp": np.full((T, B), np.log(0.5), np.float32)}
 
 
-def _impala_learner(device="cpu", precision="fp32", compile=False):
+def _impala_learner(device="cpu", precision="fp32"):
     env, cfg = env_spec("CartPole-v1"), ImpalaConfig(num_envs=16, unroll_length=8)
     torch.manual_seed(0)
     learner = ImpalaLearner(cfg, make_model(env, cfg))
-    if device != "cpu" or precision != "fp32" or compile:
-        learner.place(torch.device(device), precision, compile)
+    if device != "cpu" or precision != "fp32":
+        learner.place(torch.device(device), precision)
     return learner, _impala_batch(cfg, env)
 
 
@@ -102,14 +102,7 @@ def test_a_learner_placed_in_bf16_learns_like_the_float32_one():
     np.testing.assert_allclose(exact.get_weights(), mixed.get_weights(), atol=0.01)
 
 
-def test_compiling_keeps_the_state_dict_keys():
-    learner, _ = _impala_learner()
-    keys = list(learner.model.state_dict())
-    assert compile_modules([learner.model]) == len(list(learner.model.children()))
-    assert list(learner.model.state_dict()) == keys  # checkpoints written before and after load the same
-
-
-@pytest.mark.parametrize("setting", ["device=cuda", "compile=true", "precision=bf16"])
+@pytest.mark.parametrize("setting", ["device=cuda", "precision=bf16"])
 def test_systems_whose_workers_learn_refuse_a_placed_learner(setting):
     key, value = setting.split("=")
     if key == "device" and not torch.cuda.is_available():
@@ -158,5 +151,6 @@ def test_every_placeable_learner_trains_on_cuda(system, env, tmp_path):
     extra = {"inference_device": "cuda"} if system.startswith("seed") else {}
     s = distrl.train(system, env=env, runtime="inline", device="cuda", precision="bf16", total_steps=10**9,
                      max_wall_s=4, run_dir=str(tmp_path / "run"), **extra)
-    assert s["learner_updates"] > 0 and np.isfinite(s["episode_return_mean"])
+    assert s["learner_updates"] > 0  # (Pendulum's 200-step episodes may not have ended in 4 s: no return yet)
+    assert s["episode_return_mean"] is None or np.isfinite(s["episode_return_mean"])
     assert (tmp_path / "run" / "checkpoints").is_dir()

@@ -26,7 +26,7 @@ SYSTEM_ENVS = [
 
 # IMPALA on Pong: the throughput preset of benchmarks/throughput.py (a smoke cell, not a learning one)
 PONG = ("impala", "ALE/Pong-v5", {"num_envs": 8, "unroll_length": 20, "reward_clip": 1.0, "entropy_coef": 0.01,
-                                   "lr": 6e-4})
+                                   "lr": 6e-4, "optimizer_eps": 1e-5})
 PONG_SECONDS = 20.0
 SUITES = ("quick", "full")
 

@@ -1,5 +1,5 @@
-"""Where a learner computes: the run's ``device`` (cpu, cuda, cuda:N, auto), its ``precision`` and
-whether its networks are compiled.
+"""Where a learner computes, the run's ``device`` (cpu, cuda, cuda:N, auto), and in what arithmetic, its
+``precision`` (fp32 or bf16).
 
 The learner lives in the trainer's process. Placing it on a GPU is three things: its modules move there
 (a resumed optimizer's state follows, since ``Optimizer.load_state_dict`` casts to its parameters'
@@ -11,8 +11,7 @@ loss and gradient norm are read to decide whether the update is finite (``Gradie
 
 ``precision=bf16`` runs the learner's networks under ``torch.autocast``: matrix products and convolutions
 in bfloat16; their outputs, the losses computed from them, the weights and the optimizer state in float32
-(no loss scaling: bfloat16 has float32's exponent range). ``compile`` wraps each network's submodules with ``torch.compile``; the first updates
-are slow while it compiles, and it helps only where kernel launches, not arithmetic, bound the step.
+(no loss scaling: bfloat16 has float32's exponent range).
 """
 
 from __future__ import annotations
@@ -69,19 +68,6 @@ def _as_float32(x):
     if isinstance(x, (tuple, list)):
         return type(x)(_as_float32(v) for v in x)
     return x
-
-
-def compile_modules(modules) -> int:
-    """``torch.compile`` each direct submodule of ``modules`` in place (``Module.compile``: the parameters and
-    the state-dict keys stay the same, so checkpoints and optimizers are untouched). Submodules rather than
-    the networks themselves, since learners call methods (``evaluate_unroll``, ``unroll``, ``q``), not the
-    network's ``forward``. Returns how many were compiled."""
-    n = 0
-    for module in modules:
-        for child in module.children():
-            child.compile()
-            n += 1
-    return n
 
 
 class Staging:

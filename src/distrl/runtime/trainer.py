@@ -91,8 +91,8 @@ class Trainer:
         handles = self.backend.open(self.program)
         self.learner = self.program.make_learner(handles) if self.program.make_learner else None
         device = resolve_device(cfg.device)
-        if self.learner is not None and (device.type != "cpu" or cfg.precision != "fp32" or cfg.compile):
-            self.learner.place(device, cfg.precision, cfg.compile)  # before a checkpoint loads into it
+        if self.learner is not None and (device.type != "cpu" or cfg.precision != "fp32"):
+            self.learner.place(device, cfg.precision)  # before a checkpoint loads into it
         if self.resume:
             last = latest_checkpoint(self.run_dir / "checkpoints")
             if last is None:

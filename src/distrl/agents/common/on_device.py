@@ -8,17 +8,16 @@ from typing import Mapping
 import numpy as np
 import torch
 
-from distrl.models.device import Staging, compile_modules, mixed_precision
+from distrl.models.device import Staging, mixed_precision
 
 
 class OnDevice:
     device = torch.device("cpu")
     _staging: Staging | None = None
 
-    def place(self, device: torch.device, precision: str = "fp32", compile: bool = False) -> None:
+    def place(self, device: torch.device, precision: str = "fp32") -> None:
         """Move every network the learner checkpoints (its parameter objects stay the same, so optimizers built
-        on them keep working) and rebind a flat weights buffer there; ``bf16``: their layers under autocast;
-        ``compile``: their layers wrapped by torch.compile."""
+        on them keep working) and rebind a flat weights buffer there; ``bf16``: their layers under autocast."""
         modules = list(self.checkpoint_parts()[0].values())
         for module in modules:
             module.to(device)
@@ -29,8 +28,6 @@ class OnDevice:
         self._staging = Staging(self.device)
         if precision == "bf16":
             mixed_precision(modules, self.device)
-        if compile:
-            compile_modules(modules)
 
     def batch_tensors(self, arrays: Mapping[str, np.ndarray]) -> dict[str, torch.Tensor]:
         """A batch's arrays as tensors on the learner's device (zero-copy on the CPU, pinned and non-blocking on a GPU)."""
