@@ -106,6 +106,25 @@ def check_learner_device(system: str, run_cfg: RunConfig, program) -> None:
                           f"keep device=cpu, precision=fp32")
 
 
+def check_learners(system: str, run_cfg: RunConfig, program) -> None:
+    """``num_learners > 1``: a system with a gradient learner, on ``local``, enough GPUs for one each (one line)."""
+    n = run_cfg.num_learners
+    if n == 1:
+        return
+    if program.make_learner is None or not program.learner_on_device:
+        raise ConfigError(f"num_learners={n}: {system} has no gradient learner to replicate (valid: 1)")
+    if run_cfg.runtime != "local":
+        raise ConfigError(f"num_learners={n} runs on the local runtime (one process per learner); "
+                          f"got runtime {run_cfg.runtime!r}")
+    if "demos" in program.learner_uses:
+        raise ConfigError(f"num_learners={n}: {system} mixes a demo replay into its batches, which is not "
+                          "shared out between learners yet (valid: 1)")
+    device = resolve_device(run_cfg.device)
+    if device.type == "cuda" and (device.index or 0) + n > torch.cuda.device_count():
+        raise ConfigError(f"num_learners={n} with device={run_cfg.device} needs {n} GPUs from {device} "
+                          f"(one each); this torch sees {torch.cuda.device_count()}")
+
+
 def plan_run(system: str, env: str | None = None, *, config_file: str | None = None, resume: bool = False,
              **settings: Any):
     """Every check of a run's inputs, nothing written: (system module, run config, system config, env
@@ -142,6 +161,7 @@ def plan_run(system: str, env: str | None = None, *, config_file: str | None = N
     if run_cfg.runtime not in program.runtimes:
         raise ConfigError(f"runtime '{run_cfg.runtime}' is not supported by {system} (supported: {', '.join(program.runtimes)})")
     check_learner_device(system, run_cfg, program)
+    check_learners(system, run_cfg, program)
     return module, run_cfg, sys_cfg, spec, program
 
 

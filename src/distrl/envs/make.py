@@ -82,6 +82,24 @@ def _atari_env(env_id: str, training: bool, render_mode: str | None = None) -> g
     return gym.wrappers.FrameStackObservation(env, 4)
 
 
+def _atari_vec_env(env_id: str, num_envs: int, training: bool) -> gym.vector.VectorEnv:
+    """ALE's own vector env where ale-py has one (0.10+): the same preprocessing as :func:`_atari_env`, done in C++
+    (4.0k against 3.0k env steps/s for 8 Pong envs on one thread of this machine; ``benchmarks/atari_vector.py``).
+    One thread: each actor is a process of its own. Settings as the id's (sticky actions, episode length);
+    rewards unclipped and no FIRE on reset, as the wrappers do; a lost life ends a training episode (the
+    game goes on, as in DQN's episodic life). Otherwise: one Gymnasium-wrapped env per copy."""
+    try:
+        from ale_py.vector_env import AtariVectorEnv
+    except ImportError:
+        return gym.vector.SyncVectorEnv([lambda: _atari_env(env_id, training) for _ in range(num_envs)])
+    kwargs = gym.spec(env_id).kwargs
+    return AtariVectorEnv(kwargs["game"], num_envs, num_threads=1, noop_max=30, frameskip=4, img_height=84, img_width=84,
+                          grayscale=True, stack_num=4, maxpool=True, episodic_life=training, reward_clipping=False,
+                          use_fire_reset=False, full_action_space=kwargs.get("full_action_space", False),
+                          repeat_action_probability=kwargs.get("repeat_action_probability", 0.25),
+                          max_num_frames_per_episode=kwargs.get("max_num_frames_per_episode", 108_000))
+
+
 def make_env(env_id: str, seed: int | None = None, *, training: bool = False, render_mode: str | None = None) -> gym.Env:
     """One environment (evaluation, video, spaces)."""
     check_env_id(env_id)
@@ -104,7 +122,7 @@ def make_vec_env(env_id: str, num_envs: int, seed: int, *, training: bool = True
     check_env_id(env_id)
     name = _strip(env_id)
     if is_atari(name):
-        env = gym.vector.SyncVectorEnv([lambda: _atari_env(name, training) for _ in range(num_envs)])
+        env = _atari_vec_env(name, num_envs, training)
     elif gym.spec(name).vector_entry_point is not None:
         env = gym.make_vec(name, num_envs=num_envs, vectorization_mode="vector_entry_point")
     else:

@@ -29,6 +29,7 @@ from distrl.core.program import Inference, Program
 from distrl.errors import ConfigError, RunStopped
 from distrl.models.device import resolve_device
 from distrl.runtime.backends import make_backend
+from distrl.runtime.learners import LearnerGroup, ShardingReplay, times_batch
 from distrl.runtime.run.accounting import Interval, num, row, verdict
 from distrl.runtime.run.checkpoint import (
     latest_checkpoint,
@@ -88,7 +89,11 @@ class Trainer:
         cfg = self.cfg
         self.backend = make_backend(cfg.runtime, cfg.seed, cfg.torch_threads, cfg.ray_address, cfg.step_timeout_s,
                                     cfg.max_restarts, self.token)
-        handles = self.backend.open(self.program)
+        if cfg.num_learners > 1 and self.program.consumes:  # each learner takes a batch of the program's size
+            self.program = times_batch(self.program, cfg.num_learners)
+        handles = dict(self.backend.open(self.program))
+        shared = [ShardingReplay(handles[name]) for name in self.program.learner_uses] if cfg.num_learners > 1 else []
+        handles.update(zip(self.program.learner_uses, shared))
         self.learner = self.program.make_learner(handles) if self.program.make_learner else None
         device = resolve_device(cfg.device)
         if self.learner is not None and (device.type != "cpu" or cfg.precision != "fp32"):
@@ -98,6 +103,9 @@ class Trainer:
             if last is None:
                 raise ConfigError(f"cannot resume '{self.run_dir}': it holds no loadable checkpoint")
             self._restore(last)
+        if cfg.num_learners > 1:  # the replicas start from the restored state
+            self.learner = LearnerGroup.start(self.learner, self.program, shared, cfg.num_learners, device,
+                                              cfg.precision, cfg.torch_threads, cfg.step_timeout_s)
         if self.on_ready is not None:  # everything loaded: now the run dir may change (config.yaml)
             self.on_ready()
         self._push_hyperparameters(force=True)
@@ -191,6 +199,7 @@ class Trainer:
             finally:
                 if backend is not None:
                     backend.close()
+                self._close_learner()
             return None
         actor, services = {}, {}
         try:
@@ -209,9 +218,15 @@ class Trainer:
                     o.on_close(self, summary)
             finally:
                 backend.close()
+                self._close_learner()
         if summary is not None:
             (self.run_dir / "summary.json").write_text(json.dumps(summary, indent=1))
         return summary
+
+    def _close_learner(self) -> None:
+        close = getattr(self.learner, "close", None)  # several learners: their processes end with the run
+        if close is not None:
+            close()
 
     # --- the one mutation point ------------------------------------------------------------------
     def set_hyperparameters(self, **values: float) -> None:

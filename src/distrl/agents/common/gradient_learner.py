@@ -40,6 +40,7 @@ class GradientLearner(OnDevice):
         (on a GPU, the update's one synchronisation)."""
         self.optimizer.zero_grad(set_to_none=True)
         loss.backward()
+        loss = self.reduce_gradients(loss, self.params)  # several learners: the mean over them
         norm = torch.nn.utils.clip_grad_norm_(self.params, self.cfg.max_grad_norm, foreach=True)
         terms = terms or {}
         values = torch.stack([loss.detach().float(), norm.float(), *(t.detach().float() for t in terms.values())]).tolist()

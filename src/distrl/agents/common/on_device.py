@@ -1,5 +1,7 @@
-"""What a learner needs to run on the run's device (``models/device.py``): its networks moved there and its
-batches staged there. The trainer calls ``place`` once, before a resumed checkpoint loads."""
+"""What a learner needs to run on the run's device (``models/device.py``), and beside other learners: its
+networks moved there, its batches staged there, and a hook between its backward pass and its optimizer
+step where data-parallel learners combine their gradients (``runtime/learners.py``). The trainer calls
+``place`` once, before a resumed checkpoint loads."""
 
 from __future__ import annotations
 
@@ -28,6 +30,11 @@ class OnDevice:
         self._staging = Staging(self.device)
         if precision == "bf16":
             mixed_precision(modules, self.device)
+
+    def reduce_gradients(self, loss: torch.Tensor, params) -> torch.Tensor:
+        """Called after ``loss.backward()``: one learner has nothing to combine. Data-parallel learners replace
+        it with an all-reduce that averages the gradients and the loss over the ranks, and return that loss."""
+        return loss
 
     def batch_tensors(self, arrays: Mapping[str, np.ndarray]) -> dict[str, torch.Tensor]:
         """A batch's arrays as tensors on the learner's device (zero-copy on the CPU, pinned and non-blocking on a GPU)."""

@@ -92,6 +92,7 @@ class ReplayLearner(OnDevice):
         """Back-propagate ``loss``, clip, and step ``optimizer`` only if the loss and the gradient are finite."""
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
+        loss = self.reduce_gradients(loss, params)  # several learners: the mean over them
         norm = float(torch.nn.utils.clip_grad_norm_(params, self.cfg.max_grad_norm, foreach=True))
         if not (math.isfinite(norm) and math.isfinite(float(loss.detach()))):
             optimizer.zero_grad(set_to_none=True)

@@ -1,0 +1,332 @@
+"""Several learners per run (``num_learners=N``): data-parallel replicas of the learner in lockstep.
+
+    trainer + learner rank 0 (this process)  -- each update: its shard to every replica (scatter) -->
+    learner ranks 1..N-1 (one process each)      every rank: loss on its shard, backward,
+                                                 all-reduce (mean) of the gradients and the loss,
+                                                 clip, finite check, optimizer step
+
+Rank 0 is the trainer's own learner: it takes N times the program's batch (N x ``batch_unrolls`` from the
+consumed channel, or N x ``batch_size`` from each replay it samples), keeps one shard and sends the others.
+The ranks start from rank 0's weights, optimizer state and counters (after a resumed checkpoint has loaded)
+and apply the same averaged gradient, so they stay equal without sending weights; only rank 0 publishes,
+checkpoints and reports. One update is thus the update of one learner on N times the batch: the
+gradient of a mean loss over N equal shards is the mean of the shards' gradients.
+
+Gradients travel with ``torch.distributed``: gloo on CPUs, NCCL between GPUs (rank r on ``cuda:r``); the
+shards and the replay's priorities with gloo's object collectives. Rendezvous is a ``FileStore`` in a
+private temporary folder and gloo is bound to the loopback interface, so no port is open beyond this
+machine. A replay learner's priorities come back to rank 0, which writes them for the whole batch.
+A replica that dies or hangs makes rank 0's next collective fail after ``step_timeout_s``: the run stops
+with its checkpoint (learners are not restarted, unlike actors).
+"""
+
+from __future__ import annotations
+
+import datetime
+import os
+import shutil
+import tempfile
+from typing import Mapping
+
+import numpy as np
+import torch
+
+from distrl.replay import SampledBatch
+
+
+def times_batch(program, n: int):
+    """``program`` with its consumed channel's batch ``n`` times as large: one share per learner."""
+    import dataclasses
+
+    channel = program.services[program.consumes]
+    services = {**program.services, program.consumes: dataclasses.replace(channel, batch=channel.batch * n)}
+    return dataclasses.replace(program, services=services)
+
+
+def split_batch(batch: Mapping[str, np.ndarray], spec: Mapping, n: int) -> list[dict[str, np.ndarray]]:
+    """``n`` equal shards of a channel batch along each array's batch axis (its envs)."""
+    parts = {k: np.split(np.asarray(v), n, axis=spec[k].batch_axis) for k, v in batch.items()}
+    return [{k: parts[k][i] for k in batch} for i in range(n)]
+
+
+def split_sampled(batch: SampledBatch, n: int) -> list[SampledBatch]:
+    """``n`` equal shards of a replay sample (importance weights stay normalised over the whole sample)."""
+    items = {k: np.split(v, n) for k, v in batch.items.items()}
+    slots, probabilities, weights = (np.split(a, n) for a in (batch.slots, batch.probabilities, batch.weights))
+    return [SampledBatch({k: items[k][i] for k in items}, slots[i], probabilities[i], weights[i]) for i in range(n)]
+
+
+class AllReduce:
+    """The learners' gradient hook: after ``loss.backward()``, average the gradients of ``params`` and the loss
+    over the ranks (one flat all-reduce), so that every rank clips, checks and steps the same values."""
+
+    def __init__(self, world: int):
+        self.world = world
+
+    def __call__(self, loss: torch.Tensor, params) -> torch.Tensor:
+        import torch.distributed as dist
+
+        params = list(params)
+        grads = [p.grad if p.grad is not None else torch.zeros_like(p) for p in params]
+        flat = torch.cat([g.reshape(-1) for g in grads] + [loss.detach().float().reshape(1)])
+        dist.all_reduce(flat)
+        flat /= self.world
+        offset = 0
+        for p in params:
+            n = p.numel()
+            p.grad = flat[offset:offset + n].view_as(p).to(p.dtype)
+            offset += n
+        return flat[-1]
+
+
+class _Objects:
+    """Rank 0's messages to the replicas over gloo's object collectives."""
+
+    def __init__(self, world: int, group):
+        self.world, self.group = world, group
+
+    def scatter(self, messages: list | None):
+        import torch.distributed as dist
+
+        out = [None]
+        dist.scatter_object_list(out, messages, src=0, group=self.group)
+        return out[0]
+
+    def gather(self, value):
+        import torch.distributed as dist
+
+        rank = dist.get_rank()
+        into = [None] * self.world if rank == 0 else None
+        dist.gather_object(value, into, dst=0, group=self.group)
+        return into
+
+    def broadcast(self, value=None):
+        import torch.distributed as dist
+
+        box = [value]
+        dist.broadcast_object_list(box, src=0, group=self.group)
+        return box[0]
+
+
+class ShardingReplay:
+    """Rank 0's replay handle: samples N times the batch, keeps the first shard, sends the others; writes the
+    priorities of the whole sample once every rank has given its shard's. The learner is built with it;
+    ``objects`` is set once the group is up."""
+
+    def __init__(self, replay):
+        self.replay, self.objects = replay, None
+
+    @property
+    def size(self) -> int:
+        return self.replay.size
+
+    def stats(self) -> dict:
+        return self.replay.stats()
+
+    def sample(self, batch_size: int, beta: float = 0.4):
+        sampled = self.replay.sample(batch_size * self.objects.world, beta=beta)
+        shards = [None] * self.objects.world if sampled is None else split_sampled(sampled, self.objects.world)
+        self.objects.scatter([("sample", s) for s in shards])
+        return shards[0]
+
+    def update_priorities(self, slots: np.ndarray, priorities: np.ndarray) -> None:
+        parts = self.objects.gather((slots, priorities))
+        self.replay.update_priorities(np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts]))
+
+
+class ReplicaReplay:
+    """A replica's replay handle: its shard of rank 0's sample; its priorities go back to rank 0."""
+
+    size = 0
+
+    def __init__(self, objects: _Objects):
+        self.objects = objects
+
+    def stats(self) -> dict:
+        return {}
+
+    def sample(self, batch_size: int, beta: float = 0.4):
+        kind, shard = self.objects.scatter(None)
+        if kind != "sample":
+            raise RuntimeError(f"learner replica expected a sample, got {kind!r}")
+        return shard
+
+    def update_priorities(self, slots: np.ndarray, priorities: np.ndarray) -> None:
+        self.objects.gather((slots, priorities))
+
+
+def _on_cpu(x):
+    if isinstance(x, torch.Tensor):
+        return x.detach().cpu()
+    if isinstance(x, dict):
+        return {k: _on_cpu(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return type(x)(_on_cpu(v) for v in x)
+    return x
+
+
+def _state(learner) -> dict:
+    modules, optimizers = learner.checkpoint_parts()
+    return {"modules": {k: _on_cpu(m.state_dict()) for k, m in modules.items()},
+            "optimizers": {k: _on_cpu(o.state_dict()) for k, o in optimizers.items()},
+            "counters": learner.counters()}
+
+
+def _load_state(learner, state: dict) -> None:
+    modules, optimizers = learner.checkpoint_parts()
+    for k, m in modules.items():
+        m.load_state_dict(state["modules"][k])
+    for k, o in optimizers.items():
+        o.load_state_dict(state["optimizers"][k])
+    learner.load_counters(state["counters"])
+
+
+def rank_device(device: torch.device, rank: int) -> torch.device:
+    """Rank r on ``cuda:r`` (one GPU each: NCCL needs it); on the CPU all share it."""
+    if device.type == "cuda":
+        return torch.device("cuda", (device.index or 0) + rank)
+    return device
+
+
+def _init(rank: int, world: int, store_path: str, device: torch.device, timeout_s: float):
+    import torch.distributed as dist
+
+    os.environ.setdefault("GLOO_SOCKET_IFNAME", "lo")  # gloo's own connections stay on this machine
+    store = dist.FileStore(store_path, world)
+    backend = "nccl" if device.type == "cuda" else "gloo"
+    timeout = datetime.timedelta(seconds=timeout_s)
+    if device.type == "cuda":
+        torch.cuda.set_device(device)
+    dist.init_process_group(backend, store=store, rank=rank, world_size=world, timeout=timeout)
+    objects = dist.new_group(backend="gloo", timeout=timeout) if backend != "gloo" else dist.group.WORLD
+    return _Objects(world, objects)
+
+
+def replica_main(rank: int, world: int, store_path: str, make_learner, uses: tuple[str, ...], device: str,
+                 precision: str, torch_threads: int, timeout_s: float) -> None:
+    """One learner replica: build the learner, take rank 0's state, then step on each shard it is sent."""
+    import torch.distributed as dist
+
+    from distrl.runtime.backends.process import (
+        die_with_parent,
+        ignore_interrupts,
+        set_process_name,
+    )
+
+    die_with_parent()
+    ignore_interrupts()
+    set_process_name(f"distrl-learner-{rank}")
+    torch.set_num_threads(torch_threads)
+    placed = rank_device(torch.device(device), rank)
+    objects = _init(rank, world, store_path, placed, timeout_s)
+    try:
+        learner = make_learner({name: ReplicaReplay(objects) for name in uses})
+        if placed.type != "cpu" or precision != "fp32":
+            learner.place(placed, precision)
+        _load_state(learner, objects.broadcast())
+        learner.reduce_gradients = AllReduce(world)
+        while True:
+            message = objects.scatter(None)
+            if message[0] == "stop":
+                break
+            _, hyper, shard = message
+            if hyper:
+                learner.set_hyperparameters(hyper)
+            learner.step(shard)
+    finally:
+        dist.destroy_process_group()
+
+
+class LearnerGroup:
+    """The trainer's learner when ``num_learners > 1``: rank 0's learner, with the replicas stepping beside it.
+    Everything but ``step`` and ``set_hyperparameters`` is rank 0's (weights, checkpoints, counters)."""
+
+    def __init__(self, learner, world: int, objects: _Objects, procs: list, folder: str, spec: Mapping | None):
+        self.learner, self.world, self.objects, self.procs, self.folder, self.spec = learner, world, objects, procs, folder, spec
+        self._pending: dict[str, float] = {}
+        self._closed = False
+
+    @classmethod
+    def start(cls, learner, program, replays: list[ShardingReplay], world: int, device: torch.device,
+              precision: str, torch_threads: int, timeout_s: float) -> "LearnerGroup":
+        """Spawn ranks 1..N-1 for ``learner`` (rank 0, built with ``replays`` as its replay handles), join them,
+        and hand them rank 0's state."""
+        import multiprocessing as mp
+
+        from distrl.runtime.backends.process import (
+            interrupts_blocked,
+            main_module_hidden,
+        )
+
+        folder = tempfile.mkdtemp(prefix="distrl-learners-")  # 0700: the rendezvous file is this user's alone
+        store_path = os.path.join(folder, "store")
+        ctx = mp.get_context("spawn")
+        procs = []
+        with interrupts_blocked(), main_module_hidden():
+            for rank in range(1, world):
+                p = ctx.Process(target=replica_main, name=f"distrl-learner-{rank}", daemon=True,
+                                args=(rank, world, store_path, program.make_learner, tuple(program.learner_uses),
+                                      str(device), precision, torch_threads, timeout_s))
+                p.start()
+                procs.append(p)
+        try:
+            objects = _init(0, world, store_path, device, timeout_s)
+            for replay in replays:
+                replay.objects = objects
+            objects.broadcast(_state(learner))
+            learner.reduce_gradients = AllReduce(world)
+        except BaseException:
+            for p in procs:
+                p.kill()
+            shutil.rmtree(folder, ignore_errors=True)
+            raise
+        spec = program.services[program.consumes].spec if program.consumes else None
+        return cls(learner, world, objects, procs, folder, spec)
+
+    # --- what the trainer calls ---------------------------------------------------------------------------
+    @property
+    def version(self) -> int:
+        return self.learner.version
+
+    def step(self, batch):
+        shards = split_batch(batch, self.spec, self.world) if batch is not None else [None] * self.world
+        self.objects.scatter([("step", self._pending, s) for s in shards])
+        self._pending = {}
+        return self.learner.step(shards[0])
+
+    def set_hyperparameters(self, values: Mapping[str, float]) -> None:
+        self.learner.set_hyperparameters(values)
+        self._pending.update(values)
+
+    def get_weights(self) -> np.ndarray:
+        return self.learner.get_weights()
+
+    def checkpoint_parts(self):
+        return self.learner.checkpoint_parts()
+
+    def counters(self) -> dict:
+        return self.learner.counters()
+
+    def load_counters(self, counters: dict) -> None:
+        self.learner.load_counters(counters)
+
+    def close(self) -> None:
+        """Tell the replicas to stop (bounded: a dead one makes the message fail), then make sure they have."""
+        if self._closed:
+            return
+        self._closed = True
+        import torch.distributed as dist
+
+        from distrl.runtime.backends.process import stop_processes
+
+        try:
+            if all(p.is_alive() for p in self.procs):
+                self.objects.scatter([("stop",)] * self.world)
+        except Exception:
+            pass
+        finally:
+            stop_processes(self.procs, grace_s=10.0)
+            if dist.is_initialized():
+                dist.destroy_process_group()
+            shutil.rmtree(self.folder, ignore_errors=True)
+

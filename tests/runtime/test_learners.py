@@ -1,0 +1,144 @@
+"""Several learners (runtime/learners.py): two data-parallel learners over gloo on this CPU give what one
+learner gives with the doubled batch, for a channel learner (IMPALA) and a replay learner (Ape-X DQN,
+priorities included); and a run with two learners ends with none of their processes left."""
+
+import numpy as np
+import psutil
+import pytest
+import torch
+
+import distrl
+from distrl.api import plan_run
+from distrl.errors import ConfigError
+from distrl.replay import SampledBatch
+from distrl.runtime.learners import (
+    LearnerGroup,
+    ShardingReplay,
+    split_batch,
+    split_sampled,
+    times_batch,
+)
+
+CPU = torch.device("cpu")
+
+
+def _impala_batch(T: int, B: int, obs_dim: int, seed: int) -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    return {"obs": rng.normal(size=(T + 1, B, obs_dim)).astype(np.float32),
+            "actions": rng.integers(0, 2, (T, B)).astype(np.int64),
+            "rewards": rng.normal(size=(T, B)).astype(np.float32),
+            "terminated": rng.random((T, B)) < 0.1, "truncated": np.zeros((T, B), bool),
+            "valid": np.ones((T, B), bool), "behaviour_logp": np.log(rng.uniform(0.3, 0.7, (T, B))).astype(np.float32)}
+
+
+def test_shards_split_along_each_arrays_batch_axis():
+    program = plan_run("impala", "CartPole-v1", num_envs=4, unroll_length=3)[4]
+    spec = times_batch(program, 2).services["unrolls"].spec
+    batch = _impala_batch(3, 8, 4, 0)
+    shards = split_batch(batch, spec, 2)
+    for k, v in batch.items():
+        np.testing.assert_array_equal(np.concatenate([s[k] for s in shards], axis=spec[k].batch_axis), v)
+    assert times_batch(program, 2).services["unrolls"].batch == 2 * program.services["unrolls"].batch
+    sampled = SampledBatch({"x": np.arange(6)}, np.arange(6) + 10, np.full(6, 0.5), np.linspace(0.5, 1, 6))
+    parts = split_sampled(sampled, 3)
+    assert [p.slots.tolist() for p in parts] == [[10, 11], [12, 13], [14, 15]]
+    assert parts[2].weights.tolist() == sampled.weights[4:].tolist()
+
+
+def test_two_impala_learners_equal_one_with_the_doubled_batch():
+    program = plan_run("impala", "CartPole-v1", num_envs=8, unroll_length=5)[4]
+    torch.manual_seed(0)
+    single = program.make_learner({})
+    torch.manual_seed(0)
+    rank0 = program.make_learner({})
+    group = LearnerGroup.start(rank0, times_batch(program, 2), [], 2, CPU, "fp32", 1, 60.0)
+    try:
+        for seed in range(3):
+            batch = _impala_batch(5, 16, 4, seed)  # 16 env streams: 8 per learner
+            one, two = single.step(batch), group.step(batch)
+            assert abs(one["grad_norm"] - two["grad_norm"]) < 1e-5 * max(1.0, one["grad_norm"])
+        assert group.version == single.version == 3
+        np.testing.assert_allclose(group.get_weights(), single.get_weights(), atol=1e-6)
+    finally:
+        group.close()
+    assert not any(p.is_alive() for p in group.procs)
+
+
+class _FixedReplay:
+    """Hands out the same sample ``times`` times, then says wait; records the priorities written."""
+
+    def __init__(self, sampled: SampledBatch, times: int):
+        self.sampled, self.left, self.written, self.size = sampled, times, [], len(sampled.slots)
+
+    def sample(self, batch_size: int, beta: float = 0.4):
+        if self.left == 0:
+            return None
+        assert batch_size == len(self.sampled.slots)
+        self.left -= 1
+        return self.sampled
+
+    def update_priorities(self, slots, priorities):
+        self.written.append((np.asarray(slots).copy(), np.asarray(priorities).copy()))
+
+    def stats(self):
+        return {}
+
+
+def _transitions(n: int, seed: int = 0) -> SampledBatch:
+    rng = np.random.default_rng(seed)
+    items = {"obs": rng.normal(size=(n, 4)).astype(np.float32), "action": rng.integers(0, 2, n).astype(np.int64),
+             "reward": rng.normal(size=n).astype(np.float32), "discount": np.full(n, 0.97, np.float32),
+             "next_obs": rng.normal(size=(n, 4)).astype(np.float32)}
+    return SampledBatch(items, np.arange(n) + 100, np.full(n, 1.0 / n), rng.uniform(0.5, 1.0, n).astype(np.float32))
+
+
+def test_two_apex_learners_equal_one_with_the_doubled_batch_priorities_included():
+    program = plan_run("apex-dqn", "CartPole-v1", batch_size=16)[4]
+    doubled = plan_run("apex-dqn", "CartPole-v1", batch_size=32)[4]
+    sampled = _transitions(32)
+    one_replay, two_replay = _FixedReplay(sampled, 3), _FixedReplay(sampled, 3)
+    torch.manual_seed(0)
+    single = doubled.make_learner({"replay": one_replay})
+    torch.manual_seed(0)
+    shared = ShardingReplay(two_replay)
+    rank0 = program.make_learner({"replay": shared})
+    group = LearnerGroup.start(rank0, program, [shared], 2, CPU, "fp32", 1, 60.0)
+    try:
+        single.step(None)
+        group.step(None)  # both take the sample three times, then the replay says wait
+        assert single.version == group.version == 3
+        np.testing.assert_allclose(group.get_weights(), single.get_weights(), atol=1e-6)
+        assert len(one_replay.written) == len(two_replay.written) == 3
+        for (s1, p1), (s2, p2) in zip(one_replay.written, two_replay.written):
+            np.testing.assert_array_equal(s1, s2)
+            np.testing.assert_allclose(p1, p2, rtol=1e-5, atol=1e-6)
+    finally:
+        group.close()
+
+
+def test_a_run_with_two_learners_trains_and_leaves_no_process(tmp_path):
+    before = {p.pid for p in psutil.Process().children(recursive=True)}
+    s = distrl.train("apex-dqn", env="CartPole-v1", runtime="local", num_learners=2, num_actors=1, total_steps=10**9,
+                     max_wall_s=3, run_dir=str(tmp_path / "run"))
+    assert s["learner_updates"] > 0 and (tmp_path / "run" / "checkpoints").is_dir()
+    left = {p.pid for p in psutil.Process().children(recursive=True) if p.is_running()} - before
+    assert not left
+
+
+@pytest.mark.parametrize("system,settings,fragment", [
+    ("a2c", {}, "runs on the local runtime"),
+    ("es", {"runtime": "local"}, "no gradient learner to replicate"),
+    ("a3c", {"runtime": "local"}, "no gradient learner to replicate"),
+    ("impala", {"runtime": "ray"}, "runs on the local runtime"),
+])
+def test_learners_where_they_cannot_be_replicated_are_one_line(system, settings, fragment):
+    with pytest.raises(ConfigError, match=fragment):
+        plan_run(system, "CartPole-v1", num_learners=2, **settings)
+
+
+def test_more_cuda_learners_than_gpus_is_one_line():
+    if torch.cuda.device_count() >= 64:
+        pytest.skip("a machine with 64 GPUs")
+    with pytest.raises(ConfigError):
+        plan_run("impala", "CartPole-v1", num_learners=64, device="cuda")
+
