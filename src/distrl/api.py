@@ -113,14 +113,13 @@ def check_learners(system: str, run_cfg: RunConfig, program) -> None:
         return
     if program.make_learner is None or not program.learner_on_device:
         raise ConfigError(f"num_learners={n}: {system} has no gradient learner to replicate (valid: 1)")
-    if run_cfg.runtime != "local":
-        raise ConfigError(f"num_learners={n} runs on the local runtime (one process per learner); "
-                          f"got runtime {run_cfg.runtime!r}")
+    if run_cfg.runtime not in ("local", "ray"):
+        raise ConfigError(f"num_learners={n} needs a runtime of processes (local or ray); got {run_cfg.runtime!r}")
     if "demos" in program.learner_uses:
         raise ConfigError(f"num_learners={n}: {system} mixes a demo replay into its batches, which is not "
                           "shared out between learners yet (valid: 1)")
     device = resolve_device(run_cfg.device)
-    if device.type == "cuda" and (device.index or 0) + n > torch.cuda.device_count():
+    if run_cfg.runtime == "local" and device.type == "cuda" and (device.index or 0) + n > torch.cuda.device_count():
         raise ConfigError(f"num_learners={n} with device={run_cfg.device} needs {n} GPUs from {device} "
                           f"(one each); this torch sees {torch.cuda.device_count()}")
 

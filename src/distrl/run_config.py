@@ -23,7 +23,7 @@ class RunConfig:
     torch_threads: int = setting(1, "torch intra-op threads per process (1 is fastest for small nets on few cores).", low=1)
     device: str = setting("cpu", "Where the learner computes: cpu, cuda, cuda:N, or auto (the GPU where torch sees one). A3C and GORILA learn in their CPU workers and ES combines returns on the CPU: those keep cpu. SEED's inference server has its own inference_device.")
     precision: str = setting("fp32", "The learner's arithmetic: fp32, or bf16 (autocast: matrix products and convolutions in bfloat16; weights and optimizer state stay float32).", choices=("fp32", "bf16"))
-    num_learners: int = setting(1, "Data-parallel learners (local runtime): each takes its own batch of the program's size and they average their gradients every update (torch.distributed: gloo on CPUs, NCCL with device=cuda, one GPU each).", low=1, high=64)
+    num_learners: int = setting(1, "Data-parallel learners (local: processes; ray: actors, one GPU each with device=cuda): each takes its own batch of the program's size and they average their gradients every update (torch.distributed: gloo on CPUs, NCCL with device=cuda, one GPU each).", low=1, high=64)
     ray_address: str | None = setting(None, "Ray cluster to join (HOST:PORT); default RAY_ADDRESS or a new local instance.")
     max_wall_s: float | None = setting(None, "Stop after this many seconds even if total_steps is not reached.", low=0.0, low_open=True)
     eval_interval_steps: int = setting(0, "Env steps between periodic greedy evaluations on their own env copies (eval_return_mean in metrics.csv and TensorBoard); 0: none (an evaluator process costs a busy 2-core machine ~10% of its env steps/s).", low=0)

@@ -126,10 +126,9 @@ def test_a_run_with_two_learners_trains_and_leaves_no_process(tmp_path):
 
 
 @pytest.mark.parametrize("system,settings,fragment", [
-    ("a2c", {}, "runs on the local runtime"),
+    ("a2c", {}, "needs a runtime of processes"),
     ("es", {"runtime": "local"}, "no gradient learner to replicate"),
     ("a3c", {"runtime": "local"}, "no gradient learner to replicate"),
-    ("impala", {"runtime": "ray"}, "runs on the local runtime"),
 ])
 def test_learners_where_they_cannot_be_replicated_are_one_line(system, settings, fragment):
     with pytest.raises(ConfigError, match=fragment):

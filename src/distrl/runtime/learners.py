@@ -12,10 +12,14 @@ and apply the same averaged gradient, so they stay equal without sending weights
 checkpoints and reports. One update is thus the update of one learner on N times the batch: the
 gradient of a mean loss over N equal shards is the mean of the shards' gradients.
 
-Gradients travel with ``torch.distributed``: gloo on CPUs, NCCL between GPUs (rank r on ``cuda:r``); the
-shards and the replay's priorities with gloo's object collectives. Rendezvous is a ``FileStore`` in a
-private temporary folder and gloo is bound to the loopback interface, so no port is open beyond this
-machine. A replay learner's priorities come back to rank 0, which writes them for the whole batch.
+Gradients travel with ``torch.distributed``: gloo on CPUs, NCCL between GPUs (on ``local`` rank r uses
+``cuda:r``; on ``ray`` each replica is an actor holding one GPU); the shards and the replay's priorities
+with gloo's object collectives. A replay learner's priorities come back to rank 0, which writes them for
+the whole batch. On ``local`` the replicas are processes, rendezvous is a ``FileStore`` in a private
+temporary folder and gloo is bound to the loopback interface: no port is open beyond this machine. On
+``ray`` the replicas are Ray actors (on any node) and rendezvous goes through a store kept by a Ray actor,
+so joining the group needs the cluster's token; gloo's and NCCL's own connections between nodes are not
+authenticated (torch.distributed has no authentication): keep a cluster's nodes on a private network.
 A replica that dies or hangs makes rank 0's next collective fail after ``step_timeout_s``: the run stops
 with its checkpoint (learners are not restarted, unlike actors).
 """
@@ -188,11 +192,23 @@ def rank_device(device: torch.device, rank: int) -> torch.device:
     return device
 
 
-def _init(rank: int, world: int, store_path: str, device: torch.device, timeout_s: float):
+def _store(where, world: int):
+    """("file", path): a FileStore (one machine); ("ray", actor): the store a Ray actor keeps."""
     import torch.distributed as dist
 
-    os.environ.setdefault("GLOO_SOCKET_IFNAME", "lo")  # gloo's own connections stay on this machine
-    store = dist.FileStore(store_path, world)
+    kind, arg = where
+    if kind == "file":
+        os.environ.setdefault("GLOO_SOCKET_IFNAME", "lo")  # gloo's own connections stay on this machine
+        return dist.FileStore(arg, world)
+    return RayStore(arg)
+
+
+def _init(rank: int, world: int, where, device: torch.device, timeout_s: float):
+    import torch.distributed as dist
+
+    store = _store(where, world)
+    if isinstance(store, RayStore):
+        store.timeout_s = timeout_s
     backend = "nccl" if device.type == "cuda" else "gloo"
     timeout = datetime.timedelta(seconds=timeout_s)
     if device.type == "cuda":
@@ -202,11 +218,10 @@ def _init(rank: int, world: int, store_path: str, device: torch.device, timeout_
     return _Objects(world, objects)
 
 
-def replica_main(rank: int, world: int, store_path: str, make_learner, uses: tuple[str, ...], device: str,
+def replica_main(rank: int, world: int, where, make_learner, uses: tuple[str, ...], device: str,
                  precision: str, torch_threads: int, timeout_s: float) -> None:
-    """One learner replica: build the learner, take rank 0's state, then step on each shard it is sent."""
-    import torch.distributed as dist
-
+    """One learner replica (a process on ``local``): build the learner, take rank 0's state, then step on each
+    shard it is sent."""
     from distrl.runtime.backends.process import (
         die_with_parent,
         ignore_interrupts,
@@ -216,9 +231,16 @@ def replica_main(rank: int, world: int, store_path: str, make_learner, uses: tup
     die_with_parent()
     ignore_interrupts()
     set_process_name(f"distrl-learner-{rank}")
+    replica_loop(rank, world, where, make_learner, uses, rank_device(torch.device(device), rank), precision,
+                 torch_threads, timeout_s)
+
+
+def replica_loop(rank: int, world: int, where, make_learner, uses: tuple[str, ...], placed: torch.device,
+                 precision: str, torch_threads: int, timeout_s: float) -> None:
+    import torch.distributed as dist
+
     torch.set_num_threads(torch_threads)
-    placed = rank_device(torch.device(device), rank)
-    objects = _init(rank, world, store_path, placed, timeout_s)
+    objects = _init(rank, world, where, placed, timeout_s)
     try:
         learner = make_learner({name: ReplicaReplay(objects) for name in uses})
         if placed.type != "cpu" or precision != "fp32":
@@ -241,47 +263,37 @@ class LearnerGroup:
     """The trainer's learner when ``num_learners > 1``: rank 0's learner, with the replicas stepping beside it.
     Everything but ``step`` and ``set_hyperparameters`` is rank 0's (weights, checkpoints, counters)."""
 
-    def __init__(self, learner, world: int, objects: _Objects, procs: list, folder: str, spec: Mapping | None):
-        self.learner, self.world, self.objects, self.procs, self.folder, self.spec = learner, world, objects, procs, folder, spec
+    def __init__(self, learner, world: int, objects: _Objects, replicas, folder: str | None, spec: Mapping | None):
+        self.learner, self.world, self.objects, self.replicas, self.folder, self.spec = (
+            learner, world, objects, replicas, folder, spec)
         self._pending: dict[str, float] = {}
         self._closed = False
 
     @classmethod
     def start(cls, learner, program, replays: list[ShardingReplay], world: int, device: torch.device,
-              precision: str, torch_threads: int, timeout_s: float) -> "LearnerGroup":
-        """Spawn ranks 1..N-1 for ``learner`` (rank 0, built with ``replays`` as its replay handles), join them,
-        and hand them rank 0's state."""
-        import multiprocessing as mp
-
-        from distrl.runtime.backends.process import (
-            interrupts_blocked,
-            main_module_hidden,
-        )
-
-        folder = tempfile.mkdtemp(prefix="distrl-learners-")  # 0700: the rendezvous file is this user's alone
-        store_path = os.path.join(folder, "store")
-        ctx = mp.get_context("spawn")
-        procs = []
-        with interrupts_blocked(), main_module_hidden():
-            for rank in range(1, world):
-                p = ctx.Process(target=replica_main, name=f"distrl-learner-{rank}", daemon=True,
-                                args=(rank, world, store_path, program.make_learner, tuple(program.learner_uses),
-                                      str(device), precision, torch_threads, timeout_s))
-                p.start()
-                procs.append(p)
+              precision: str, torch_threads: int, timeout_s: float, runtime: str = "local") -> "LearnerGroup":
+        """Start ranks 1..N-1 for ``learner`` (rank 0, built with ``replays`` as its replay handles): processes
+        on ``local``, Ray actors on ``ray``; join them, and hand them rank 0's state."""
+        args = (program.make_learner, tuple(program.learner_uses))
+        if runtime == "ray":
+            folder, (replicas, where) = None, _RayReplicas.start(world, args, device, precision, torch_threads, timeout_s)
+        else:
+            folder = tempfile.mkdtemp(prefix="distrl-learners-")  # 0700: the rendezvous file is this user's alone
+            where = ("file", os.path.join(folder, "store"))
+            replicas = _ProcessReplicas.start(world, where, args, device, precision, torch_threads, timeout_s)
         try:
-            objects = _init(0, world, store_path, device, timeout_s)
+            objects = _init(0, world, where, device, timeout_s)
             for replay in replays:
                 replay.objects = objects
             objects.broadcast(_state(learner))
             learner.reduce_gradients = AllReduce(world)
         except BaseException:
-            for p in procs:
-                p.kill()
-            shutil.rmtree(folder, ignore_errors=True)
+            replicas.kill()
+            if folder:
+                shutil.rmtree(folder, ignore_errors=True)
             raise
         spec = program.services[program.consumes].spec if program.consumes else None
-        return cls(learner, world, objects, procs, folder, spec)
+        return cls(learner, world, objects, replicas, folder, spec)
 
     # --- what the trainer calls ---------------------------------------------------------------------------
     @property
@@ -317,16 +329,215 @@ class LearnerGroup:
         self._closed = True
         import torch.distributed as dist
 
-        from distrl.runtime.backends.process import stop_processes
-
         try:
-            if all(p.is_alive() for p in self.procs):
+            if self.replicas.alive():
                 self.objects.scatter([("stop",)] * self.world)
         except Exception:
             pass
         finally:
-            stop_processes(self.procs, grace_s=10.0)
+            self.replicas.stop()
             if dist.is_initialized():
                 dist.destroy_process_group()
-            shutil.rmtree(self.folder, ignore_errors=True)
+            if self.folder:
+                shutil.rmtree(self.folder, ignore_errors=True)
 
+
+
+class _ProcessReplicas:
+    """Ranks 1..N-1 as processes of this machine (``local``)."""
+
+    def __init__(self, procs: list):
+        self.procs = procs
+
+    @classmethod
+    def start(cls, world, where, args, device, precision, torch_threads, timeout_s) -> "_ProcessReplicas":
+        import multiprocessing as mp
+
+        from distrl.runtime.backends.process import (
+            interrupts_blocked,
+            main_module_hidden,
+        )
+
+        ctx = mp.get_context("spawn")
+        procs = []
+        with interrupts_blocked(), main_module_hidden():
+            for rank in range(1, world):
+                p = ctx.Process(target=replica_main, name=f"distrl-learner-{rank}", daemon=True,
+                                args=(rank, world, where, *args, str(device), precision, torch_threads, timeout_s))
+                p.start()
+                procs.append(p)
+        return cls(procs)
+
+    def alive(self) -> bool:
+        return all(p.is_alive() for p in self.procs)
+
+    def kill(self) -> None:
+        for p in self.procs:
+            p.kill()
+
+    def stop(self) -> None:
+        from distrl.runtime.backends.process import stop_processes
+
+        stop_processes(self.procs, grace_s=10.0)
+
+
+class _RayReplicas:
+    """Ranks 1..N-1 as Ray actors, one GPU each when the learner is on one (``ray``, any node of the cluster)."""
+
+    def __init__(self, actors: list, runs: list):
+        self.actors, self.runs = actors, runs
+
+    @classmethod
+    def start(cls, world, args, device, precision, torch_threads, timeout_s):
+        import ray
+
+        store = ray.remote(num_cpus=0)(_StoreActor).remote()
+        host = ray.remote(num_cpus=0, num_gpus=1 if device.type == "cuda" else 0, max_restarts=0)(_ReplicaHost)
+        actors = [host.remote() for _ in range(1, world)]
+        runs = [a.run.remote(rank, world, ("ray", store), *args, "cuda" if device.type == "cuda" else "cpu", precision,
+                             torch_threads, timeout_s) for rank, a in enumerate(actors, start=1)]
+        return cls(actors + [store], runs), ("ray", store)
+
+    def alive(self) -> bool:
+        import ray
+
+        done, _ = ray.wait(self.runs, num_returns=len(self.runs), timeout=0)
+        return not done
+
+    def kill(self) -> None:
+        import ray
+
+        for a in self.actors:
+            ray.kill(a)
+
+    def stop(self) -> None:
+        import ray
+
+        try:
+            ray.wait(self.runs, num_returns=len(self.runs), timeout=10.0)
+        finally:
+            self.kill()
+
+
+class _ReplicaHost:
+    """A Ray actor running one learner replica (its GPU, if any, is its ``cuda:0``)."""
+
+    def run(self, rank, world, where, make_learner, uses, device, precision, torch_threads, timeout_s) -> None:
+        replica_loop(rank, world, where, make_learner, uses, torch.device(device), precision, torch_threads, timeout_s)
+
+
+class _StoreActor:
+    """The rendezvous keys of a Ray run's learner group, behind Ray's authentication. Its methods are
+    coroutines, so a ``get`` waiting for a key lets the ``set`` that brings it run."""
+
+    def __init__(self):
+        self.data: dict[str, bytes] = {}
+        self.changed = None
+
+    async def _wait(self, keys, timeout: float) -> bool:
+        import asyncio
+
+        if self.changed is None:
+            self.changed = asyncio.Condition()
+        async with self.changed:
+            try:
+                await asyncio.wait_for(self.changed.wait_for(lambda: all(k in self.data for k in keys)), timeout)
+            except asyncio.TimeoutError:
+                return False
+        return True
+
+    async def _notify(self) -> None:
+        import asyncio
+
+        if self.changed is None:
+            self.changed = asyncio.Condition()
+        async with self.changed:
+            self.changed.notify_all()
+
+    async def set(self, key: str, value: bytes) -> None:
+        self.data[key] = value
+        await self._notify()
+
+    async def get(self, key: str, timeout: float):
+        return self.data[key] if await self._wait([key], timeout) else None
+
+    async def add(self, key: str, amount: int) -> int:
+        value = int(self.data.get(key, b"0")) + amount
+        self.data[key] = str(value).encode()
+        await self._notify()
+        return value
+
+    async def compare_set(self, key: str, expected: bytes, desired: bytes) -> bytes:
+        current = self.data.get(key)
+        if (current is None and expected == b"") or current == expected:
+            self.data[key] = desired
+            await self._notify()
+            return desired
+        return expected if current is None else current
+
+    async def wait(self, keys: list[str], timeout: float) -> bool:
+        return await self._wait(keys, timeout)
+
+    async def check(self, keys: list[str]) -> bool:
+        return all(k in self.data for k in keys)
+
+    async def delete_key(self, key: str) -> bool:
+        return self.data.pop(key, None) is not None
+
+    async def num_keys(self) -> int:
+        return len(self.data)
+
+
+def _bytes(value) -> bytes:
+    return value if isinstance(value, bytes) else bytes(value) if isinstance(value, (bytearray, list)) else str(value).encode()
+
+
+try:
+    import torch.distributed as _dist
+
+    _StoreBase = _dist.Store
+except (ImportError, AttributeError):  # a torch built without distributed
+    _StoreBase = object
+
+
+class RayStore(_StoreBase):
+    """A ``torch.distributed`` store whose keys a Ray actor keeps (``_StoreActor``)."""
+
+    timeout_s = 300.0
+
+    def __init__(self, actor):
+        super().__init__()
+        self.actor = actor
+
+    def _call(self, method, *args):
+        import ray
+
+        return ray.get(getattr(self.actor, method).remote(*args))
+
+    def set(self, key, value):
+        self._call("set", key, _bytes(value))
+
+    def get(self, key):
+        value = self._call("get", key, self.timeout_s)
+        if value is None:
+            raise RuntimeError(f"learner group: no key {key!r} within {self.timeout_s:.0f} s")
+        return value
+
+    def add(self, key, amount):
+        return self._call("add", key, int(amount))
+
+    def compare_set(self, key, expected, desired):
+        return self._call("compare_set", key, _bytes(expected), _bytes(desired))
+
+    def wait(self, keys, timeout=None):
+        if not self._call("wait", list(keys), self.timeout_s):
+            raise RuntimeError(f"learner group: keys {list(keys)} not set within {self.timeout_s:.0f} s")
+
+    def check(self, keys):
+        return self._call("check", list(keys))
+
+    def delete_key(self, key):
+        return self._call("delete_key", key)
+
+    def num_keys(self):
+        return self._call("num_keys")

@@ -105,7 +105,7 @@ class Trainer:
             self._restore(last)
         if cfg.num_learners > 1:  # the replicas start from the restored state
             self.learner = LearnerGroup.start(self.learner, self.program, shared, cfg.num_learners, device,
-                                              cfg.precision, cfg.torch_threads, cfg.step_timeout_s)
+                                              cfg.precision, cfg.torch_threads, cfg.step_timeout_s, cfg.runtime)
         if self.on_ready is not None:  # everything loaded: now the run dir may change (config.yaml)
             self.on_ready()
         self._push_hyperparameters(force=True)
@@ -197,9 +197,9 @@ class Trainer:
                 for o in self.observers:
                     o.on_close(self, None)
             finally:
+                self._close_learner()  # before the backend: on ray, its replicas are actors of the backend's instance
                 if backend is not None:
                     backend.close()
-                self._close_learner()
             return None
         actor, services = {}, {}
         try:
@@ -217,8 +217,8 @@ class Trainer:
                 for o in self.observers:
                     o.on_close(self, summary)
             finally:
-                backend.close()
                 self._close_learner()
+                backend.close()
         if summary is not None:
             (self.run_dir / "summary.json").write_text(json.dumps(summary, indent=1))
         return summary

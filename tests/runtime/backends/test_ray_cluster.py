@@ -180,6 +180,20 @@ def test_seed_actors_stream_to_the_inference_server_and_one_joins_by_address(clu
     assert len(joined_steps) > 50
 
 
+def test_two_apex_learners_on_ray(cluster, tmp_path):
+    """A second learner as a Ray actor: rendezvous through the store actor, gradients over gloo, the replay
+    server's samples shared out and their priorities gathered back."""
+    s = distrl.train("apex-dqn", env="CartPole-v1", runtime="ray", ray_address=cluster.address, total_steps=3000,
+                     num_actors=1, num_envs=4, unroll_length=8, min_replay=200, batch_size=16, num_learners=2,
+                     run_dir=str(tmp_path / "r"))
+    assert s["env_steps"] >= 3000 and s["learner_updates"] > 0
+    from ray._private.state import actors
+
+    # the GCS's actor table (Ray's state API needs a dashboard, which the test cluster does not run)
+    alive = [a["ActorClassName"] for a in actors().values() if a["State"] != "DEAD"]
+    assert not [name for name in alive if "_ReplicaHost" in name or "_StoreActor" in name]
+
+
 def _ray_processes() -> list[str]:
     pids = subprocess.run(["pgrep", "-f", "raylet|gcs_server|ray::|default_worker.py"], capture_output=True,
                           text=True).stdout.split()
