@@ -16,6 +16,7 @@ in bfloat16; their outputs, the losses computed from them, the weights and the o
 
 from __future__ import annotations
 
+import re
 from typing import Mapping
 
 import numpy as np
@@ -33,7 +34,7 @@ def resolve_device(name: str, what: str = "device") -> torch.device:
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     if name == "cpu":
         return torch.device("cpu")
-    if name != "cuda" and not (name.startswith("cuda:") and name[5:].isdigit()):
+    if name != "cuda" and not re.fullmatch(r"cuda:[0-9]+", name):
         raise ConfigError(f"{what} must be {DEVICES}; got {name!r}")
     index = int(name[5:]) if ":" in name else 0
     if not torch.cuda.is_available() or index >= torch.cuda.device_count():
@@ -43,15 +44,18 @@ def resolve_device(name: str, what: str = "device") -> torch.device:
 
 
 def mixed_precision(modules, device: torch.device) -> int:
-    """Run each direct submodule of ``modules`` under bfloat16 autocast and hand its floating outputs back as
-    float32: the networks' matrix products and convolutions (and their gradients) run in bfloat16, while
-    what the learner computes from their outputs (V-trace, n-step targets, losses) stays in float32, as do
-    the weights and the optimizer. Returns how many were wrapped."""
+    """Run each layer of ``modules`` (every submodule holding parameters of its own: linear, convolution,
+    LSTM) under bfloat16 autocast and hand its floating outputs back as float32: the networks' matrix
+    products and convolutions (and their gradients) run in bfloat16, while what the learner computes from
+    their outputs (V-trace, n-step targets, losses) stays in float32, as do the weights and the optimizer.
+    Layers, not whole networks: learners call a network's methods (``evaluate_unroll``, ``q``, ``unroll``),
+    which never pass through its ``forward``. Returns how many were wrapped."""
     n = 0
     for module in modules:
-        for child in module.children():
-            child.forward = _autocast_forward(child.forward, device.type)
-            n += 1
+        for layer in module.modules():
+            if next(layer.parameters(recurse=False), None) is not None:
+                layer.forward = _autocast_forward(layer.forward, device.type)
+                n += 1
     return n
 
 
@@ -99,7 +103,7 @@ class Staging:
             buf.numpy()[...] = v
             out[k] = buf.to(self.device, non_blocking=True)
         self._copied = torch.cuda.Event()
-        self._copied.record()
+        self._copied.record(torch.cuda.current_stream(self.device))  # the copies' stream, on this device
         return out
 
 

@@ -104,6 +104,9 @@ def run_pbt(system: str, env: str | None = None, *, population: int = 4, explore
     if program.make_learner is None:
         raise ConfigError(f"pbt copies a learner's state in memory, and {system} learns in its workers "
                           "(a parameter server); systems with a learner: a2c, impala, seed, apex-dqn, apex-ddpg, es")
+    if run_cfg.num_learners > 1:  # an exploit copies one learner's state in memory; replicas would keep theirs
+        raise ConfigError(f"pbt runs one learner per member; num_learners={run_cfg.num_learners} is not supported "
+                          "(valid: 1)")
     unknown = [s.name for s in specs if s.name not in program.hyperparameters]
     if unknown:
         raise ConfigError(f"--explore {', '.join(unknown)}: not a hyperparameter of {system} "

@@ -9,8 +9,10 @@ Rank 0 is the trainer's own learner: it takes N times the program's batch (N x `
 consumed channel, or N x ``batch_size`` from each replay it samples), keeps one shard and sends the others.
 The ranks start from rank 0's weights, optimizer state and counters (after a resumed checkpoint has loaded)
 and apply the same averaged gradient, so they stay equal without sending weights; only rank 0 publishes,
-checkpoints and reports. One update is thus the update of one learner on N times the batch: the
-gradient of a mean loss over N equal shards is the mean of the shards' gradients.
+checkpoints and reports (its metrics are its own shard's; the loss of its finite check is the mean). One
+update is thus the update of one learner on N times the batch: the gradient of a mean loss over N equal
+shards is the mean of the shards' gradients (exactly where the shards weigh the same; losses averaged over
+valid steps only, as the actor-critics' are, weigh a shard with fewer valid steps a little more).
 
 Gradients travel with ``torch.distributed``: gloo on CPUs, NCCL between GPUs (on ``local`` rank r uses
 ``cuda:r``; on ``ray`` each replica is an actor holding one GPU); the shards and the replay's priorities
@@ -19,7 +21,10 @@ the whole batch. On ``local`` the replicas are processes, rendezvous is a ``File
 temporary folder and gloo is bound to the loopback interface: no port is open beyond this machine. On
 ``ray`` the replicas are Ray actors (on any node) and rendezvous goes through a store kept by a Ray actor,
 so joining the group needs the cluster's token; gloo's and NCCL's own connections between nodes are not
-authenticated (torch.distributed has no authentication): keep a cluster's nodes on a private network.
+authenticated (torch.distributed has no authentication): keep a cluster's nodes on a private network. Rank
+0 runs in the trainer's process, outside Ray's accounting: with ``device=cuda`` on a one-node Ray cluster a
+replica may be given rank 0's GPU (NCCL refuses two ranks on one GPU); start Ray with the trainer's GPU
+left out (``CUDA_VISIBLE_DEVICES`` for ``ray start``).
 A replica that dies or hangs makes rank 0's next collective fail after ``step_timeout_s``: the run stops
 with its checkpoint (learners are not restarted, unlike actors).
 """
@@ -39,11 +44,22 @@ from distrl.replay import SampledBatch
 
 
 def times_batch(program, n: int):
-    """``program`` with its consumed channel's batch ``n`` times as large: one share per learner."""
+    """``program`` for ``n`` learners: its consumed channel's batch ``n`` times as large (one share each), and
+    each replay it samples with ``n`` times the rate limiter's error buffer. Rank 0 asks a replay for ``n``
+    batches at once; with the buffer of one batch the limiter, which lets producers in only while the learner
+    is at most one buffer behind, would never allow a sample that large."""
     import dataclasses
 
-    channel = program.services[program.consumes]
-    services = {**program.services, program.consumes: dataclasses.replace(channel, batch=channel.batch * n)}
+    from distrl.core.program import ReplayService
+
+    services = dict(program.services)
+    if program.consumes:
+        channel = services[program.consumes]
+        services[program.consumes] = dataclasses.replace(channel, batch=channel.batch * n)
+    for name in program.learner_uses:
+        replay = services[name]
+        if isinstance(replay, ReplayService) and replay.samples_per_insert is not None:
+            services[name] = dataclasses.replace(replay, error_buffer=replay.error_buffer * n)
     return dataclasses.replace(program, services=services)
 
 
@@ -70,9 +86,10 @@ class AllReduce:
     def __call__(self, loss: torch.Tensor, params) -> torch.Tensor:
         import torch.distributed as dist
 
-        params = list(params)
-        grads = [p.grad if p.grad is not None else torch.zeros_like(p) for p in params]
-        flat = torch.cat([g.reshape(-1) for g in grads] + [loss.detach().float().reshape(1)])
+        # a parameter the loss does not reach has no gradient on any rank (same code, same shapes): it stays
+        # without one, so the optimizer skips it as one learner's would
+        params = [p for p in params if p.grad is not None]
+        flat = torch.cat([p.grad.reshape(-1) for p in params] + [loss.detach().float().reshape(1)])
         dist.all_reduce(flat)
         flat /= self.world
         offset = 0
@@ -143,8 +160,8 @@ class ReplicaReplay:
 
     size = 0
 
-    def __init__(self, objects: _Objects):
-        self.objects = objects
+    def __init__(self, objects: _Objects | None = None):
+        self.objects = objects  # set once the group is up
 
     def stats(self) -> dict:
         return {}
@@ -203,7 +220,9 @@ def _store(where, world: int):
     return RayStore(arg)
 
 
-def _init(rank: int, world: int, where, device: torch.device, timeout_s: float):
+def _init(rank: int, world: int, where, device: torch.device, timeout_s: float, replicas=None):
+    """Join the group. Each replica says it is up through the store first; rank 0 waits for that while
+    watching ``replicas``, so one that dies while starting is an error at once, not after the timeout."""
     import torch.distributed as dist
 
     store = _store(where, world)
@@ -212,10 +231,27 @@ def _init(rank: int, world: int, where, device: torch.device, timeout_s: float):
     backend = "nccl" if device.type == "cuda" else "gloo"
     timeout = datetime.timedelta(seconds=timeout_s)
     if device.type == "cuda":
-        torch.cuda.set_device(device)
+        torch.cuda.set_device(device.index or 0)
+    if rank > 0:
+        store.set(f"up/{rank}", b"1")
+    elif replicas is not None:
+        _wait_up(store, world, replicas, timeout_s)
     dist.init_process_group(backend, store=store, rank=rank, world_size=world, timeout=timeout)
     objects = dist.new_group(backend="gloo", timeout=timeout) if backend != "gloo" else dist.group.WORLD
     return _Objects(world, objects)
+
+
+def _wait_up(store, world: int, replicas, timeout_s: float) -> None:
+    import time
+
+    keys = [f"up/{r}" for r in range(1, world)]
+    deadline = time.monotonic() + timeout_s
+    while not store.check(keys):
+        if not replicas.alive():
+            raise RuntimeError("a learner replica exited while starting (see its error above)")
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"learner replicas did not start within {timeout_s:.0f} s")
+        time.sleep(0.05)  # polls the store and the replicas' liveness; bounded by the deadline
 
 
 def replica_main(rank: int, world: int, where, make_learner, uses: tuple[str, ...], device: str,
@@ -240,11 +276,14 @@ def replica_loop(rank: int, world: int, where, make_learner, uses: tuple[str, ..
     import torch.distributed as dist
 
     torch.set_num_threads(torch_threads)
+    replays = {name: ReplicaReplay() for name in uses}
+    learner = make_learner(replays)  # built and placed before joining: a failure here is seen by rank 0 at once
+    if placed.type != "cpu" or precision != "fp32":
+        learner.place(placed, precision)
     objects = _init(rank, world, where, placed, timeout_s)
+    for replay in replays.values():
+        replay.objects = objects
     try:
-        learner = make_learner({name: ReplicaReplay(objects) for name in uses})
-        if placed.type != "cpu" or precision != "fp32":
-            learner.place(placed, precision)
         _load_state(learner, objects.broadcast())
         learner.reduce_gradients = AllReduce(world)
         while True:
@@ -268,27 +307,34 @@ class LearnerGroup:
             learner, world, objects, replicas, folder, spec)
         self._pending: dict[str, float] = {}
         self._closed = False
+        self._stepping = False  # between the shards going out and the update's end: the ranks are mid-collective
 
     @classmethod
     def start(cls, learner, program, replays: list[ShardingReplay], world: int, device: torch.device,
               precision: str, torch_threads: int, timeout_s: float, runtime: str = "local") -> "LearnerGroup":
         """Start ranks 1..N-1 for ``learner`` (rank 0, built with ``replays`` as its replay handles): processes
         on ``local``, Ray actors on ``ray``; join them, and hand them rank 0's state."""
+        import torch.distributed as dist
+
         args = (program.make_learner, tuple(program.learner_uses))
-        if runtime == "ray":
-            folder, (replicas, where) = None, _RayReplicas.start(world, args, device, precision, torch_threads, timeout_s)
-        else:
-            folder = tempfile.mkdtemp(prefix="distrl-learners-")  # 0700: the rendezvous file is this user's alone
-            where = ("file", os.path.join(folder, "store"))
-            replicas = _ProcessReplicas.start(world, where, args, device, precision, torch_threads, timeout_s)
+        folder, replicas = None, None
         try:
-            objects = _init(0, world, where, device, timeout_s)
+            if runtime == "ray":
+                replicas, where = _RayReplicas.start(world, args, device, precision, torch_threads, timeout_s)
+            else:
+                folder = tempfile.mkdtemp(prefix="distrl-learners-")  # 0700: the rendezvous file is this user's alone
+                where = ("file", os.path.join(folder, "store"))
+                replicas = _ProcessReplicas.start(world, where, args, device, precision, torch_threads, timeout_s)
+            objects = _init(0, world, where, device, timeout_s, replicas)
             for replay in replays:
                 replay.objects = objects
             objects.broadcast(_state(learner))
             learner.reduce_gradients = AllReduce(world)
         except BaseException:
-            replicas.kill()
+            if replicas is not None:
+                replicas.kill()
+            if dist.is_initialized():
+                dist.destroy_process_group()
             if folder:
                 shutil.rmtree(folder, ignore_errors=True)
             raise
@@ -302,9 +348,12 @@ class LearnerGroup:
 
     def step(self, batch):
         shards = split_batch(batch, self.spec, self.world) if batch is not None else [None] * self.world
+        self._stepping = True
         self.objects.scatter([("step", self._pending, s) for s in shards])
         self._pending = {}
-        return self.learner.step(shards[0])
+        out = self.learner.step(shards[0])
+        self._stepping = False
+        return out
 
     def set_hyperparameters(self, values: Mapping[str, float]) -> None:
         self.learner.set_hyperparameters(values)
@@ -323,14 +372,17 @@ class LearnerGroup:
         self.learner.load_counters(counters)
 
     def close(self) -> None:
-        """Tell the replicas to stop (bounded: a dead one makes the message fail), then make sure they have."""
+        """Tell the replicas to stop, then make sure they have. A step cut short (a stop signal, an error) leaves
+        them inside a collective that the message would not match: then they are ended without one."""
         if self._closed:
             return
         self._closed = True
         import torch.distributed as dist
 
         try:
-            if self.replicas.alive():
+            if self._stepping:
+                self.replicas.kill()
+            elif self.replicas.alive():
                 self.objects.scatter([("stop",)] * self.world)
         except Exception:
             pass

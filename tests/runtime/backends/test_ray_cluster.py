@@ -190,8 +190,14 @@ def test_two_apex_learners_on_ray(cluster, tmp_path):
     from ray._private.state import actors
 
     # the GCS's actor table (Ray's state API needs a dashboard, which the test cluster does not run)
-    alive = [a["ActorClassName"] for a in actors().values() if a["State"] != "DEAD"]
-    assert not [name for name in alive if "_ReplicaHost" in name or "_StoreActor" in name]
+    def ours_alive():
+        return [a["ActorClassName"] for a in actors().values() if a["State"] != "DEAD"
+                and a["ActorClassName"] in ("_ReplicaHost", "_StoreActor")]
+
+    deadline = time.monotonic() + 20  # ray.kill is asynchronous: the table says DEAD shortly after
+    while ours_alive() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not ours_alive()
 
 
 def _ray_processes() -> list[str]:
