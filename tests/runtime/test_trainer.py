@@ -239,3 +239,14 @@ def test_the_release_rule_holds_a_slot_only_while_the_others_cover_the_version(t
     assert released[-2:] == ["x", "y"]
     consume("w", useful=False)  # the learner still needs one and nothing else is out: never held
     assert released[-1] == "w"
+
+
+@pytest.mark.parametrize("system", ["a3c", "seed"])
+def test_parameter_server_and_inference_traffic_count_in_bytes_moved(tmp_path, system):
+    """A3C's workers exchange weights and shard updates with the parameter server, SEED's env actors send
+    observations and get actions: both cross processes on local, so both count in bytes per env step."""
+    import distrl
+
+    s = distrl.train(system, env="CartPole-v1", runtime="local", num_actors=1, num_envs=4, total_steps=4000,
+                     run_dir=str(tmp_path / "r"))
+    assert s["bytes_per_env_step"] >= 16  # at least each step's observation (4 float32) crossed

@@ -44,6 +44,7 @@ def cell_rows(results: list[dict]) -> list[str]:
         reached = r["threshold_env_steps"] is not None
         never = "not reached" if c["threshold"] is not None else "n/a"
         # A3C/GORILA exchange through a parameter server, SEED through its inference stream: not counted yet
+        # (reports from before parameter-server and inference traffic was counted mark those cells)
         bytes_ = _n(r["bytes_per_env_step"], ",.1f") if not r.get("bytes_partial") else "not counted"
         if r["cell"]["runtime"] == "inline":
             bytes_ = "0 (one process)"

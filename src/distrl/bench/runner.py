@@ -99,7 +99,6 @@ def _ceiling(out: Path, cell: Cell, seconds: float) -> dict:
     """Measured once per (system, env, acting components, one process or not) and kept for the cells that
     share it (the seeds, the runtimes other than ``inline``)."""
     from distrl.api import plan_run
-    from distrl.core.program import Inference, ParamServer
 
     settings = dict(cell.settings, **({"demos": str(out / "inputs" / "mountaincar-demos")} if cell.needs else {}))
     n = ceiling_mod.actor_count(cell.system, settings) or 1
@@ -110,8 +109,6 @@ def _ceiling(out: Path, cell: Cell, seconds: float) -> dict:
         program = plan_run(cell.system, cell.env, **settings)[4]
         saved = ceiling_mod.measure(cell.system, cell.env, settings, n, seconds, program.make_learner is not None,
                                     runtime=cell.runtime)
-        # parameter-server and inference-stream traffic is not counted in bytes moved yet
-        saved["bytes_partial"] = any(isinstance(s, (ParamServer, Inference)) for s in program.services.values())
         if not saved["learner_missing"]:  # a learner that did not update in time is measured again next cell
             path.parent.mkdir(parents=True, exist_ok=True)
             _write_json(path, saved)
@@ -201,7 +198,6 @@ def run_bench(out: str | Path, suite: str = "quick", systems: list[str] | None =
                 result = {"cell": cell.to_dict(), "key": cell.key, "error": f"{type(e).__name__}: {e}"[:500]}
             if "error" not in result:
                 result["ceiling"] = {k: v for k, v in ceiling.items() if k != "bytes_partial"}
-                result["bytes_partial"] = ceiling.get("bytes_partial", False)
             _write_json(folder / "result.json", result)
             results.append(result)
             say(_line(result))

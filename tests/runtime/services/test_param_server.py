@@ -47,6 +47,22 @@ def test_versions_advance_once_per_applied_gradient_and_stale_ones_are_dropped()
     assert all(torch.equal(f, p) for f, p in zip(frozen, server.model.parameters()))
 
 
+def test_bytes_count_the_weights_read_and_the_shards_written():
+    server = SharedShards(model(), lambda p: SharedRMSprop(p, lr=0.1), num_shards=2, max_staleness=2)
+    total = sum(p.numel() * 4 for p in server.model.parameters())  # float32
+    local = model()
+    old = server.pull(local)
+    assert server.bytes == total
+    grads_on(local)
+    server.push(local, old)  # both shards written
+    assert server.bytes == 2 * total
+    for _ in range(3):
+        server.push(local, server.pull(local))
+    before = server.bytes
+    server.push(local, old)  # 4 versions behind > K = 2: both shards dropped, nothing written
+    assert server.bytes == before
+
+
 def test_no_staleness_limit_applies_everything():
     server = SharedShards(model(), lambda p: SharedRMSprop(p, lr=0.1), num_shards=1, max_staleness=None)
     local = model()

@@ -42,6 +42,8 @@ def worker_main(name: str, index: int, seed: int, make, handles: dict, timed: tu
     try:
         component = make(index, seed, handles)
         readers = [handles[n] for n in timed]  # handles that time their pulls: transport, not work
+        # handles that count the bytes they move: weights readers, parameter-server and inference clients
+        counted = [h for h in handles.values() if hasattr(h, "bytes")]
         while not stop[0]:
             t0 = time.perf_counter()
             if not conn.poll(0.2):
@@ -54,12 +56,12 @@ def worker_main(name: str, index: int, seed: int, make, handles: dict, timed: tu
                 component.set_hyperparameters(value)
                 continue
             t1 = time.perf_counter()
-            pulled, moved = sum(r.seconds for r in readers), sum(r.bytes for r in readers)
+            pulled, moved = sum(r.seconds for r in readers), sum(h.bytes for h in counted)
             out = slots.view(value) if value is not None else None
             info = component.step(out)
             pulled = sum(r.seconds for r in readers) - pulled
-            # bytes between processes: the weights pulled and the output written into shared memory
-            info["transport_bytes"] = sum(r.bytes for r in readers) - moved + (slot_bytes if out is not None else 0)
+            # bytes between processes: what the handles moved and the output written into shared memory
+            info["transport_bytes"] = sum(h.bytes for h in counted) - moved + (slot_bytes if out is not None else 0)
             t2 = time.perf_counter()
             conn.send((value, info))
             t3 = time.perf_counter()

@@ -130,17 +130,19 @@ class _ComponentHost:
         self.handles, self.output, self.inserter = handles, output, inserter
         self.output_bytes = sum(spec.nbytes for spec in output.values()) if output is not None else 0
         self.readers = [handles[n] for n in timed]
+        # handles that count the bytes they move: weights readers, parameter-server and inference clients
+        self.counted = [h for h in handles.values() if hasattr(h, "bytes")]
         self.component = make(index, seed, handles)
 
     def step(self, updates: dict, hyperparameters: dict | None):
         """One step: (output or None, info, items inserted into a replay)."""
         self._receive(updates, hyperparameters)
         out = allocate(self.output) if self.output is not None else None
-        pulled, moved = sum(r.seconds for r in self.readers), sum(r.bytes for r in self.readers)
+        pulled, moved = sum(r.seconds for r in self.readers), sum(h.bytes for h in self.counted)
         info = self.component.step(out)
         info["transport_s"] = sum(r.seconds for r in self.readers) - pulled
-        # bytes between processes: the weights pulled and the output (to the trainer or the replay's actor)
-        info["transport_bytes"] = (sum(r.bytes for r in self.readers) - moved
+        # bytes between processes: what the handles moved and the output (to the trainer or the replay's actor)
+        info["transport_bytes"] = (sum(h.bytes for h in self.counted) - moved
                                    + self.output_bytes)
         info["node_id"] = self.node_id
         inserted = 0
@@ -155,10 +157,10 @@ class _ComponentHost:
         infos = []
         for _ in range(count):
             t0 = time.perf_counter()
-            moved = sum(r.bytes for r in self.readers)
+            moved = sum(h.bytes for h in self.counted)
             info = self.component.step(None)
             info["step_s"] = time.perf_counter() - t0
-            info["transport_bytes"] = sum(r.bytes for r in self.readers) - moved
+            info["transport_bytes"] = sum(h.bytes for h in self.counted) - moved
             info["node_id"] = self.node_id
             infos.append(info)
         return infos

@@ -41,10 +41,13 @@ def step_at(optimizer: torch.optim.Optimizer, lr: float) -> None:
 
 
 class SharedShards:
+    bytes = 0  # moved between a worker and the shared shards: weights read, shards written by its updates
+
     def __init__(self, model: torch.nn.Module, make_optimizer, num_shards: int, max_staleness: int | None):
         self.model = model.share_memory()
         params = list(model.parameters())
         self.shards = shard_indices(len(params), num_shards)
+        self.shard_bytes = [sum(params[i].numel() * params[i].element_size() for i in shard) for shard in self.shards]
         self.optimizers = [make_optimizer([params[i] for i in shard]).share_memory() for shard in self.shards]
         self.versions = torch.zeros(len(self.shards), dtype=torch.int64).share_memory_()
         self.dropped = torch.zeros(len(self.shards), dtype=torch.int64).share_memory_()
@@ -55,6 +58,7 @@ class SharedShards:
         with torch.no_grad():
             for lp, sp in zip(local.parameters(), self.model.parameters()):
                 lp.copy_(sp)
+        self.bytes += sum(self.shard_bytes)
         return self.versions.numpy().copy()
 
     def push(self, local: torch.nn.Module, versions: np.ndarray) -> tuple[int, int, float]:
@@ -73,6 +77,7 @@ class SharedShards:
                 shared[i].grad = mine[i].grad
             step_at(self.optimizers[s], lr)
             self.versions[s] += 1
+            self.bytes += self.shard_bytes[s]
             applied += 1
         return applied, dropped, float(np.mean(staleness))
 
@@ -189,6 +194,7 @@ class RemoteShards:
     """A worker's handle on the shard servers (the same calls as :class:`SharedShards`)."""
 
     travels = True  # an exchange is a round trip: worth batching gradients into one
+    bytes = 0  # gradients sent and weights received
 
     def __init__(self, servers: list, shards: list[list[int]]):
         self.servers, self.shards = servers, shards
@@ -203,6 +209,7 @@ class RemoteShards:
         import ray
 
         results = ray.get([server.apply.remote(g, v) for server, g, v in self._gradients(local, versions)])
+        self.bytes += sum(p.grad.numel() * p.grad.element_size() for p in local.parameters())
         applied = sum(ok for ok, _ in results)
         return applied, len(results) - applied, float(np.mean([lag for _, lag in results]))
 
@@ -210,6 +217,7 @@ class RemoteShards:
         import ray
 
         results = ray.get([server.exchange.remote(g, v) for server, g, v in self._gradients(local, versions)])
+        self.bytes += sum(p.grad.numel() * p.grad.element_size() for p in local.parameters())
         applied = sum(ok for ok, _, _, _ in results)
         new_versions = self._load(local, [(values, version) for _, _, values, version in results])
         return applied, len(results) - applied, float(np.mean([lag for _, lag, _, _ in results])), new_versions
@@ -222,6 +230,7 @@ class RemoteShards:
 
         calls = [server.exchange_many.remote([[g[i].numpy() for i in shard] for g in grads], int(v))
                  for server, shard, v in zip(self.servers, self.shards, versions)]
+        self.bytes += sum(t.numel() * t.element_size() for g in grads for t in g)
 
         def receive():
             results = ray.get(calls)
@@ -243,6 +252,7 @@ class RemoteShards:
             for (values, _), shard in zip(per_shard, self.shards):
                 for i, v in zip(shard, values):
                     params[i].copy_(torch.from_numpy(np.array(v)))
+                    self.bytes += params[i].numel() * params[i].element_size()
         return np.array([version for _, version in per_shard])
 
 

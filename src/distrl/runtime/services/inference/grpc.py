@@ -232,13 +232,17 @@ class GrpcLink:
         self.specs = _spec_from_json(self.config["request"])
         self.action_spec = _spec_from_json(self.config["actions"])["actions"]
 
+    bytes = 0  # what its messages moved, both ways (the runtime's bytes per env step)
+
     def request(self, arrays: dict[str, np.ndarray], timings: np.ndarray):
         arrays = dict(arrays, timings=timings)
-        self._out.put(b"".join(np.ascontiguousarray(arrays[k], dtype=s.dtype).tobytes() for k, s in self.specs.items()))
+        out = b"".join(np.ascontiguousarray(arrays[k], dtype=s.dtype).tobytes() for k, s in self.specs.items())
+        self._out.put(out)
         try:
             msg = next(self._responses)
         except (self._rpc_error, StopIteration):
             return None
+        self.bytes += len(out) + len(msg)
         return np.frombuffer(msg, dtype=self.action_spec.dtype).reshape(self.action_spec.shape)
 
     def close(self) -> None:
@@ -258,6 +262,10 @@ class LazyGrpcLink:
 
     def __setstate__(self, state):
         self.__init__(state["address"], state["token"], state["timeout_s"], state["ca"])
+
+    @property
+    def bytes(self) -> int:
+        return self.link.bytes if self.link is not None else 0
 
     def request(self, arrays: dict[str, np.ndarray], timings: np.ndarray):
         if self.link is None:

@@ -90,7 +90,10 @@ class SharedMemoryTransport:
 
 class SharedMemoryLink:
     """Client end, in the actor process: write the request into our slot, signal, wait for the answer.
-    Picklable (it travels to the actor's process); attaches to the shared arrays on first use."""
+    Picklable (it travels to the actor's process); attaches to the shared arrays on first use. ``bytes``:
+    what its requests and answers moved between processes (the runtime's bytes per env step)."""
+
+    bytes = 0
 
     def __init__(self, handle, slot: int, conn):
         self.handle, self.slot, self.conn = handle, slot, conn
@@ -115,6 +118,7 @@ class SharedMemoryLink:
             self.conn.recv_bytes()
         except (EOFError, OSError):
             return None  # the server is gone: stop
+        self.bytes += sum(v.nbytes for v in arrays.values()) + timings.nbytes + a["actions"].nbytes
         return a["actions"]
 
     def close(self) -> None:
