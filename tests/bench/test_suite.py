@@ -3,7 +3,7 @@
 import pytest
 
 from distrl.agents.registry import SYSTEMS
-from distrl.bench.suite import SYSTEM_ENVS, THRESHOLDS, cells
+from distrl.bench.suite import BEYOND_ENVS, SYSTEM_ENVS, THRESHOLDS, cells
 
 
 def test_quick_is_every_system_once_on_its_default_runtime_plus_pong():
@@ -41,4 +41,14 @@ def test_narrowing():
 
 
 def test_every_env_has_a_threshold():
-    assert {env for _, env in SYSTEM_ENVS} <= set(THRESHOLDS)
+    assert {env for _, env in SYSTEM_ENVS + BEYOND_ENVS} <= set(THRESHOLDS)
+
+
+def test_beyond_is_the_defaults_suite_without_pong():
+    """Read without box2d: a system's runtimes come from its home env, so listing the cells needs no Box2D."""
+    beyond = cells("beyond")
+    assert [(c.system, c.env) for c in beyond] == BEYOND_ENVS  # one seed each, no Pong cell
+    assert {c.seed for c in beyond} == {0} and all(c.max_wall_s == 300.0 for c in beyond)
+    assert {c.runtime for c in beyond if c.system == "a2c"} == {"inline"}
+    assert {c.threshold for c in beyond if c.env.startswith("LunarLander")} == {200.0}
+    assert len(cells("beyond", systems=["impala"], seeds=[0, 1, 2])) == 3 * 3  # three envs, three seeds

@@ -153,6 +153,12 @@ def run_bench(out: str | Path, suite: str = "quick", systems: list[str] | None =
             import ale_py  # noqa: F401
         except ImportError:
             pong, no_atari = False, True
+    if suite == "beyond":
+        try:
+            import Box2D  # noqa: F401  (LunarLander)
+        except ImportError:
+            raise ConfigError('the beyond suite runs LunarLander, which needs the box2d extra: '
+                              'pip install -e ".[box2d]"') from None
     if peers and not peers_mod.available():
         raise ConfigError('--peers needs Stable-Baselines3: pip install -e ".[peers]"')
     todo = cells(suite, systems, runtimes, seeds, max_wall_s, pong=pong)

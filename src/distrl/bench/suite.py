@@ -3,7 +3,10 @@
 Every system runs its default config (no per-env presets) on the env its README measures it on, for the
 budget the system ships with (``DEFAULT_TOTAL_STEPS``): the figures in the README are the figures a user
 gets. ``quick`` is one seed on each system's default runtime and finishes in minutes; ``full`` is every
-runtime the system supports, three seeds each. The Pong cell is a smoke test of throughput on pixels
+runtime the system supports, three seeds each. ``beyond`` is the defaults issue's suite (#22): each system's
+default config beyond CartPole (LunarLander-v3 for the discrete systems; Pendulum-v1 and
+LunarLanderContinuous-v3 for those that take Box actions), one seed on the default runtime unless
+``--seeds`` says more, 300 s per cell; it needs the box2d extra. The Pong cell is a smoke test of throughput on pixels
 (a few seconds; no threshold: learning Pong takes hours on two cores).
 """
 
@@ -13,7 +16,7 @@ from dataclasses import asdict, dataclass, field
 
 # the score that counts as solved, on the training return (mean of the last 100 episodes)
 THRESHOLDS = {"CartPole-v1": 475.0, "distrl/CartPoleNoVelocity-v1": 475.0, "Pendulum-v1": -200.0,
-              "MountainCar-v0": -110.0}
+              "MountainCar-v0": -110.0, "LunarLander-v3": 200.0, "LunarLanderContinuous-v3": 200.0}
 
 # (system, env): every system on the env its README row uses
 SYSTEM_ENVS = [
@@ -24,11 +27,22 @@ SYSTEM_ENVS = [
     ("r2d3", "MountainCar-v0"),
 ]
 
+# (system, env) beyond CartPole: discrete systems on LunarLander, the ones that take Box actions on Pendulum and
+# LunarLanderContinuous (ES and R2D3 are not in the defaults issue's list)
+BEYOND_ENVS = [
+    ("a2c", "LunarLander-v3"), ("a3c", "LunarLander-v3"), ("impala", "LunarLander-v3"), ("seed", "LunarLander-v3"),
+    ("apex-dqn", "LunarLander-v3"), ("gorila", "LunarLander-v3"), ("r2d2", "LunarLander-v3"),
+    ("a2c", "Pendulum-v1"), ("impala", "Pendulum-v1"),
+    ("a2c", "LunarLanderContinuous-v3"), ("impala", "LunarLanderContinuous-v3"),
+    ("apex-ddpg", "LunarLanderContinuous-v3"), ("qt-opt", "LunarLanderContinuous-v3"),
+]
+BEYOND_SECONDS = 300.0
+
 # IMPALA on Pong: the throughput preset of benchmarks/throughput.py (a smoke cell, not a learning one)
 PONG = ("impala", "ALE/Pong-v5", {"num_envs": 8, "unroll_length": 20, "reward_clip": 1.0, "entropy_coef": 0.01,
                                    "lr": 6e-4, "optimizer_eps": 1e-5})
 PONG_SECONDS = 20.0
-SUITES = ("quick", "full")
+SUITES = ("quick", "full", "beyond")
 
 
 @dataclass(frozen=True)
@@ -75,21 +89,22 @@ def cells(suite: str, systems: list[str] | None = None, runtimes: list[str] | No
     ``max_wall_s`` caps every learning cell (the quick suite caps at 180 s: QT-Opt, the slowest, takes ~150 s)."""
     if suite not in SUITES:
         raise ValueError(f"unknown suite '{suite}' (valid: {', '.join(SUITES)})")
-    seeds = seeds if seeds is not None else ([0] if suite == "quick" else [0, 1, 2])
-    cap = max_wall_s if max_wall_s is not None else (180.0 if suite == "quick" else None)
+    seeds = seeds if seeds is not None else ([0, 1, 2] if suite == "full" else [0])
+    cap = max_wall_s if max_wall_s is not None else {"quick": 180.0, "beyond": BEYOND_SECONDS}.get(suite)
+    home = dict(SYSTEM_ENVS)  # the env a system's runtimes are read on (runtimes do not depend on the env)
     out = []
-    for system, env in SYSTEM_ENVS:
+    for system, env in (BEYOND_ENVS if suite == "beyond" else SYSTEM_ENVS):
         if systems and system not in systems:
             continue
-        supported = runtimes_of(system, env)
-        chosen = [default_runtime(supported)] if suite == "quick" else list(supported)
+        supported = runtimes_of(system, home[system])
+        chosen = list(supported) if suite == "full" else [default_runtime(supported)]
         if runtimes:
             chosen = [r for r in supported if r in runtimes]
         for runtime in chosen:
             for seed in seeds:
                 out.append(Cell(system, env, runtime, seed, max_wall_s=cap, threshold=THRESHOLDS[env],
                                 needs="demos" if system == "r2d3" else ""))
-    if pong and (not systems or PONG[0] in systems):
+    if pong and suite != "beyond" and (not systems or PONG[0] in systems):
         system, env, settings = PONG
         runtime = "local" if not runtimes or "local" in runtimes else runtimes[0]
         out.append(Cell(system, env, runtime, 0, total_steps=10**9,
