@@ -3,10 +3,11 @@
 The README's benchmark figures are then the report's own rows, never retyped:
 
     python benchmarks/bench_to_readme.py --full benchmarks/reports/full-2026-11-26 \
-        --quick benchmarks/reports/quick-2026-11-26
+        --quick benchmarks/reports/quick-2026-11-26 --beyond benchmarks/reports/beyond-2026-11-27
 
 Markers: `full-spread` (the full report's spread over seeds), `quick-cells`, `quick-peers`, `quick-ratios`
-(the quick report's tables) and `quick-qtopt-r2d3` (the quick report's QT-Opt and R2D3 rows).
+(the quick report's tables), `quick-qtopt-r2d3` (the quick report's QT-Opt and R2D3 rows) and `beyond-cells`
+(the beyond suite's cells). Each report given fills its own markers.
 """
 
 from __future__ import annotations
@@ -31,19 +32,24 @@ def table(markdown: str, heading: str) -> str:
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--full", required=True, help="a full suite's bench folder")
-    p.add_argument("--quick", required=True, help="a quick suite's bench folder (with --peers)")
+    p.add_argument("--full", help="a full suite's bench folder")
+    p.add_argument("--quick", help="a quick suite's bench folder (with --peers)")
+    p.add_argument("--beyond", help="a beyond suite's bench folder")
     args = p.parse_args()
-    full = (Path(args.full) / "report.md").read_text()
-    quick = (Path(args.quick) / "report.md").read_text()
-    cells = table(quick, "## Cells").splitlines()
-    blocks = {
-        "full-spread": table(full, "## Spread over seeds"),
-        "quick-cells": "\n".join(cells),
-        "quick-qtopt-r2d3": "\n".join(cells[:2] + [c for c in cells if c.startswith(("| qt-opt ", "| r2d3 "))]),
-        "quick-peers": table(quick, "## Peers (same machine, same run)"),
-        "quick-ratios": table(quick, "distrl's ratio to each peer"),
-    }
+    blocks = {}
+    if args.full:
+        blocks["full-spread"] = table((Path(args.full) / "report.md").read_text(), "## Spread over seeds")
+    if args.quick:
+        quick = (Path(args.quick) / "report.md").read_text()
+        cells = table(quick, "## Cells").splitlines()
+        blocks.update({
+            "quick-cells": "\n".join(cells),
+            "quick-qtopt-r2d3": "\n".join(cells[:2] + [c for c in cells if c.startswith(("| qt-opt ", "| r2d3 "))]),
+            "quick-peers": table(quick, "## Peers (same machine, same run)"),
+            "quick-ratios": table(quick, "distrl's ratio to each peer"),
+        })
+    if args.beyond:
+        blocks["beyond-cells"] = table((Path(args.beyond) / "report.md").read_text(), "## Cells")
     text = README.read_text()
     for name, body in blocks.items():
         marker = re.compile(rf"(<!-- bench:{name} -->\n).*?(\n<!-- /bench:{name} -->)", re.S)
