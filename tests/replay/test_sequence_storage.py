@@ -63,7 +63,10 @@ def test_every_readable_sequence_is_exactly_its_streams_steps(seed, actors, envs
                                                              step_capacity):
     rng = np.random.default_rng(seed)
     overlap = int(overlap_frac * length)
-    step_capacity = max(min(step_capacity, 30 * envs * steps), 2 * actors * envs * steps)  # 2 to 30 chunks: it wraps
+    # 2 to 30 chunks, so the ring wraps; and at least two sequences' steps for every stream, so a sequence can
+    # complete before its first steps are overwritten (with less, every one is dropped: hypothesis found
+    # 3 actors x 3 envs, 1 step per chunk, length 6 in an 18-step ring)
+    step_capacity = max(min(step_capacity, 30 * envs * steps), 2 * actors * envs * max(steps, length))
     replay = Replay(None, 40, PrioritizedSampler(40, 0.9), soft_capacity=30,
                     storage=SequenceStorage(STEP, STATE, length, 40, step_capacity))
     team = [FakeActor(i, envs, steps, length, overlap, rng, end_prob) for i in range(actors)]

@@ -49,6 +49,8 @@ class Learner(Protocol):
 class WeightsReader(Protocol):
     """A reader's handle on the :class:`~distrl.core.program.Weights` service."""
 
+    bytes: int  # weights pulled so far: the runtime's bytes moved per env step sums it
+
     def pull(self, newer_than: int) -> tuple[np.ndarray, int] | None:
         """The newest weights and their version, or ``None`` if they are not newer than ``newer_than``."""
 
@@ -57,6 +59,7 @@ class ParamServerHandle(Protocol):
     """A worker's handle on the :class:`~distrl.core.program.ParamServer` service."""
 
     travels: bool  # True where an exchange is a round trip between processes, worth batching gradients into
+    bytes: int  # moved so far: weights read and shards written (gradients sent where they travel)
 
     def pull(self, model) -> np.ndarray:
         """Copy the latest parameters into ``model``; return each shard's version."""

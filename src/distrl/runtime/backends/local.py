@@ -38,6 +38,7 @@ from distrl.runtime.backends.local_worker import ERROR, GO, SET, worker_main
 from distrl.runtime.backends.placement import (
     Worker,
     component_seed,
+    counted_uses,
     drain_into_replays,
     emits_to_channel,
     emits_to_replay,
@@ -45,6 +46,7 @@ from distrl.runtime.backends.placement import (
     inference_replays,
     open_services,
     slot_offsets,
+    timed_uses,
     users,
     workers_of,
 )
@@ -148,10 +150,10 @@ class LocalBackend:
         role = w.role
         seed = component_seed(self.seed, w.position, w.index, w.restarts)
         handles = {name: self.adapters[name].worker_handle(role.name, w.index) for name in role.uses}
-        timed = tuple(n for n in role.uses if isinstance(self.program.services[n], Weights))
+        uses = (timed_uses(self.program, role), counted_uses(self.program, role))
         parent_end, child_end = self.ctx.Pipe(duplex=True)
         slots = self.slots[role.name].handle() if role.name in self.slots else None
-        args = (role.name, w.index, seed, role.make, handles, timed, slots, self.control.handle(), w.row, child_end,
+        args = (role.name, w.index, seed, role.make, handles, uses, slots, self.control.handle(), w.row, child_end,
                 self.torch_threads)
         p = self.ctx.Process(target=worker_main, args=args, name=f"distrl-{w.name}", daemon=True)
         with interrupts_blocked(), main_module_hidden():

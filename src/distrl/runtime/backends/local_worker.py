@@ -24,8 +24,8 @@ GO, SET = 0, 1  # messages from the backend: (GO, slot or None), (SET, hyperpara
 ERROR = "error"  # to the backend: (ERROR, traceback) just before a failed component exits
 
 
-def worker_main(name: str, index: int, seed: int, make, handles: dict, timed: tuple[str, ...], slots_handle,
-                control_handle, row: int, conn, torch_threads: int) -> None:
+def worker_main(name: str, index: int, seed: int, make, handles: dict, uses: tuple[tuple[str, ...], tuple[str, ...]],
+                slots_handle, control_handle, row: int, conn, torch_threads: int) -> None:
     """``control_handle``: shared ``stop`` flag and ``stats`` rows ([seconds waiting for a grant, seconds
     moving data]); this component writes row ``row``."""
     ignore_interrupts()
@@ -41,9 +41,9 @@ def worker_main(name: str, index: int, seed: int, make, handles: dict, timed: tu
     ppid = os.getppid()
     try:
         component = make(index, seed, handles)
+        timed, counting = uses  # (placement.timed_uses, placement.counted_uses)
         readers = [handles[n] for n in timed]  # handles that time their pulls: transport, not work
-        # handles that count the bytes they move: weights readers, parameter-server and inference clients
-        counted = [h for h in handles.values() if hasattr(h, "bytes")]
+        counted = [handles[n] for n in counting]  # handles that count the bytes they move between processes
         while not stop[0]:
             t0 = time.perf_counter()
             if not conn.poll(0.2):

@@ -6,7 +6,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from distrl.core.program import Channel, Inference, Program, ReplayService, Role
+from distrl.core.program import (
+    Channel,
+    Inference,
+    ParamServer,
+    Program,
+    ReplayService,
+    Role,
+    Weights,
+)
 from distrl.runtime.backends.process import Restarts
 
 
@@ -68,6 +76,17 @@ def slot_offsets(program: Program, service: str) -> dict[str, int]:
             offsets[role.name] = n
             n += role.count
     return offsets
+
+
+def timed_uses(program: Program, role: Role) -> tuple[str, ...]:
+    """The services whose worker handles time their pulls (weights readers): transport, not work."""
+    return tuple(n for n in role.uses if isinstance(program.services[n], Weights))
+
+
+def counted_uses(program: Program, role: Role) -> tuple[str, ...]:
+    """The services whose worker handles count the bytes they move between processes (``bytes``): weights
+    readers, parameter-server clients, inference clients."""
+    return tuple(n for n in role.uses if isinstance(program.services[n], (Weights, ParamServer, Inference)))
 
 
 def users(program: Program, service: str) -> int:

@@ -31,12 +31,14 @@ from distrl.runtime.backends.batching import concatenate
 from distrl.runtime.backends.placement import (
     Worker,
     component_seed,
+    counted_uses,
     drain_into_replays,
     emits_to_channel,
     emits_to_replay,
     inference_queue_size,
     inference_replays,
     open_services,
+    timed_uses,
     users,
     workers_of,
 )
@@ -117,8 +119,8 @@ MAX_STEPS_PER_CALL = 64
 class _ComponentHost:
     """Wraps any distrl component; the only Ray-aware code a component ever runs in."""
 
-    def __init__(self, name: str, make, index: int, seed: int, handles: dict, timed: tuple[str, ...], output, inserter,
-                 torch_threads: int):
+    def __init__(self, name: str, make, index: int, seed: int, handles: dict, uses: tuple[tuple[str, ...], tuple[str, ...]],
+                 output, inserter, torch_threads: int):
         import ray
         import torch
 
@@ -129,9 +131,9 @@ class _ComponentHost:
         self.node_id = ray.get_runtime_context().get_node_id()
         self.handles, self.output, self.inserter = handles, output, inserter
         self.output_bytes = sum(spec.nbytes for spec in output.values()) if output is not None else 0
+        timed, counting = uses  # (placement.timed_uses, placement.counted_uses)
         self.readers = [handles[n] for n in timed]
-        # handles that count the bytes they move: weights readers, parameter-server and inference clients
-        self.counted = [h for h in handles.values() if hasattr(h, "bytes")]
+        self.counted = [handles[n] for n in counting]  # handles that count the bytes they move between processes
         self.component = make(index, seed, handles)
 
     def step(self, updates: dict, hyperparameters: dict | None):
@@ -246,10 +248,10 @@ class RayBackend:
         role = w.role
         host = self.ray.remote(num_cpus=role.cpus, max_restarts=0, max_task_retries=0)(_ComponentHost)
         handles = {name: self.adapters[name].worker_handle(role.name, w.index) for name in role.uses}
-        timed = tuple(n for n in role.uses if isinstance(self.program.services[n], Weights))
+        uses = (timed_uses(self.program, role), counted_uses(self.program, role))
         inserter = self.adapters[role.emits].worker_handle(role.name, w.index) if emits_to_replay(self.program, role) else None
         w.handle = host.options(scheduling_strategy="SPREAD").remote(
-            role.name, role.make, w.index, component_seed(self.seed, w.position, w.index, w.restarts), handles, timed,
+            role.name, role.make, w.index, component_seed(self.seed, w.position, w.index, w.restarts), handles, uses,
             role.output if role.emits else None, inserter, self.torch_threads)
 
     def _restart(self, w: Worker, error: Exception) -> None:

@@ -14,6 +14,8 @@ import numpy as np
 
 
 class Link(Protocol):
+    bytes: int  # requests and actions moved so far (0 where the server is in the same process)
+
     def request(self, arrays: dict[str, np.ndarray], timings: np.ndarray) -> np.ndarray | None: ...
 
 

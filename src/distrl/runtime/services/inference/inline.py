@@ -14,6 +14,8 @@ from distrl.runtime.services.inference.server import InferenceServer
 
 
 class InlineLink:
+    bytes = 0  # the server is in the same process: nothing crosses
+
     def __init__(self, service: "InlineInference", slot: int):
         self.service, self.slot = service, slot
 
