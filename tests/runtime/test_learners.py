@@ -16,9 +16,9 @@ from distrl.replay import SampledBatch
 from distrl.runtime.learners import (
     LearnerGroup,
     ShardingReplay,
+    for_learners,
     split_batch,
     split_sampled,
-    times_batch,
 )
 
 CPU = torch.device("cpu")
@@ -35,12 +35,14 @@ def _impala_batch(T: int, B: int, obs_dim: int, seed: int) -> dict[str, np.ndarr
 
 def test_shards_split_along_each_arrays_batch_axis():
     program = plan_run("impala", "CartPole-v1", num_envs=4, unroll_length=3)[4]
-    spec = times_batch(program, 2).services["unrolls"].spec
+    spec = for_learners(program, 2).services["unrolls"].spec
     batch = _impala_batch(3, 8, 4, 0)
     shards = split_batch(batch, spec, 2)
     for k, v in batch.items():
         np.testing.assert_array_equal(np.concatenate([s[k] for s in shards], axis=spec[k].batch_axis), v)
-    assert times_batch(program, 2).services["unrolls"].batch == 2 * program.services["unrolls"].batch
+    assert for_learners(program, 2).services["unrolls"].batch == 2 * program.services["unrolls"].batch
+    apex = plan_run("apex-dqn", "CartPole-v1")[4]  # no channel: its replay's rate limiter lets N batches through
+    assert for_learners(apex, 3).services["replay"].error_buffer == 3 * apex.services["replay"].error_buffer
     sampled = SampledBatch({"x": np.arange(6)}, np.arange(6) + 10, np.full(6, 0.5), np.linspace(0.5, 1, 6))
     parts = split_sampled(sampled, 3)
     assert [p.slots.tolist() for p in parts] == [[10, 11], [12, 13], [14, 15]]
@@ -53,7 +55,7 @@ def test_two_impala_learners_equal_one_with_the_doubled_batch():
     single = program.make_learner({})
     torch.manual_seed(0)
     rank0 = program.make_learner({})
-    group = LearnerGroup.start(rank0, times_batch(program, 2), [], 2, CPU, "fp32", 1, 60.0)
+    group = LearnerGroup.start(rank0, for_learners(program, 2), [], 2, CPU, "fp32", 1, 60.0)
     try:
         for seed in range(3):
             batch = _impala_batch(5, 16, 4, seed)  # 16 env streams: 8 per learner

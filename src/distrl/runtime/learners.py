@@ -43,7 +43,7 @@ import torch
 from distrl.replay import SampledBatch
 
 
-def times_batch(program, n: int):
+def for_learners(program, n: int):
     """``program`` for ``n`` learners: its consumed channel's batch ``n`` times as large (one share each), and
     each replay it samples with ``n`` times the rate limiter's error buffer. Rank 0 asks a replay for ``n``
     batches at once; with the buffer of one batch the limiter, which lets producers in only while the learner

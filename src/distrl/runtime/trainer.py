@@ -29,7 +29,7 @@ from distrl.core.program import Inference, Program
 from distrl.errors import ConfigError, RunStopped
 from distrl.models.device import resolve_device
 from distrl.runtime.backends import make_backend
-from distrl.runtime.learners import LearnerGroup, ShardingReplay, times_batch
+from distrl.runtime.learners import LearnerGroup, ShardingReplay, for_learners
 from distrl.runtime.run.accounting import Interval, num, row, verdict
 from distrl.runtime.run.checkpoint import (
     latest_checkpoint,
@@ -89,8 +89,8 @@ class Trainer:
         cfg = self.cfg
         self.backend = make_backend(cfg.runtime, cfg.seed, cfg.torch_threads, cfg.ray_address, cfg.step_timeout_s,
                                     cfg.max_restarts, self.token)
-        if cfg.num_learners > 1 and self.program.consumes:  # each learner takes a batch of the program's size
-            self.program = times_batch(self.program, cfg.num_learners)
+        if cfg.num_learners > 1:  # each learner takes a batch of the program's size
+            self.program = for_learners(self.program, cfg.num_learners)
         handles = dict(self.backend.open(self.program))
         shared = [ShardingReplay(handles[name]) for name in self.program.learner_uses] if cfg.num_learners > 1 else []
         handles.update(zip(self.program.learner_uses, shared))
