@@ -135,11 +135,15 @@ def check_param_server(make_backend, with_replay=False):
         until(17)  # 17 steps x 4 items fill each worker's 64-item partition
         params.sync()
         init = [p.detach() for p in tiny_model().parameters()]
-        versions = params.shards.versions.tolist()
-        for i, p in enumerate(params.shards.model.parameters()):
+        # Workers go on pushing while this reads (on local the model is the shared one): the versions read
+        # before and after the weights bracket what the weights show, give or take the pushes under way.
+        before = params.shards.versions.tolist()
+        moved = [(init[i] - p.detach().clone()) / 0.1 for i, p in enumerate(params.shards.model.parameters())]
+        after = params.shards.versions.tolist()
+        for i, m in enumerate(moved):
             shard = next(s for s, members in enumerate(params.shards.shards) if i in members)
-            moved = (init[i] - p.detach()) / 0.1
-            assert torch.allclose(moved, torch.full_like(moved, float(versions[shard])), atol=2.5), (moved, versions)
+            assert float(m.min()) > before[shard] - 2.5 and float(m.max()) < after[shard] + 2.5, (m, before, after)
+            assert float(m.max() - m.min()) < 2.5 + after[shard] - before[shard], m  # one step moves all alike
         backend.set_hyperparameters({"lr": 0.0}, {})
         until(min(counts.values()) + 4)  # pushes already under way may still carry the old rate
         params.sync()

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 import torch
+import torch.multiprocessing as mp
 
 from distrl.runtime.services.base import ServiceAdapter
 
@@ -53,6 +54,9 @@ class SharedShards:
         self.dropped = torch.zeros(len(self.shards), dtype=torch.int64).share_memory_()
         self.max_staleness = max_staleness
         self.lr = torch.full((1,), self.optimizers[0].param_groups[0]["lr"], dtype=torch.float64).share_memory_()
+        # The weights are Hogwild (lock-free, as the papers run them); the counters are not: ``+= 1`` on a
+        # shared tensor is a read-modify-write, and two workers pushing at once would lose a version.
+        self.counting = mp.get_context("spawn").Lock()
 
     def pull(self, local: torch.nn.Module) -> np.ndarray:
         with torch.no_grad():
@@ -70,13 +74,15 @@ class SharedShards:
             lag = int(self.versions[s]) - int(versions[s])
             staleness.append(lag)
             if self.max_staleness is not None and lag > self.max_staleness:
-                self.dropped[s] += 1
+                with self.counting:
+                    self.dropped[s] += 1
                 dropped += 1
                 continue
             for i in shard:
                 shared[i].grad = mine[i].grad
             step_at(self.optimizers[s], lr)
-            self.versions[s] += 1
+            with self.counting:
+                self.versions[s] += 1
             self.bytes += self.shard_bytes[s]
             applied += 1
         return applied, dropped, float(np.mean(staleness))
