@@ -157,3 +157,18 @@ def test_a_crash_loop_ends_the_run_with_one_line_a_summary_and_the_env_error_onc
     assert r.stderr.count("Traceback") <= 2  # printed once per component, then only counted
     summary = json.loads((tmp_path / "r" / "summary.json").read_text())
     assert "crash" not in summary.get("bottleneck", "") and "simulated bug" in summary["stopped"]
+
+
+def test_the_normalisers_run_end_to_end_and_reach_the_actors_and_eval(tmp_path):
+    """obs_norm + value_norm on ``local``: the learner's statistics are in the checkpoint, and ``distrl eval``
+    (which builds the model from the run's config) loads and plays with them."""
+    from safetensors.torch import load_file
+
+    s = distrl.train("impala", env="Pendulum-v1", runtime="local", total_steps=20_000, num_envs=8,
+                     obs_norm=True, value_norm=True, normalize_advantages=True, run_dir=str(tmp_path / "r"))
+    assert s["learner_updates"] >= 2
+    model = load_file(sorted((tmp_path / "r" / "checkpoints").glob("step-*"))[-1] / "model.safetensors")
+    assert model["obs_norm.count"] > 0 and float(model["popart.sigma"]) != 1.0
+    assert bool((model["obs_norm.std"] != 1.0).all())
+    ev = distrl.evaluate(tmp_path / "r", episodes=2)
+    assert -2000 < ev["mean_return"] <= 0

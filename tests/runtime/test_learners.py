@@ -49,8 +49,12 @@ def test_shards_split_along_each_arrays_batch_axis():
     assert parts[2].weights.tolist() == sampled.weights[4:].tolist()
 
 
-def test_two_impala_learners_equal_one_with_the_doubled_batch():
-    program = plan_run("impala", "CartPole-v1", num_envs=8, unroll_length=5)[4]
+@pytest.mark.parametrize("normalised", [False, True], ids=["plain", "obs+popart+standardised-advantages"])
+def test_two_impala_learners_equal_one_with_the_doubled_batch(normalised):
+    """With the normalisers on, the ranks sum their batch moments (observations, PopArt's targets, the
+    advantages' mean and std) before using them: the statistics and the weights still match one learner's."""
+    norms = {"obs_norm": True, "value_norm": True, "normalize_advantages": True} if normalised else {}
+    program = plan_run("impala", "CartPole-v1", num_envs=8, unroll_length=5, **norms)[4]
     torch.manual_seed(0)
     single = program.make_learner({})
     torch.manual_seed(0)

@@ -1,4 +1,5 @@
-"""Actor-critic networks for discrete (categorical) and continuous (diagonal Gaussian) actions."""
+"""Actor-critic networks for discrete (categorical) and continuous (diagonal Gaussian) actions, optionally
+with running observation normalisation and PopArt value normalisation (``models/normalisers.py``)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import math
 import torch
 from torch import nn
 
+from distrl.models.normalisers import ObsNormaliser, PopArt
 from distrl.models.torsos import make_torso
 
 
@@ -22,11 +24,18 @@ class ActorCritic(nn.Module):
     The hot path is :meth:`act`: one forward for a batch of observations, sampling by the
     Gumbel-max trick (discrete) so the actor pays for a few tensor ops per env step, not per env.
     Continuous actions are sampled unclipped; the env layer clips them to the action bounds.
+
+    ``obs_norm``: vector observations pass through a running normaliser first (pixels are already scaled by
+    the torso). ``value_norm``: the value head predicts PopArt-normalised values; :meth:`value`,
+    :meth:`evaluate` and :meth:`evaluate_unroll` still return values in the rewards' units, and the learner
+    updates the statistics (``self.popart``) after each step.
     """
 
-    def __init__(self, obs_shape: tuple[int, ...], num_actions: int, discrete: bool, hidden: tuple[int, ...] = (64, 64)):
+    def __init__(self, obs_shape: tuple[int, ...], num_actions: int, discrete: bool, hidden: tuple[int, ...] = (64, 64),
+                 obs_norm: bool = False, value_norm: bool = False, value_norm_decay: float = 0.01):
         super().__init__()
         self.discrete = discrete
+        self.obs_norm = ObsNormaliser(obs_shape) if obs_norm and len(obs_shape) == 1 else None
         self.pi_torso = make_torso(obs_shape, hidden)
         self.shared = len(obs_shape) == 3 and hasattr(self.pi_torso, "conv")
         self.v_torso = self.pi_torso if self.shared else make_torso(obs_shape, hidden)
@@ -34,21 +43,29 @@ class ActorCritic(nn.Module):
         self.v_head = _init(nn.Linear(self.v_torso.out_dim, 1), 1.0)
         if not discrete:
             self.log_std = nn.Parameter(torch.zeros(num_actions))
+        self.popart = PopArt(value_norm_decay) if value_norm else None
 
     @classmethod
-    def for_env(cls, env, hidden: tuple[int, ...]) -> "ActorCritic":
+    def for_env(cls, env, hidden: tuple[int, ...], obs_norm: bool = False, value_norm: bool = False,
+                value_norm_decay: float = 0.01) -> "ActorCritic":
         """For an env spec (``distrl.envs.EnvSpec``): a categorical head for Discrete actions, a Gaussian one
         for Box actions."""
         n = env.action_space.n if env.discrete else env.action_shape[0]
-        return cls(env.obs_shape, n, env.discrete, tuple(hidden))
+        return cls(env.obs_shape, n, env.discrete, tuple(hidden), obs_norm, value_norm, value_norm_decay)
+
+    def _value_out(self, v_feat: torch.Tensor) -> torch.Tensor:
+        v = self.v_head(v_feat).squeeze(-1)
+        return v if self.popart is None else self.popart.unnormalise(v)
 
     def _heads(self, obs: torch.Tensor, with_value: bool = True):
+        if self.obs_norm is not None:
+            obs = self.obs_norm(obs)
         feat = self.pi_torso(obs)
         out = self.pi_head(feat)
         if not with_value:
             return out, None
         v_feat = feat if self.shared else self.v_torso(obs)
-        return out, self.v_head(v_feat).squeeze(-1)
+        return out, self._value_out(v_feat)
 
     def act(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Sample actions and their log-probabilities (behaviour logp for off-policy correction)."""
@@ -67,8 +84,9 @@ class ActorCritic(nn.Module):
         return out.argmax(dim=-1) if self.discrete else out
 
     def value(self, obs: torch.Tensor) -> torch.Tensor:
-        feat = self.v_torso(obs)
-        return self.v_head(feat).squeeze(-1)
+        if self.obs_norm is not None:
+            obs = self.obs_norm(obs)
+        return self._value_out(self.v_torso(obs))
 
     def evaluate(self, obs: torch.Tensor, actions: torch.Tensor):
         """(logp of ``actions``, entropy, value) for a flat batch ``[N, ...]``, with gradients."""

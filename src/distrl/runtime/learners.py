@@ -99,6 +99,14 @@ class AllReduce:
             offset += n
         return flat[-1]
 
+    def sums(self, sums: torch.Tensor) -> torch.Tensor:
+        """Batch statistics summed over the ranks (``OnDevice.reduce_sums``)."""
+        import torch.distributed as dist
+
+        sums = sums.clone()
+        dist.all_reduce(sums)
+        return sums
+
 
 class _Objects:
     """Rank 0's messages to the replicas over gloo's object collectives."""
@@ -286,6 +294,7 @@ def replica_loop(rank: int, world: int, where, make_learner, uses: tuple[str, ..
     try:
         _load_state(learner, objects.broadcast())
         learner.reduce_gradients = AllReduce(world)
+        learner.reduce_sums = learner.reduce_gradients.sums
         while True:
             message = objects.scatter(None)
             if message[0] == "stop":
@@ -330,6 +339,7 @@ class LearnerGroup:
                 replay.objects = objects
             objects.broadcast(_state(learner))
             learner.reduce_gradients = AllReduce(world)
+            learner.reduce_sums = learner.reduce_gradients.sums
         except BaseException:
             if replicas is not None:
                 replicas.kill()

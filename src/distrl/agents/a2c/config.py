@@ -24,3 +24,6 @@ class A2CConfig:
     max_grad_norm: float = common.max_grad_norm(0.5)
     normalize_advantages: bool = setting(False, "Standardise advantages over each batch.")
     hidden: tuple = common.hidden((64, 64))
+    obs_norm: bool = common.obs_norm(False)
+    value_norm: bool = common.value_norm(False)
+    value_norm_decay: float = common.value_norm_decay(0.01)

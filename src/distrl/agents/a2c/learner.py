@@ -7,33 +7,31 @@ import torch
 
 from distrl.agents.common.gradient_learner import GradientLearner
 from distrl.agents.common.learner_inputs import discounts_and_masks
+from distrl.agents.common.normalising import observe, track_targets, value_terms
 from distrl.models import ActorCritic
-from distrl.ops import baseline_loss, entropy_loss, gae, policy_gradient_loss
+from distrl.ops import entropy_loss, gae, policy_gradient_loss
 
 
 def a2c_loss(model: ActorCritic, b: dict[str, torch.Tensor], cfg,
-             entropy_coef: float | None = None) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+             entropy_coef: float | None = None, reduce=None) -> tuple[torch.Tensor, dict[str, torch.Tensor], torch.Tensor]:
     """A3C eq. 9 on a time-major unroll: policy gradient with GAE or n-step advantages, a value
     baseline and an entropy bonus (``entropy_coef``, default ``cfg``'s). Shared by A2C (one learner) and
-    A3C (every worker)."""
+    A3C (every worker). Returns the loss, the terms to report and the value targets (the returns)."""
     logp, entropy, values, bootstrap = model.evaluate_unroll(b["obs"], b["actions"])
     discounts, trace, valid = discounts_and_masks(b, cfg.gamma)
     lam = cfg.gae_lambda if cfg.advantage == "gae" else 1.0
     adv = gae(b["rewards"], discounts, values.detach(), bootstrap.detach(), lam=lam * trace)
     returns = adv + values.detach()
-    if cfg.normalize_advantages:
-        n = valid.sum().clamp(min=1.0)
-        mean = (adv * valid).sum() / n
-        std = (((adv - mean) ** 2 * valid).sum() / n).sqrt()
-        adv = (adv - mean) / (std + 1e-8)
+    adv, vf, norm_terms = value_terms(model, values, returns, adv, valid, cfg.normalize_advantages, reduce)
     pg = policy_gradient_loss(logp, adv, valid)
-    vf = baseline_loss(values, returns, valid)
     ent = entropy_loss(entropy, valid)
     loss = pg + cfg.value_coef * vf + (cfg.entropy_coef if entropy_coef is None else entropy_coef) * ent
-    return loss, {"loss_policy": pg, "loss_value": vf, "entropy": -ent}
+    return loss, {"loss_policy": pg, "loss_value": vf, "entropy": -ent, **norm_terms}, returns
 
 
 class A2CLearner(GradientLearner):
     def step(self, batch: dict[str, np.ndarray]) -> dict[str, float]:
-        loss, terms = a2c_loss(self.model, self.batch_tensors(batch), self.cfg, self.hyper.get("entropy_coef"))
-        return self.apply(loss, terms)
+        b = self.batch_tensors(batch)
+        observe(self.model, b["obs"], self.reduce_sums)
+        loss, terms, returns = a2c_loss(self.model, b, self.cfg, self.hyper.get("entropy_coef"), self.reduce_sums)
+        return track_targets(self.model, returns, b["valid"].float(), self.apply(loss, terms), self.reduce_sums)

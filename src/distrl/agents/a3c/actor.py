@@ -47,7 +47,7 @@ class A3CWorker(Stateless):
             returns.append(info["episode_returns"])
             lengths.append(info["episode_lengths"])
             t0 = time.perf_counter()
-            loss, _ = a2c_loss(self.local, to_tensors(self.buffer), cfg)
+            loss, _, _ = a2c_loss(self.local, to_tensors(self.buffer), cfg)
             self.local.zero_grad(set_to_none=True)
             loss.backward()
             norm = float(torch.nn.utils.clip_grad_norm_(self.local_params, cfg.max_grad_norm, foreach=True))

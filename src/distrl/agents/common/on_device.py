@@ -36,6 +36,11 @@ class OnDevice:
         it with an all-reduce that averages the gradients and the loss over the ranks, and return that loss."""
         return loss
 
+    def reduce_sums(self, sums: torch.Tensor) -> torch.Tensor:
+        """Statistics a learner gathers from its batch (a normaliser's moments): one learner's are the total.
+        Data-parallel learners replace it with an all-reduce sum, so every rank updates them alike."""
+        return sums
+
     def batch_tensors(self, arrays: Mapping[str, np.ndarray]) -> dict[str, torch.Tensor]:
         """A batch's arrays as tensors on the learner's device (zero-copy on the CPU, pinned and non-blocking on a GPU)."""
         if self._staging is None:

@@ -59,3 +59,18 @@ def priority_alpha(when: str = "") -> object:
 
 def priority_beta(when: str = "") -> object:
     return setting(0.4, f"Importance-sampling exponent beta{when}.", low=0.0, high=1.0)
+
+
+def obs_norm(default: bool) -> object:
+    return setting(default, "Normalise vector observations by running mean and std (the learner keeps them from its "
+                   "batches; they travel with the weights to every actor and to distrl eval).")
+
+
+def value_norm(default: bool) -> object:
+    return setting(default, "PopArt value normalisation (arXiv:1809.04474): the value loss and the policy-gradient "
+                   "advantages on a unit scale whatever the rewards' scale.")
+
+
+def value_norm_decay(default: float) -> object:
+    return setting(default, "Step of PopArt's moving averages per update (the paper: 3e-4 over billions of frames; "
+                   "runs of thousands of updates need it faster).", low=0.0, high=1.0, low_open=True)

@@ -31,3 +31,7 @@ class ImpalaConfig:
     max_grad_norm: float = common.max_grad_norm(0.5)
     reward_clip: float | None = common.reward_clip("learner")
     hidden: tuple = common.hidden((64, 64))
+    normalize_advantages: bool = setting(False, "Standardise the policy-gradient advantages over each batch.")
+    obs_norm: bool = common.obs_norm(False)
+    value_norm: bool = common.value_norm(False)
+    value_norm_decay: float = common.value_norm_decay(0.01)

@@ -7,13 +7,15 @@ import torch
 
 from distrl.agents.common.gradient_learner import GradientLearner
 from distrl.agents.common.learner_inputs import discounts_and_masks
-from distrl.ops import baseline_loss, entropy_loss, policy_gradient_loss, vtrace
+from distrl.agents.common.normalising import observe, track_targets, value_terms
+from distrl.ops import entropy_loss, policy_gradient_loss, vtrace
 
 
 class ImpalaLearner(GradientLearner):
     def step(self, batch: dict[str, np.ndarray]) -> dict[str, float]:
         cfg = self.cfg
         b = self.batch_tensors(batch)
+        observe(self.model, b["obs"], self.reduce_sums)
         target_logp, entropy, values, bootstrap = self.model.evaluate_unroll(b["obs"], b["actions"])
         discounts, trace, valid = discounts_and_masks(b, cfg.gamma)
         rewards = b["rewards"]
@@ -25,12 +27,15 @@ class ImpalaLearner(GradientLearner):
         behaviour_logp = torch.where(valid.bool(), b["behaviour_logp"], torch.full_like(values, float("inf")))
         vt = vtrace(behaviour_logp, target_logp.detach(), rewards, discounts, values.detach(), bootstrap.detach(),
                     clip_rho=cfg.clip_rho, clip_c=cfg.clip_c, clip_pg_rho=cfg.clip_pg_rho, lam=cfg.vtrace_lambda * trace)
-        pg = policy_gradient_loss(target_logp, vt.pg_advantages, valid)
-        vf = baseline_loss(values, vt.vs, valid)
+        advantages, vf, norm_terms = value_terms(self.model, values, vt.vs, vt.pg_advantages, valid,
+                                                 cfg.normalize_advantages, self.reduce_sums)
+        pg = policy_gradient_loss(target_logp, advantages, valid)
         ent = entropy_loss(entropy, valid)
         loss = pg + cfg.baseline_coef * vf + self.hyper.get("entropy_coef", cfg.entropy_coef) * ent
         with torch.no_grad():
             rho = torch.exp(target_logp - b["behaviour_logp"]).clamp(max=10.0)
             # masked, not indexed (boolean indexing waits for the device)
             rho_mean = torch.where(valid.bool(), rho, 0.0).sum() / valid.sum().clamp(min=1.0)
-        return self.apply(loss, {"loss_policy": pg, "loss_value": vf, "entropy": -ent, "rho_mean": rho_mean})
+        applied = self.apply(loss, {"loss_policy": pg, "loss_value": vf, "entropy": -ent, "rho_mean": rho_mean,
+                                    **norm_terms})
+        return track_targets(self.model, vt.vs, valid, applied, self.reduce_sums)

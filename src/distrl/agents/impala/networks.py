@@ -5,4 +5,4 @@ from distrl.models import ActorCritic
 
 
 def make_model(env: EnvSpec, cfg) -> ActorCritic:
-    return ActorCritic.for_env(env, cfg.hidden)
+    return ActorCritic.for_env(env, cfg.hidden, cfg.obs_norm, cfg.value_norm, cfg.value_norm_decay)

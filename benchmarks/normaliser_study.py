@@ -1,0 +1,86 @@
+"""The defaults issue's study of the actor-critic normalisers: IMPALA's default config against the same system
+with observation normalisation, PopArt and standardised advantages (Adam 3e-4, entropy 0.01), on the beyond-
+CartPole suite. One seed per cell, cells in turn (never two timed runs at once).
+
+For each cell: the peak of the training mean (last 100 episodes) and where it was, the final training mean,
+the greedy evaluation (20 episodes) and the wall time; the curves go to ``curves.png``.
+
+    python benchmarks/normaliser_study.py --out benchmarks/reports/normalisers-2026-11-27
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import tempfile
+import time
+from pathlib import Path
+
+import distrl
+
+NORMALISED = {"obs_norm": True, "value_norm": True, "normalize_advantages": True, "optimizer": "adam", "lr": 3e-4,
+              "optimizer_eps": 1e-5, "entropy_coef": 0.01}
+CELLS = [("LunarLander-v3", 5_000_000), ("Pendulum-v1", 5_000_000), ("LunarLanderContinuous-v3", 5_000_000)]
+
+
+def run_cell(system: str, env: str, steps: int, settings: dict, seed: int) -> dict:
+    with tempfile.TemporaryDirectory() as d:
+        start = time.monotonic()
+        distrl.train(system, env=env, total_steps=steps, seed=seed, run_dir=f"{d}/r", **settings)
+        wall = time.monotonic() - start
+        curve = [(int(r["env_steps"]), float(r["episode_return_mean"])) for r in csv.DictReader(open(f"{d}/r/metrics.csv"))
+                 if r["episode_return_mean"] not in ("", "nan")]
+        greedy = distrl.evaluate(f"{d}/r", episodes=20)["mean_return"]
+    peak_at, peak = max(curve, key=lambda p: p[1])
+    return {"system": system, "env": env, "steps": steps, "seed": seed, "settings": settings, "curve": curve,
+            "peak": peak, "peak_at": peak_at, "final": curve[-1][1], "greedy": greedy, "wall_s": wall}
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--out", required=True)
+    p.add_argument("--system", default="impala")
+    p.add_argument("--seed", type=int, default=0)
+    args = p.parse_args()
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    results = []
+    for env, steps in CELLS:
+        for name, settings in (("default", {}), ("normalised", NORMALISED)):
+            r = run_cell(args.system, env, steps, settings, args.seed)
+            r["config"] = name
+            results.append(r)
+            print(f"{env} {name}: peak {r['peak']:.0f} at {r['peak_at']:,}, final {r['final']:.0f}, "
+                  f"greedy {r['greedy']:.0f}, {r['wall_s']:.0f} s", flush=True)
+    (out / "study.json").write_text(json.dumps(results, indent=1))
+    lines = [f"`python benchmarks/normaliser_study.py --out {args.out}` ({args.system}, seed {args.seed}); "
+             f"normalised = {json.dumps(NORMALISED)}", "",
+             "| env | config | env steps | peak training mean (at env steps) | final training mean | greedy eval | wall s |",
+             "|---|---|---|---|---|---|---|"]
+    for r in results:
+        lines.append(f"| {r['env']} | {r['config']} | {r['steps']:,} | {r['peak']:.0f} ({r['peak_at']:,}) | "
+                     f"{r['final']:.0f} | {r['greedy']:.0f} | {r['wall_s']:.0f} |")
+    (out / "report.md").write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, len(CELLS), figsize=(5 * len(CELLS), 3.6))
+    for ax, (env, _) in zip(axes, CELLS):
+        for r in results:
+            if r["env"] == env:
+                xs, ys = zip(*r["curve"])
+                ax.plot(xs, ys, label=r["config"])
+        ax.set_title(env)
+        ax.set_xlabel("env steps")
+        ax.set_ylabel("training return (last 100)")
+        ax.legend()
+    fig.tight_layout()
+    fig.savefig(out / "curves.png", dpi=110)
+
+
+if __name__ == "__main__":
+    main()
