@@ -196,3 +196,11 @@ def test_plot_writes_into_the_run_dir_and_eval_numbers_are_rounded(cli, tmp_path
     result = json.loads(cli("eval", str(run), "--episodes", "3", cwd=tmp_path).stdout.strip().splitlines()[-1])
     for key in ("mean_return", "std_return"):
         assert result[key] == round(result[key], 6)
+
+
+def test_train_help_says_each_default_once():
+    out = subprocess.run([sys.executable, "-m", "distrl", "train", "--help"], capture_output=True, text=True,
+                         env={**os.environ, "COLUMNS": "400"}).stdout
+    lines = [line for line in out.splitlines() if line.strip().startswith("--")]
+    assert lines and all(line.count("default") <= 1 for line in lines), [line for line in lines if line.count("default") > 1]
+    assert "(default: CartPole-v1)" in out and "the system's budget that solves CartPole." in out

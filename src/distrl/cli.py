@@ -24,7 +24,17 @@ class _Parser(argparse.ArgumentParser):
 
 
 class _Help(argparse.ArgumentDefaultsHelpFormatter):
-    """Shows every option's default."""
+    """Shows every option's default, once: a help text that already says its default keeps its own words
+    (the run settings' parser default is None, so the generic suffix would add a wrong "(default: None)")."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        return text if "default" in text else super()._get_help_string(action)
+
+
+def _with_default(doc: str, default) -> str:
+    """A run setting's help: its doc, then its default unless the doc already says it in words."""
+    return doc if "default" in doc.lower() else f"{doc} (default: {default})"
 
 
 def _run_flags(p: argparse.ArgumentParser, settings: str, resumes: str, forces: str, quiet: str) -> None:
@@ -55,7 +65,7 @@ def _build_parser() -> argparse.ArgumentParser:
         if f.metadata.get("cli"):
             tp, _ = types[f.name]
             train.add_argument("--" + f.name.replace("_", "-"), dest=f.name, default=None, metavar=tp.__name__.upper(),
-                               help=f.metadata["doc"] + f" (default: {f.default})")
+                               help=_with_default(f.metadata["doc"], f.default))
     train.add_argument("--config", dest="config_file", help="YAML file of settings (flat, or in run:/system: sections)")
     _run_flags(train, "any setting, repeatable (see 'distrl list')", "the run in --run-dir from its last checkpoint",
                "an existing --run-dir", "no progress display")
