@@ -1,6 +1,9 @@
+import numpy as np
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from distrl.ops import baseline_loss, entropy_loss, policy_gradient_loss
+from distrl.ops import baseline_loss, entropy_loss, policy_gradient_loss, standardised
 
 
 def test_policy_gradient_flows_through_logp_only():
@@ -25,3 +28,26 @@ def test_baseline_loss_masked():
 
 def test_entropy_loss_sign():
     assert entropy_loss(torch.tensor([[0.5, 1.5]])) == -1.0
+
+
+@settings(max_examples=50, deadline=None)
+@given(seed=st.integers(0, 10_000), scale=st.floats(1e-2, 1e3), shift=st.floats(-1e3, 1e3))
+def test_standardised_matches_numpy_over_the_valid_entries(seed, scale, shift):
+    rng = np.random.default_rng(seed)
+    x = rng.normal(shift, scale, size=(5, 6))
+    valid = rng.random((5, 6)) < 0.7
+    valid[0, 0] = valid[1, 1] = True  # at least two entries
+    kept = x[valid]
+    expected = (x - kept.mean()) / (kept.std() + 1e-8)
+    got = standardised(torch.as_tensor(x), torch.as_tensor(valid, dtype=torch.float64)).numpy()
+    np.testing.assert_allclose(got[valid], expected[valid], rtol=1e-6, atol=1e-6 * (1 + abs(shift) / scale))
+
+
+def test_standardised_takes_the_moments_of_the_whole_batch_through_reduce():
+    """Two shards whose moments are summed standardise as the whole batch does."""
+    x = torch.tensor([[1.0, 2.0, 3.0, 10.0]])
+    ones = torch.ones_like(x)
+    whole = standardised(x, ones)
+    other = torch.stack([ones[:, 2:].sum(), x[:, 2:].sum(), (x[:, 2:] ** 2).sum()])
+    half = standardised(x[:, :2], ones[:, :2], reduce=lambda sums: sums + other)
+    torch.testing.assert_close(half, whole[:, :2])

@@ -2,7 +2,12 @@
 
 from distrl.ops.cem import cem_maximize, clipped_double_q_target
 from distrl.ops.es import NoiseTable, centered_ranks, es_gradient
-from distrl.ops.losses import baseline_loss, entropy_loss, policy_gradient_loss
+from distrl.ops.losses import (
+                                baseline_loss,
+                                entropy_loss,
+                                policy_gradient_loss,
+                                standardised,
+)
 from distrl.ops.pbt import PBTDecision, pbt_exploit_explore, truncation_source
 from distrl.ops.priorities import (
                                 epsilon_ladder,
@@ -30,6 +35,6 @@ __all__ = [
     "NoiseTable", "PBTDecision", "VTraceReturns", "baseline_loss", "cem_maximize", "centered_ranks", "clipped_double_q_target", "ddpg_critic_target",
     "double_q_n_step_targets", "double_q_target", "entropy_loss", "epsilon_ladder", "es_gradient", "gae",
     "importance_weights", "lambda_returns", "n_step_returns", "pbt_exploit_explore", "per_priority", "truncation_source",
-    "policy_gradient_loss", "sequence_priority", "td_error", "transformed_n_step_q_target", "value_rescale",
+    "policy_gradient_loss", "standardised", "sequence_priority", "td_error", "transformed_n_step_q_target", "value_rescale",
     "value_rescale_inv", "vtrace",
 ]

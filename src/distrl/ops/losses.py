@@ -34,3 +34,15 @@ def baseline_loss(values: torch.Tensor, targets: torch.Tensor, mask: torch.Tenso
 def entropy_loss(entropy: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
     """-E[H(pi(.|x))]: minimising it raises the policy's entropy (exploration bonus)."""
     return -_masked_mean(entropy, mask)
+
+
+def standardised(x: torch.Tensor, valid: torch.Tensor, reduce=None) -> torch.Tensor:
+    """``x`` less its mean, over its standard deviation, both over the valid entries of the whole batch
+    (``reduce`` sums the moments over data-parallel learners' shards)."""
+    sums = torch.stack([valid.sum(), (x * valid).sum(), (x * x * valid).sum()])
+    if reduce is not None:
+        sums = reduce(sums)
+    n = sums[0].clamp(min=1.0)
+    mean = sums[1] / n
+    std = (sums[2] / n - mean * mean).clamp(min=0.0).sqrt()
+    return (x - mean) / (std + 1e-8)

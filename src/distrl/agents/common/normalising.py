@@ -9,24 +9,12 @@ from __future__ import annotations
 import torch
 
 from distrl.models import ActorCritic
-from distrl.ops import baseline_loss
+from distrl.ops import baseline_loss, standardised
 
 
 def observe(model: ActorCritic, obs: torch.Tensor, reduce) -> None:
     if model.obs_norm is not None:
         model.obs_norm.update(obs, reduce=reduce)
-
-
-def standardised(x: torch.Tensor, valid: torch.Tensor, reduce=None) -> torch.Tensor:
-    """``x`` less its mean, over its standard deviation, both over the valid entries of the whole batch
-    (``reduce`` sums the moments over data-parallel learners' shards)."""
-    sums = torch.stack([valid.sum(), (x * valid).sum(), (x * x * valid).sum()])
-    if reduce is not None:
-        sums = reduce(sums)
-    n = sums[0].clamp(min=1.0)
-    mean = sums[1] / n
-    std = (sums[2] / n - mean * mean).clamp(min=0.0).sqrt()
-    return (x - mean) / (std + 1e-8)
 
 
 def value_terms(model: ActorCritic, values: torch.Tensor, targets: torch.Tensor, advantages: torch.Tensor,
