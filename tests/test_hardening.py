@@ -64,7 +64,11 @@ def test_bad_values_of_every_setting_are_one_line_and_touch_nothing(tmp_path_fac
     env = ["--env", "Pendulum-v1"] if system in ("apex-ddpg", "qt-opt") else []  # the default CartPole has discrete actions
     if system == "r2d3":  # it needs demonstrations: the only thing wrong must be the value under test
         env = ["--set", f"demos={_cartpole_demos(tmp_path_factory.getbasetemp())}"]
-    code, lines = _run_cli(["train", system, *env, "--set", f"{name}={value}", "--total-steps", "100"], tmp_path, capsys)
+    # inline: a value that happens to be valid trains in this process for a moment instead of starting
+    # processes; --total-steps would override a total_steps under test, so that one is bounded by time instead
+    budget = ["--set", "max_wall_s=2"] if name == "total_steps" else ["--total-steps", "100"]
+    code, lines = _run_cli(["train", system, *env, "--runtime", "inline", "--set", f"{name}={value}", *budget],
+                           tmp_path, capsys)
     if code == 0:  # a value that happens to be valid for this setting (e.g. 0 entropy): it ran; nothing to check
         return
     assert code == 2 and len(lines) == 1 and lines[0].startswith("distrl: error:"), lines
