@@ -29,7 +29,7 @@ class _Help(argparse.ArgumentDefaultsHelpFormatter):
 
     def _get_help_string(self, action: argparse.Action) -> str:
         text = action.help or ""
-        return text if "default" in text else super()._get_help_string(action)
+        return text if "default" in text.lower() else super()._get_help_string(action)
 
 
 def _with_default(doc: str, default) -> str:

@@ -51,3 +51,12 @@ def test_standardised_takes_the_moments_of_the_whole_batch_through_reduce():
     other = torch.stack([ones[:, 2:].sum(), x[:, 2:].sum(), (x[:, 2:] ** 2).sum()])
     half = standardised(x[:, :2], ones[:, :2], reduce=lambda sums: sums + other)
     torch.testing.assert_close(half, whole[:, :2])
+
+
+def test_standardised_keeps_its_precision_on_float32_inputs():
+    """A large mean and a small spread (float32, as the learners hand it): the one-pass variance is taken in
+    float64, so the result is still unit-scale."""
+    x = torch.tensor(np.random.default_rng(0).normal(30.0, 0.01, size=(8, 16)), dtype=torch.float32)
+    out = standardised(x, torch.ones_like(x))
+    assert out.dtype == torch.float32
+    assert abs(float(out.mean())) < 1e-3 and abs(float(out.std(unbiased=False)) - 1.0) < 1e-3

@@ -39,10 +39,13 @@ def entropy_loss(entropy: torch.Tensor, mask: torch.Tensor | None = None) -> tor
 def standardised(x: torch.Tensor, valid: torch.Tensor, reduce=None) -> torch.Tensor:
     """``x`` less its mean, over its standard deviation, both over the valid entries of the whole batch
     (``reduce`` sums the moments over data-parallel learners' shards)."""
-    sums = torch.stack([valid.sum(), (x * valid).sum(), (x * x * valid).sum()])
+    # one pass (E[x^2] - mean^2, so shards can sum their moments), in float64: in float32 a large mean and a
+    # small spread would round the variance to 0
+    xd, vd = x.double(), valid.double()
+    sums = torch.stack([vd.sum(), (xd * vd).sum(), (xd * xd * vd).sum()])
     if reduce is not None:
         sums = reduce(sums)
     n = sums[0].clamp(min=1.0)
     mean = sums[1] / n
     std = (sums[2] / n - mean * mean).clamp(min=0.0).sqrt()
-    return (x - mean) / (std + 1e-8)
+    return ((xd - mean) / (std + 1e-8)).to(x.dtype)

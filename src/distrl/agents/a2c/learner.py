@@ -7,7 +7,7 @@ import torch
 
 from distrl.agents.common.gradient_learner import GradientLearner
 from distrl.agents.common.learner_inputs import discounts_and_masks
-from distrl.agents.common.normalising import observe, track_targets, value_terms
+from distrl.agents.common.normalising import track_statistics, value_terms
 from distrl.models import ActorCritic
 from distrl.ops import entropy_loss, gae, policy_gradient_loss
 
@@ -32,6 +32,6 @@ def a2c_loss(model: ActorCritic, b: dict[str, torch.Tensor], cfg,
 class A2CLearner(GradientLearner):
     def step(self, batch: dict[str, np.ndarray]) -> dict[str, float]:
         b = self.batch_tensors(batch)
-        observe(self.model, b["obs"], self.reduce_sums)
         loss, terms, returns = a2c_loss(self.model, b, self.cfg, self.hyper.get("entropy_coef"), self.reduce_sums)
-        return track_targets(self.model, returns, b["valid"].float(), self.apply(loss, terms), self.reduce_sums)
+        applied = self.apply(loss, terms)
+        return track_statistics(self.model, b["obs"], returns, b["valid"].float(), applied, self.reduce_sums)

@@ -1,8 +1,9 @@
-"""The actor-critic learners' use of the model's normalisers (``models/normalisers.py``): observations are
-added to the running statistics before the forward pass; with PopArt the value loss is taken in normalised
-units and the policy-gradient advantages divided by sigma (Hessel et al. 2019, arXiv:1809.04474, eq. 9-10),
-and after the update the statistics move toward this batch's targets (one update late: rescaling the head
-inside the update would change weights autograd still holds)."""
+"""The actor-critic learners' use of the model's normalisers (``models/normalisers.py``): with PopArt the
+value loss is taken in normalised units and the policy-gradient advantages divided by sigma (Hessel et al.
+2019, arXiv:1809.04474, eq. 9-10). The statistics move after the update, and only when it was applied: the
+batch's observations join the running moments and PopArt's averages move toward its targets. So the update
+uses the statistics the actors acted with, a skipped (non-finite) update changes no weight, and rescaling the
+head never touches weights autograd still holds."""
 
 from __future__ import annotations
 
@@ -10,11 +11,6 @@ import torch
 
 from distrl.models import ActorCritic
 from distrl.ops import baseline_loss, standardised
-
-
-def observe(model: ActorCritic, obs: torch.Tensor, reduce) -> None:
-    if model.obs_norm is not None:
-        model.obs_norm.update(obs, reduce=reduce)
 
 
 def value_terms(model: ActorCritic, values: torch.Tensor, targets: torch.Tensor, advantages: torch.Tensor,
@@ -33,9 +29,15 @@ def value_terms(model: ActorCritic, values: torch.Tensor, targets: torch.Tensor,
             {"value_mu": popart.mu, "value_sigma": popart.sigma})
 
 
-def track_targets(model: ActorCritic, targets: torch.Tensor, valid: torch.Tensor, applied: dict, reduce) -> dict:
-    """After an update (``applied``: what ``GradientLearner.apply`` returned), move PopArt's moments toward
-    the batch's targets unless the update was skipped as non-finite."""
-    if model.popart is not None and "grad_norm" in applied:
+def track_statistics(model: ActorCritic, obs: torch.Tensor, targets: torch.Tensor, valid: torch.Tensor,
+                     applied: dict, reduce) -> dict:
+    """After an update (``applied``: what ``GradientLearner.apply`` returned, whose ``value_mu`` and
+    ``value_sigma`` are the statistics it used): add the batch's observations to the running moments and move
+    PopArt toward its targets, unless the update was skipped as non-finite."""
+    if "grad_norm" not in applied:
+        return applied
+    if model.obs_norm is not None:
+        model.obs_norm.update(obs, reduce=reduce)
+    if model.popart is not None:
         model.popart.update(model.v_head, targets.detach(), valid, reduce)
     return applied

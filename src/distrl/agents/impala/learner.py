@@ -7,7 +7,7 @@ import torch
 
 from distrl.agents.common.gradient_learner import GradientLearner
 from distrl.agents.common.learner_inputs import discounts_and_masks
-from distrl.agents.common.normalising import observe, track_targets, value_terms
+from distrl.agents.common.normalising import track_statistics, value_terms
 from distrl.ops import entropy_loss, policy_gradient_loss, vtrace
 
 
@@ -15,7 +15,6 @@ class ImpalaLearner(GradientLearner):
     def step(self, batch: dict[str, np.ndarray]) -> dict[str, float]:
         cfg = self.cfg
         b = self.batch_tensors(batch)
-        observe(self.model, b["obs"], self.reduce_sums)
         target_logp, entropy, values, bootstrap = self.model.evaluate_unroll(b["obs"], b["actions"])
         discounts, trace, valid = discounts_and_masks(b, cfg.gamma)
         rewards = b["rewards"]
@@ -38,4 +37,4 @@ class ImpalaLearner(GradientLearner):
             rho_mean = torch.where(valid.bool(), rho, 0.0).sum() / valid.sum().clamp(min=1.0)
         applied = self.apply(loss, {"loss_policy": pg, "loss_value": vf, "entropy": -ent, "rho_mean": rho_mean,
                                     **norm_terms})
-        return track_targets(self.model, vt.vs, valid, applied, self.reduce_sums)
+        return track_statistics(self.model, b["obs"], vt.vs, valid, applied, self.reduce_sums)

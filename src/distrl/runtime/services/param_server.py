@@ -74,18 +74,26 @@ class SharedShards:
             lag = int(self.versions[s]) - int(versions[s])
             staleness.append(lag)
             if self.max_staleness is not None and lag > self.max_staleness:
-                with self.counting:
-                    self.dropped[s] += 1
+                self._count(self.dropped, s)
                 dropped += 1
                 continue
             for i in shard:
                 shared[i].grad = mine[i].grad
             step_at(self.optimizers[s], lr)
-            with self.counting:
-                self.versions[s] += 1
+            self._count(self.versions, s)
             self.bytes += self.shard_bytes[s]
             applied += 1
         return applied, dropped, float(np.mean(staleness))
+
+    def _count(self, counter: torch.Tensor, s: int) -> None:
+        # bounded: a worker killed inside this one-line section must not stop the others for good (they
+        # count without the lock then, as before it existed)
+        locked = self.counting.acquire(timeout=1.0)
+        try:
+            counter[s] += 1
+        finally:
+            if locked:
+                self.counting.release()
 
     def exchange(self, local: torch.nn.Module, versions: np.ndarray) -> tuple[int, int, float, np.ndarray]:
         return (*self.push(local, versions), self.pull(local))
