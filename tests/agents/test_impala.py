@@ -171,4 +171,4 @@ def test_the_normalisers_run_end_to_end_and_reach_the_actors_and_eval(tmp_path):
     assert model["obs_norm.count"] > 0 and float(model["popart.sigma"]) != 1.0
     assert bool((model["obs_norm.std"] != 1.0).all())
     ev = distrl.evaluate(tmp_path / "r", episodes=2)
-    assert -2000 < ev["mean_return"] <= 0
+    assert -16.3 * 200 < ev["mean_return"] <= 0  # within what Pendulum can return (cost <= 16.3 a step, 200 steps)

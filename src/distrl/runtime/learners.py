@@ -108,6 +108,12 @@ class AllReduce:
         return sums
 
 
+def _combine_over(learner, world: int) -> None:
+    """From now on ``learner`` averages its gradients and sums its batch statistics over ``world`` ranks."""
+    reduce = AllReduce(world)
+    learner.reduce_gradients, learner.reduce_sums = reduce, reduce.sums
+
+
 class _Objects:
     """Rank 0's messages to the replicas over gloo's object collectives."""
 
@@ -293,8 +299,7 @@ def replica_loop(rank: int, world: int, where, make_learner, uses: tuple[str, ..
         replay.objects = objects
     try:
         _load_state(learner, objects.broadcast())
-        learner.reduce_gradients = AllReduce(world)
-        learner.reduce_sums = learner.reduce_gradients.sums
+        _combine_over(learner, world)
         while True:
             message = objects.scatter(None)
             if message[0] == "stop":
@@ -338,8 +343,7 @@ class LearnerGroup:
             for replay in replays:
                 replay.objects = objects
             objects.broadcast(_state(learner))
-            learner.reduce_gradients = AllReduce(world)
-            learner.reduce_sums = learner.reduce_gradients.sums
+            _combine_over(learner, world)
         except BaseException:
             if replicas is not None:
                 replicas.kill()

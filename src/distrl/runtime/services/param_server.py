@@ -223,7 +223,6 @@ class RemoteShards:
         import ray
 
         results = ray.get([server.apply.remote(g, v) for server, g, v in self._gradients(local, versions)])
-        self.bytes += sum(p.grad.numel() * p.grad.element_size() for p in local.parameters())
         applied = sum(ok for ok, _ in results)
         return applied, len(results) - applied, float(np.mean([lag for _, lag in results]))
 
@@ -231,7 +230,6 @@ class RemoteShards:
         import ray
 
         results = ray.get([server.exchange.remote(g, v) for server, g, v in self._gradients(local, versions)])
-        self.bytes += sum(p.grad.numel() * p.grad.element_size() for p in local.parameters())
         applied = sum(ok for ok, _, _, _ in results)
         new_versions = self._load(local, [(values, version) for _, _, values, version in results])
         return applied, len(results) - applied, float(np.mean([lag for _, lag, _, _ in results])), new_versions
@@ -256,9 +254,12 @@ class RemoteShards:
         return receive
 
     def _gradients(self, local: torch.nn.Module, versions: np.ndarray):
+        """Each shard's server, the gradients it is sent (counted in ``bytes``) and the version they came from."""
         params = list(local.parameters())
-        return [(server, [params[i].grad.numpy() for i in shard], int(v))
-                for server, shard, v in zip(self.servers, self.shards, versions)]
+        out = [(server, [params[i].grad.numpy() for i in shard], int(v))
+               for server, shard, v in zip(self.servers, self.shards, versions)]
+        self.bytes += sum(g.nbytes for _, grads, _ in out for g in grads)
+        return out
 
     def _load(self, local: torch.nn.Module, per_shard: list) -> np.ndarray:
         params = list(local.parameters())
