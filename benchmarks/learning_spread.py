@@ -45,6 +45,11 @@ CASES = {
                      runtime="local", total_steps=150_000, score="eval"),
     "apex-ddpg": dict(test="tests/agents/test_apex_ddpg.py::test_apex_ddpg_learns_pendulum", system="apex-ddpg",
                       env="Pendulum-v1", runtime="inline", total_steps=30_000, score="eval"),
+    "qt-opt": dict(test="tests/agents/test_qt_opt.py::test_qt_opt_learns_to_steer_a_point", system="qt-opt",
+                   env="distrl/PointToOrigin-v0", runtime="inline", total_steps=10_000, score="eval",
+                   settings=dict(num_actors=2, num_envs=2, unroll_length=8, min_replay=100, min_targets=128,
+                                 batch_size=32, updater_batch=64, hidden=(32, 32), cem_samples=16, cem_elites=4,
+                                 env_steps_per_update=4.0)),
 }
 
 VARIANTS = {
@@ -71,6 +76,11 @@ def run_one(case: dict, seed: int, settings: dict, episodes: int) -> dict:
         if case["score"] == "eval":
             out["eval"] = distrl.evaluate(f"{tmp}/r", episodes=episodes)["mean_return"]
     return out
+
+
+def fmt(value: float) -> str:
+    """Returns in the hundreds to the unit; small ones (the point task's, around -1) to two decimals."""
+    return f"{value:.0f}" if abs(value) >= 100 else f"{value:.2f}"
 
 
 def main() -> None:
@@ -111,11 +121,11 @@ def main() -> None:
                 scores.append(result[case["score"]])
                 trains.append(result["train"])
                 walls.append(result["wall_s"])
-            values = ", ".join(f"{s:.0f}" for s in scores)
+            values = ", ".join(fmt(s) for s in scores)
             if case["score"] == "eval":  # the training mean too, for comparison
-                values += " (training mean: " + ", ".join(f"{t:.0f}" for t in trains) + ")"
+                values += " (training mean: " + ", ".join(fmt(t) for t in trains) + ")"
             print(f"| {name} ({case['total_steps']:,} steps) | {variant} | {min(args.seeds)}-{max(args.seeds)} | "
-                  f"{case['score']} | {values} | {np.nanmin(scores):.0f} | {np.nanmedian(scores):.0f} | "
+                  f"{case['score']} | {values} | {fmt(np.nanmin(scores))} | {fmt(np.nanmedian(scores))} | "
                   f"{np.mean(walls) if walls else float('nan'):.1f} |", flush=True)
 
 

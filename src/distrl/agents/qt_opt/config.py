@@ -69,3 +69,9 @@ class QTOptConfig:
     online: bool = setting(True, "Collect online data with actors; false trains from the offline dataset alone "
                            "(then the run lasts offline_updates trainer updates).")
     offline_updates: int = setting(20_000, "Trainer updates of an offline-only run (online=false).", low=1)
+    conservative_weight: float = setting(0.0, "CQL's alpha (Kumar et al. 2020, eq. 4): the trainer also pushes down "
+                                         "a soft maximum of Q over sampled actions and pushes up Q at the data's "
+                                         "actions, so CEM does not chase actions no transition ever took. 0: off.",
+                                         low=0.0)
+    conservative_samples: int = setting(10, "Uniformly drawn actions per state in the conservative term's soft "
+                                        "maximum.", low=1, high=1024)

@@ -6,6 +6,14 @@ and, every ``target_lag_updates`` updates, copies the online network into the la
 are one module (``networks.py``), published as one weight vector: updaters read the targets from it.
 Target staleness (this version minus the version whose target networks made y) is a learner metric: per
 metrics row, and its session mean in ``summary.json`` (the program's ``summary_metrics``).
+
+With ``conservative_weight`` (alpha) above 0 the loss adds CQL(H)'s term (Kumar et al. 2020, arXiv:2006.04779,
+eq. 4), alpha * (log sum_j exp Q(s, a_j) - Q(s, a)), the a_j drawn uniformly in the action box (CQL's
+uniform-proposal estimate of the log-partition; its constant log-volume drops out of the gradient). Trained
+from a fixed dataset, plain regression leaves Q wrong and often high on actions no transition took, and CEM
+finds exactly those; the term pushes the soft maximum over all actions towards the data's actions. It needs
+no CEM in the trainer, which stays a regression. ``conservative_gap`` (per metrics row) is the term's mean
+before alpha: how far Q's soft maximum stands above the data's actions.
 """
 
 from __future__ import annotations
@@ -28,12 +36,19 @@ class QTOptLearner(ReplayLearner):
         self.optimizer = torch.optim.Adam(self.online_params, lr=cfg.lr, foreach=True)
         super().__init__(cfg, targets, {"lr": self.optimizer})
         self.staleness: list[float] = []  # per update, since the last learner step
+        self.gaps: list[torch.Tensor] = []  # the conservative term per update, read once per learner step
 
     def update(self, batch: SampledBatch) -> tuple[float | None, None]:
         t = self.tensors(batch)
-        loss = F.huber_loss(self.q.q(t["obs"], t["action"]), t["target"])
+        q = self.q.q(t["obs"], t["action"])
+        loss = F.huber_loss(q, t["target"])
+        gap = self.conservative_gap(t["obs"], q) if self.cfg.conservative_weight > 0 else None
+        if gap is not None:
+            loss = loss + self.cfg.conservative_weight * gap
         if not self.finite_step(loss, self.online_params, self.optimizer):
             return None, None
+        if gap is not None:
+            self.gaps.append(gap.detach())
         polyak_(self.nets.polyak, self.online_params, self.cfg.target_tau)
         if (self.updates + 1) % self.cfg.target_lag_updates == 0:
             with torch.no_grad():
@@ -41,11 +56,21 @@ class QTOptLearner(ReplayLearner):
         self.staleness.append(float(self.version - batch.items["version"].mean()))
         return float(loss.detach()), None
 
+    def conservative_gap(self, obs: torch.Tensor, q_data: torch.Tensor) -> torch.Tensor:
+        """Mean over the batch of log sum_j exp Q(s, a_j) - Q(s, a), a_j uniform in the action box."""
+        low, high = self.q.low, self.q.high
+        u = torch.rand((obs.shape[0], self.cfg.conservative_samples, low.shape[0]), device=obs.device)
+        q_sampled = self.q.q(obs, low + (high - low) * u)
+        return (torch.logsumexp(q_sampled, dim=1) - q_data).mean()
+
     def step(self, batch=None):
         out = super().step(batch)
         if out is not None and self.staleness:
             out["target_staleness"] = float(np.mean(self.staleness))
             self.staleness.clear()
+        if out is not None and self.gaps:
+            out["conservative_gap"] = float(torch.stack(self.gaps).mean())
+            self.gaps.clear()
         return out
 
     def get_weights(self) -> np.ndarray:
