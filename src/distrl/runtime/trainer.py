@@ -428,8 +428,12 @@ class Trainer:
         if "actor_wait_s" in services:  # an inference server: actors blocked waiting for actions
             actor_stats["block_s"] = services.pop("actor_wait_s")
         nodes = actor_stats.pop("nodes", None)
+        roles = actor_stats.pop("roles", {})
         served = any(isinstance(s, Inference) for s in self.program.services.values())
-        name, numbers, wait_frac = verdict(self.totals, actor_stats, services, self.learner is None, served)
+        fed_by = (*self.program.learner_uses, self.program.consumes)  # what the learner reads
+        feeders = {r.name: roles[r.name] for r in self.program.roles 
+                   if r.emits is not None and r.emits in fed_by and r.name in roles}
+        name, numbers, wait_frac = verdict(self.totals, actor_stats, services, self.learner is None, served, feeders)
         stats = self.stats()
         tot = self.totals
         split = {"startup_s": tot.startup_s, "wait_s": tot.wait_s, "learn_s": tot.learn_s, "publish_s": tot.publish_s, "env_s": tot.env_s,
@@ -442,6 +446,8 @@ class Trainer:
             "policy_lag_mean": num(float(np.mean(lags)) if lags else float("nan")),
             "actor_restarts": self.restarts, "bottleneck": name, "bottleneck_detail": numbers,
             "time_split_s": {k: round(v, 3) for k, v in {**split, **{f"actor_{k}": v for k, v in actor_stats.items()}}.items()},
+            # per role, summed over its components (local runtime): seconds in step, seconds waiting for a grant
+            "role_time_s": {r: {k: round(v, 3) for k, v in t.items()} for r, t in roles.items()},
             "interrupted": self.interrupted, "run_dir": str(self.run_dir), "clock_started_at": round(self._started_at, 3),
             # between processes, this session: outputs and weights pulled (not parameter-server or SEED stream traffic)
             "bytes_per_env_step": num(tot.transport_bytes / max(self.env_steps - self._steps_at_start, 1)),

@@ -140,7 +140,7 @@ class LocalBackend:
                 self.slots[role.name] = SharedArrays.create(role.output, (n,))
                 self.free[role.name] = deque(range(n))
         self.control = SharedArrays.create({"stop": ArraySpec((1,), "int8"),
-                                            "stats": ArraySpec((len(self.workers), 2), "float64")})
+                                            "stats": ArraySpec((len(self.workers), 3), "float64")})
         for row, w in enumerate(self.workers):
             w.row = row
             self._spawn(w)
@@ -338,7 +338,12 @@ class LocalBackend:
         if self.control is None:
             return {}
         s = self.control.arrays["stats"]
-        return {"block_s": float(s[:, 0].sum()), "transport_s": float(s[:, 1].sum())}
+        roles: dict[str, dict[str, float]] = {}
+        for w in self.workers:  # per role too: the verdict names the role the learner waits for
+            t = roles.setdefault(w.role.name, {"block_s": 0.0, "busy_s": 0.0})
+            t["block_s"] += float(s[w.row, 0])
+            t["busy_s"] += float(s[w.row, 2])
+        return {"block_s": float(s[:, 0].sum()), "transport_s": float(s[:, 1].sum()), "roles": roles}
 
     def pids(self) -> list[int]:
         return [w.handle.pid for w in self.workers if w.handle is not None and w.handle.is_alive()]

@@ -27,7 +27,7 @@ ERROR = "error"  # to the backend: (ERROR, traceback) just before a failed compo
 def worker_main(name: str, index: int, seed: int, make, handles: dict, uses: tuple[tuple[str, ...], tuple[str, ...]],
                 slots_handle, control_handle, row: int, conn, torch_threads: int) -> None:
     """``control_handle``: shared ``stop`` flag and ``stats`` rows ([seconds waiting for a grant, seconds
-    moving data]); this component writes row ``row``."""
+    moving data, seconds in ``step``]); this component writes row ``row``."""
     ignore_interrupts()
     die_with_parent()
     set_process_name(f"distrl-{name}-{index}")
@@ -67,6 +67,7 @@ def worker_main(name: str, index: int, seed: int, make, handles: dict, uses: tup
             t3 = time.perf_counter()
             stats[row, 0] += t1 - t0
             stats[row, 1] += pulled + (t3 - t2)
+            stats[row, 2] += t2 - t1 - pulled
     except (EOFError, BrokenPipeError, KeyboardInterrupt):
         return  # the backend is gone or stopping
     except Exception:

@@ -9,7 +9,11 @@ from typing import Any
 
 import numpy as np
 
-from distrl.runtime.run.metrics import EpisodeStats, bottleneck, inference_bottleneck
+from distrl.runtime.run.metrics import (
+    EpisodeStats,
+    fed_bottleneck,
+    inference_bottleneck,
+)
 
 # info keys the trainer accounts itself; any other number a component reports becomes an ``actor_<key>`` column
 ACCOUNTED = {"env_steps", "version", "episode_returns", "episode_lengths", "env_s", "infer_s", "pid",
@@ -72,8 +76,10 @@ def row(env_steps: int, wall_s: float, dt: float, iv: Interval, episodes: Episod
     return out
 
 
-def verdict(totals: Interval, actor: dict, services: dict, workers_learn: bool, served: bool) -> tuple[str, str, float]:
-    """The bottleneck verdict, the numbers behind it, and the learner's wait fraction."""
+def verdict(totals: Interval, actor: dict, services: dict, workers_learn: bool, served: bool,
+            feeders: dict[str, dict[str, float]] | None = None) -> tuple[str, str, float]:
+    """The bottleneck verdict, the numbers behind it, and the learner's wait fraction. ``feeders``: the time split
+    of each role that writes what the learner reads, where the backend times roles apart (``local``)."""
     learner_total = totals.wait_s + totals.learn_s + totals.publish_s
     wait_frac = totals.wait_s / learner_total if learner_total > 0 and not workers_learn else float("nan")
     actor_time = max(totals.env_s + totals.infer_s + actor.get("block_s", 0.0) + actor.get("transport_s", 0.0), 1e-9)
@@ -87,7 +93,7 @@ def verdict(totals: Interval, actor: dict, services: dict, workers_learn: bool, 
                 f"and {grad_frac:.0%} computing and applying gradients", wait_frac)
     if served and "actor_idle_frac" in services:
         return (*inference_bottleneck(wait_frac, services["actor_idle_frac"]), wait_frac)
-    return (*bottleneck(wait_frac, block_frac, transport_frac), wait_frac)
+    return (*fed_bottleneck(wait_frac, block_frac, transport_frac, feeders or {}), wait_frac)
 
 
 def num(x: float | None):

@@ -129,6 +129,29 @@ def bottleneck(learner_wait_frac: float, actor_block_frac: float, transport_frac
     return verdict, numbers
 
 
+def fed_bottleneck(learner_wait_frac: float, actor_block_frac: float, transport_frac: float,
+                   feeders: dict[str, dict[str, float]]) -> tuple[str, str]:
+    """:func:`bottleneck` where each role's time is known (the ``local`` runtime times every component): when the
+    learner waits for data, the limit is the role that writes what it reads, which need not be the actors (QT-Opt's
+    trainer reads targets from Bellman updaters, and its actors are paced to the trainer on purpose).
+    ``feeders``: per role that emits into a service the learner uses, its summed ``busy_s`` (in ``step``) and
+    ``block_s`` (waiting for a grant: a full pipeline or a rate limiter).
+
+    - ``<role>-bound`` (e.g. actor-bound, updater-bound): the learner waits and every feeding role is busy
+      (blocked under 20% of its time);
+    - pipeline-bound: the learner waits and a feeding role is blocked too.
+    Otherwise as :func:`bottleneck`.
+    """
+    verdict, numbers = bottleneck(learner_wait_frac, actor_block_frac, transport_frac)
+    if verdict == "transport-bound" or learner_wait_frac < 0.2 or not feeders:
+        return verdict, numbers
+    blocked = {role: t["block_s"] / max(t["block_s"] + t["busy_s"], 1e-9) for role, t in feeders.items()}
+    numbers += "; the learner reads from " + ", ".join(f"{role} (blocked {f:.0%})" for role, f in blocked.items())
+    if all(f < 0.2 for f in blocked.values()):
+        return "/".join(blocked) + "-bound", numbers
+    return "pipeline-bound", numbers
+
+
 def inference_bottleneck(learner_wait_frac: float, actor_idle_frac: float) -> tuple[str, str]:
     """SEED's verdict: actors wait for actions rather than for queue space, so "idle" means waiting on the
     inference server (its batching, forward passes and the transport)."""
