@@ -4,7 +4,8 @@ bottleneck moves (arXiv:1806.10293 section 5 ran ~10 updaters per trainer).
 Offline-only runs (``online=false``: no actors compete for the cores) from a dataset of random Pendulum-v1
 episodes, each ``--wall`` seconds of training with ``num_updaters`` in ``--updaters``; per run the targets the
 updaters wrote per second (the training buffer's insert rate), trainer updates per second, the trainer's wait
-fraction (waiting for targets) and the mean target staleness. While the updaters are the bottleneck the trainer
+fraction (waiting for targets), the mean target staleness and the run's bottleneck verdict with the updaters'
+blocked fraction (waiting for the training buffer's rate limiter). While the updaters are the bottleneck the trainer
 waits and targets/s grows with their count; once it stops growing the cores (or the trainer at
 ``samples_per_insert`` samples per target) are the limit.
 
@@ -44,8 +45,9 @@ def main() -> None:
     args = p.parse_args()
     rng = np.random.default_rng(args.seed)
     print(f"Pendulum-v1, offline-only, {args.wall:.0f} s per run, {os.cpu_count()} cores, defaults otherwise")
-    print("| updaters | targets/s | trainer updates/s | trainer wait fraction | target staleness (updates) |")
-    print("|---|---|---|---|---|")
+    print("| updaters | targets/s | trainer updates/s | trainer wait fraction | target staleness (updates) | "
+          "updaters blocked | verdict |")
+    print("|---|---|---|---|---|---|---|")
     with tempfile.TemporaryDirectory() as tmp:
         data = Path(tmp) / "data"
         write_episodes(data, record_episodes("Pendulum-v1", lambda obs: rng.uniform(-2, 2, 1).astype(np.float32),
@@ -55,8 +57,11 @@ def main() -> None:
             s = distrl.train("qt-opt", env="Pendulum-v1", run_dir=str(run), seed=args.seed, online=False,
                              offline=str(data), offline_updates=10**9, max_wall_s=args.wall, num_updaters=n)
             summary = json.loads((run / "summary.json").read_text())
+            t = summary["role_time_s"]["updater"]
+            blocked = t["block_s"] / max(t["block_s"] + t["busy_s"], 1e-9)
             print(f"| {n} | {inserted_per_s(run):,.0f} | {s['learner_updates'] / s['wall_s']:,.0f} | "
-                  f"{summary['learner_wait_frac']:.2f} | {summary['target_staleness_mean']:.0f} |", flush=True)
+                  f"{summary['learner_wait_frac']:.2f} | {summary['target_staleness_mean']:.0f} | {blocked:.2f} | "
+                  f"{summary['bottleneck']} |", flush=True)
 
 
 if __name__ == "__main__":

@@ -245,6 +245,18 @@ def test_an_offline_only_run_trains_from_a_dataset_with_no_env_step(tmp_path):
     assert distrl.evaluate(run, episodes=1)["episodes"] == 1
 
 
+def test_the_conservative_term_is_on_by_default_from_fixed_data_only():
+    """config.py says why (measured by benchmarks/qt_opt_offline.py); a weight given is kept either way."""
+    from distrl.agents.qt_opt.builder import checked
+    from distrl.core.system import BuildContext
+
+    ctx = BuildContext(env_id="Pendulum-v1", env=PENDULUM, total_steps=1000)
+    assert checked(Config(**SMALL), ctx).conservative_weight == 0.0
+    assert checked(Config(**SMALL, online=False, offline="data"), ctx).conservative_weight == 0.1
+    assert checked(Config(**SMALL, conservative_weight=0.3), ctx).conservative_weight == 0.3
+    assert checked(Config(**SMALL, online=False, offline="data", conservative_weight=0.0), ctx).conservative_weight == 0
+
+
 def test_online_false_without_a_dataset_is_refused(tmp_path):
     from distrl.errors import ConfigError
 

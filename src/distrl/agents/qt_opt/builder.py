@@ -16,6 +16,7 @@ trainer updates.
 
 from __future__ import annotations
 
+import dataclasses
 from functools import partial
 
 import numpy as np
@@ -61,6 +62,9 @@ def _learner(env, cfg, handles):
     return QTOptLearner(cfg, make_model(env, cfg), handles["targets"])
 
 
+OFFLINE_CONSERVATIVE_WEIGHT = 0.1
+
+
 def checked(cfg: QTOptConfig, ctx: BuildContext) -> QTOptConfig:
     env = ctx.env
     if env.discrete or len(env.action_shape) != 1 or len(env.obs_shape) != 1:
@@ -70,6 +74,8 @@ def checked(cfg: QTOptConfig, ctx: BuildContext) -> QTOptConfig:
         raise ConfigError(f"cem_elites ({cfg.cem_elites}) must be at most cem_samples ({cfg.cem_samples})")
     if not cfg.online and not cfg.offline:
         raise ConfigError("online=false trains from offline data alone: give it a dataset with --set offline=DIR")
+    if cfg.conservative_weight is None:  # conservative from fixed data only (config.py says why 0.1)
+        cfg = dataclasses.replace(cfg, conservative_weight=0.0 if cfg.online else OFFLINE_CONSERVATIVE_WEIGHT)
     low, high = env.action_space.low, env.action_space.high
     if not (np.isfinite(low).all() and np.isfinite(high).all()):
         raise ConfigError(f"qt-opt samples actions inside the action box, so it needs finite bounds; '{ctx.env_id}' has "

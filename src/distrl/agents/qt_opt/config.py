@@ -7,6 +7,9 @@ a 2-core machine: one updater and one trainer are the defaults here, and ``num_u
 (the trainer count waits for data-parallel learners). The network is smaller than the paper's image network
 (vector observations: MLP 128-128, its first layer split so CEM computes the state's part once per state;
 256-256 learned Pendulum as well at about twice the wall time).
+From a fixed dataset alone (``online=false``) the trainer adds CQL's conservative term with weight 0.1
+(``benchmarks/qt_opt_offline.py``, 5 seeds: the offline policy beat the one that recorded the data by 226-477 with
+it, by 38-616 without, by 78-228 at 0.5); with online data it is off, as in the paper.
 The paper regressed a sigmoid Q on a cross-entropy loss for its 0/1 grasp reward; for general rewards the
 trainer regresses Q with the Huber loss.
 """
@@ -69,9 +72,10 @@ class QTOptConfig:
     online: bool = setting(True, "Collect online data with actors; false trains from the offline dataset alone "
                            "(then the run lasts offline_updates trainer updates).")
     offline_updates: int = setting(20_000, "Trainer updates of an offline-only run (online=false).", low=1)
-    conservative_weight: float = setting(0.0, "CQL's alpha (Kumar et al. 2020, eq. 4): the trainer also pushes down "
-                                         "a soft maximum of Q over sampled actions and pushes up Q at the data's "
-                                         "actions, so CEM does not chase actions no transition ever took. 0: off.",
-                                         low=0.0)
+    conservative_weight: float | None = setting(None, "CQL's alpha (Kumar et al. 2020, eq. 4): the trainer also pushes "
+                                                "down a soft maximum of Q over sampled actions and pushes up Q at the "
+                                                "data's actions, so CEM does not chase actions no transition took. "
+                                                "None: 0.1 in an offline-only run (online=false), 0 with online data.",
+                                                low=0.0)
     conservative_samples: int = setting(10, "Uniformly drawn actions per state in the conservative term's soft "
                                         "maximum.", low=1, high=1024)

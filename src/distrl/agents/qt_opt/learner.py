@@ -37,14 +37,15 @@ class QTOptLearner(ReplayLearner):
         super().__init__(cfg, targets, {"lr": self.optimizer})
         self.staleness: list[float] = []  # per update, since the last learner step
         self.gaps: list[torch.Tensor] = []  # the conservative term per update, read once per learner step
+        self.conservative_weight = cfg.conservative_weight or 0.0  # (the builder resolves None; unresolved: off)
 
     def update(self, batch: SampledBatch) -> tuple[float | None, None]:
         t = self.tensors(batch)
         q = self.q.q(t["obs"], t["action"])
         loss = F.huber_loss(q, t["target"])
-        gap = self.conservative_gap(t["obs"], q) if self.cfg.conservative_weight > 0 else None
+        gap = self.conservative_gap(t["obs"], q) if self.conservative_weight > 0 else None
         if gap is not None:
-            loss = loss + self.cfg.conservative_weight * gap
+            loss = loss + self.conservative_weight * gap
         if not self.finite_step(loss, self.online_params, self.optimizer):
             return None, None
         if gap is not None:
