@@ -194,8 +194,9 @@ def test_plot_writes_into_the_run_dir_and_eval_numbers_are_rounded(cli, tmp_path
     r = cli("plot", str(run), cwd=tmp_path)
     assert r.returncode == 0 and (run / "curves.png").read_bytes()[:4] == b"\x89PNG" and not (tmp_path / "curves.png").exists()
     result = json.loads(cli("eval", str(run), "--episodes", "3", cwd=tmp_path).stdout.strip().splitlines()[-1])
-    for key in ("mean_return", "std_return"):
+    for key in ("mean_return", "std_return", "min_return", "max_return"):
         assert result[key] == round(result[key], 6)
+    assert result["min_return"] <= result["mean_return"] <= result["max_return"]
 
 
 def test_train_help_says_each_default_once():

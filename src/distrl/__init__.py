@@ -51,7 +51,8 @@ def load_policy(run_dir: str | Path):
 
 def evaluate(run_dir: str | Path, episodes: int = 10, seed: int = 12345, video: bool = False) -> dict[str, Any]:
     """Play ``episodes`` with a run's greedy policy (env seeds ``seed, seed+1, ...``); returns ``mean_return``,
-    ``std_return``, ``episodes`` and, with ``video``, the path of a GIF of the first episode."""
+    ``std_return``, ``min_return`` and ``max_return`` (the worst and the best episode), ``episodes`` and, with
+    ``video``, the path of a GIF of the first episode."""
     from distrl.api import evaluate as _evaluate
 
     return _evaluate(run_dir, episodes, seed=seed, video=video)

@@ -307,7 +307,7 @@ def evaluate(run_dir: str | Path, episodes: int = 10, seed: int = 12345, video: 
     env.close()
     # rounded: float sums of rewards carry noise in the last digits (0.9600000000000002, a std of 2.2e-16)
     result = {"mean_return": round(float(np.mean(returns)), 6), "std_return": round(float(np.std(returns)), 6),
-              "episodes": episodes}
+              "min_return": round(min(returns), 6), "max_return": round(max(returns), 6), "episodes": episodes}
     if video and frames:
         result["video"] = str(_write_gif(Path(run_dir) / "videos" / "eval-episode-0.gif", frames))
     return result

@@ -143,8 +143,8 @@ def test_the_trainer_regresses_q_and_moves_its_two_target_networks_as_set():
     assert learner.step()["target_staleness"] == pytest.approx(v0 + 31.5)
 
 
-def test_the_conservative_term_is_the_log_sum_exp_over_uniform_actions_minus_q_at_the_data():
-    """CQL(H)'s term, eq. 4 of arXiv:2006.04779, against a direct evaluation: the same uniform draws (same torch
+def test_the_conservative_term_is_the_log_mean_exp_over_uniform_actions_minus_q_at_the_data():
+    """CQL(H)'s term, eq. 4 of arXiv:2006.04779 (less the constant log N), against a direct evaluation: the same uniform draws (same torch
     seed) scored one action at a time, and the log-sum-exp taken in float64 numpy."""
     cfg = Config(**{**SMALL, "conservative_weight": 1.0, "conservative_samples": 7})
     learner = learner_with(cfg, transitions_with_targets(50))
@@ -157,7 +157,7 @@ def test_the_conservative_term_is_the_log_sum_exp_over_uniform_actions_minus_q_a
     with torch.no_grad():
         q = np.stack([learner.q.q(obs, actions[:, j]).numpy() for j in range(7)], 1).astype(np.float64)
     m = q.max(1)
-    lse = m + np.log(np.exp(q - m[:, None]).sum(1))
+    lse = m + np.log(np.exp(q - m[:, None]).mean(1))  # log-mean-exp: a Q flat in the action gives 0
     assert gap == pytest.approx(float(np.mean(lse - q_data.detach().numpy())), rel=1e-5, abs=1e-5)
 
 
@@ -175,8 +175,9 @@ def test_the_conservative_term_pulls_q_down_off_the_datas_actions():
             at = learner.q.q(obs, torch.ones(256, 1)).mean()
         return float(away - at)
 
-    assert trained(1.0) < -0.5
-    assert trained(1.0) < trained(0.0) - 0.5
+    conservative = trained(1.0)
+    assert conservative < -0.5
+    assert conservative < trained(0.0) - 0.5
 
 
 def test_qt_opt_learns_to_steer_a_point(tmp_path):
@@ -202,7 +203,6 @@ def test_qt_opt_runs_on_every_runtime_and_its_policy_evaluates(tmp_path, runtime
     assert s["target_staleness_mean"] >= 0
     if runtime == "local":  # every component timed apart: the verdict can name the updaters
         assert set(s["role_time_s"]) == {"actor", "updater"}
-        assert all(v >= 0 for t in s["role_time_s"].values() for v in t.values())
         assert s["role_time_s"]["updater"]["busy_s"] > 0
     assert distrl.evaluate(run, episodes=1)["episodes"] == 1
     action = distrl.load_policy(run).act(np.zeros(3, np.float32))

@@ -50,3 +50,12 @@ def test_episodes_last_ten_steps_and_the_reference_returns():
     # the figures the docstring and the learning tests quote
     assert -9.0 < play(lambda o, rng: rng.uniform(-1, 1, 2), 500) < -7.8
     assert -0.3 < play(lambda o, rng: np.clip(-2 * o, -1, 1), 500) < -0.15
+
+
+def test_it_renders_for_videos():
+    env = make_env(POINT_TO_ORIGIN, render_mode="rgb_array")
+    env.reset(seed=0)
+    env.unwrapped.x = np.array([1.0, 1.0], np.float32)  # top right
+    frame = env.render()
+    assert frame.shape == (64, 64, 3) and frame.dtype == np.uint8
+    assert frame[2, 61].tolist() == [255, 255, 255] and frame[61, 2].tolist() != [255, 255, 255]

@@ -30,7 +30,7 @@ from distrl.errors import ConfigError, RunStopped
 from distrl.models.device import resolve_device
 from distrl.runtime.backends import make_backend
 from distrl.runtime.learners import LearnerGroup, ShardingReplay, for_learners
-from distrl.runtime.run.accounting import Interval, num, row, verdict
+from distrl.runtime.run.accounting import Interval, feeders, num, row, verdict
 from distrl.runtime.run.checkpoint import (
     latest_checkpoint,
     list_checkpoints,
@@ -430,10 +430,8 @@ class Trainer:
         nodes = actor_stats.pop("nodes", None)
         roles = actor_stats.pop("roles", {})
         served = any(isinstance(s, Inference) for s in self.program.services.values())
-        fed_by = (*self.program.learner_uses, self.program.consumes)  # what the learner reads
-        feeders = {r.name: roles[r.name] for r in self.program.roles 
-                   if r.emits is not None and r.emits in fed_by and r.name in roles}
-        name, numbers, wait_frac = verdict(self.totals, actor_stats, services, self.learner is None, served, feeders)
+        name, numbers, wait_frac = verdict(self.totals, actor_stats, services, self.learner is None, served,
+                                           feeders(self.program, roles))
         stats = self.stats()
         tot = self.totals
         split = {"startup_s": tot.startup_s, "wait_s": tot.wait_s, "learn_s": tot.learn_s, "publish_s": tot.publish_s, "env_s": tot.env_s,

@@ -3,7 +3,7 @@
 from hypothesis import given
 from hypothesis import strategies as st
 
-from distrl.runtime.run.accounting import Interval, verdict
+from distrl.runtime.run.accounting import Interval, feeders, verdict
 from distrl.runtime.run.metrics import bottleneck, fed_bottleneck
 
 frac = st.floats(0.0, 1.0)
@@ -34,22 +34,19 @@ def test_where_workers_learn_there_is_no_learner_wait(env_s, infer_s, learn_s):
 role_times = st.fixed_dictionaries({"block_s": st.floats(0.0, 100.0), "busy_s": st.floats(0.0, 100.0)})
 
 
-@given(frac, frac, frac, st.dictionaries(st.sampled_from(["actor", "updater"]), role_times, max_size=2))
-def test_a_role_is_named_the_bottleneck_only_if_the_learner_waits_for_it_and_it_is_busy(wait, block, transport,
-                                                                                         feeders):
+@given(st.one_of(frac, st.just(float("nan"))), frac, frac,
+       st.dictionaries(st.sampled_from(["actor", "updater"]), role_times, max_size=2))
+def test_a_role_is_named_only_where_the_learner_waits_and_the_role_is_timed_and_busy(wait, block, transport, feeders):
     name, numbers = fed_bottleneck(wait, block, transport, feeders)
-    plain, plain_numbers = bottleneck(wait, block, transport)
-    blocked = {r: t["block_s"] / max(t["block_s"] + t["busy_s"], 1e-9) for r, t in feeders.items()}
-    if plain == "transport-bound" or wait < 0.2 or not feeders:  # nothing to say about roles: as before
-        assert (name, numbers) == (plain, plain_numbers)
-        return
-    assert numbers.startswith(plain_numbers)
-    for role, f in blocked.items():
-        assert f"{role} (blocked {f:.0%})" in numbers
-    if all(f < 0.2 for f in blocked.values()):
-        assert name == "/".join(blocked) + "-bound"
-    else:
-        assert name == "pipeline-bound"
+    plain = bottleneck(wait, block, transport)
+    assert numbers.startswith(plain[1])  # the plain numbers are always there
+    timed = {r: t for r, t in feeders.items() if t["block_s"] + t["busy_s"] > 0}
+    if not wait >= 0.2 or not timed:  # the learner did not wait (or had no time at all), or no role was timed
+        assert (name, numbers) == plain
+    elif name not in (plain[0], "pipeline-bound"):  # the verdict names roles: each one fed the learner and was busy
+        for role in name.removesuffix("-bound").split("/"):
+            t = timed[role]
+            assert t["block_s"] < 0.2 * (t["block_s"] + t["busy_s"])
 
 
 def test_qt_opts_trainer_waiting_on_busy_updaters_is_updater_bound():
@@ -58,5 +55,26 @@ def test_qt_opts_trainer_waiting_on_busy_updaters_is_updater_bound():
     feeders = {"updater": {"block_s": 0.1, "busy_s": 30.0}}
     assert bottleneck(0.8, 0.9, 0.01)[0] == "pipeline-bound"
     assert fed_bottleneck(0.8, 0.9, 0.01, feeders)[0] == "updater-bound"
+    assert "updater (blocked 0%)" in fed_bottleneck(0.8, 0.9, 0.01, feeders)[1]
     feeders["updater"]["block_s"] = 20.0  # updaters held back by the training buffer's rate limiter as well
     assert fed_bottleneck(0.8, 0.9, 0.01, feeders)[0] == "pipeline-bound"
+    # no learner time (a run stopped before the first batch): NaN wait, no role named
+    assert fed_bottleneck(float("nan"), 0.1, 0.0, {"updater": {"block_s": 0.0, "busy_s": 5.0}})[0] == "balanced"
+    # a feeding role never granted a step has no time: unknown, not "blocked 0%"
+    assert fed_bottleneck(0.8, 0.1, 0.0, {"updater": {"block_s": 0.0, "busy_s": 0.0}})[0] == "actor-bound"
+
+
+def test_the_feeding_roles_are_those_emitting_into_what_the_learner_reads():
+    """QT-Opt's program: actors emit into the replay the updaters read, updaters into the training buffer the
+    trainer reads; an evaluator emits nothing. Only the updaters feed the learner."""
+    from distrl.agents.qt_opt import Config
+    from distrl.agents.qt_opt.builder import build
+    from distrl.core.system import BuildContext
+    from distrl.envs import env_spec
+
+    ctx = BuildContext(env_id="Pendulum-v1", env=env_spec("Pendulum-v1"), total_steps=1000, eval_interval_steps=500)
+    program = build(Config(), ctx)
+    times = {r.name: {"block_s": 1.0, "busy_s": 2.0} for r in program.roles}
+    assert {r.name for r in program.roles} == {"actor", "updater", "evaluator"}
+    assert feeders(program, times) == {"updater": times["updater"]}
+    assert feeders(program, {}) == {}  # a backend without per-role times

@@ -8,15 +8,19 @@ Target staleness (this version minus the version whose target networks made y) i
 metrics row, and its session mean in ``summary.json`` (the program's ``summary_metrics``).
 
 With ``conservative_weight`` (alpha) above 0 the loss adds CQL(H)'s term (Kumar et al. 2020, arXiv:2006.04779,
-eq. 4), alpha * (log sum_j exp Q(s, a_j) - Q(s, a)), the a_j drawn uniformly in the action box (CQL's
-uniform-proposal estimate of the log-partition; its constant log-volume drops out of the gradient). Trained
+eq. 4), alpha * (log (1/N) sum_j exp Q(s, a_j) - Q(s, a)), the N a_j drawn uniformly in the action box (CQL's
+uniform-proposal estimate of the log-partition; its constants, the log-volume and log N, leave the gradient as
+it is). Trained
 from a fixed dataset, plain regression leaves Q wrong and often high on actions no transition took, and CEM
 finds exactly those; the term pushes the soft maximum over all actions towards the data's actions. It needs
 no CEM in the trainer, which stays a regression. ``conservative_gap`` (per metrics row) is the term's mean
-before alpha: how far Q's soft maximum stands above the data's actions.
+before alpha: how far Q's soft maximum stands above the data's actions (0 for a Q flat in the action); ``loss``
+is then the Huber loss plus alpha times it, what the step minimises.
 """
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 import torch
@@ -58,11 +62,14 @@ class QTOptLearner(ReplayLearner):
         return float(loss.detach()), None
 
     def conservative_gap(self, obs: torch.Tensor, q_data: torch.Tensor) -> torch.Tensor:
-        """Mean over the batch of log sum_j exp Q(s, a_j) - Q(s, a), a_j uniform in the action box."""
+        """Mean over the batch of log (1/N) sum_j exp Q(s, a_j) - Q(s, a), a_j uniform in the action box: a
+        log-mean-exp, so a Q flat in the action gives 0 (the 1/N, like the box's volume, leaves the gradient
+        as it is)."""
         low, high = self.q.low, self.q.high
-        u = torch.rand((obs.shape[0], self.cfg.conservative_samples, low.shape[0]), device=obs.device)
+        n = self.cfg.conservative_samples
+        u = torch.rand((obs.shape[0], n, low.shape[0]), device=obs.device)
         q_sampled = self.q.q(obs, low + (high - low) * u)
-        return (torch.logsumexp(q_sampled, dim=1) - q_data).mean()
+        return (torch.logsumexp(q_sampled, dim=1) - math.log(n) - q_data).mean()
 
     def step(self, batch=None):
         out = super().step(batch)

@@ -92,7 +92,7 @@ class BellmanUpdater(Stateless):
         if batch is None:
             out["valid"][:] = False
             time.sleep(IDLE_S)
-            return {"env_steps": 0, "targets": 0}
+            return {"env_steps": 0, "targets": 0, "idle_s": IDLE_S}  # waiting for data, not labelling
         t0 = time.perf_counter()
         with torch.inference_mode():
             nxt = torch.from_numpy(batch["next_obs"])

@@ -1,14 +1,19 @@
-"""R2D3 settings (Paine, Gulcehre et al. 2019, arXiv:1909.01387): R2D2's, with ``demos`` required and the
-paper's demo ratio 1/256 (``demo_ratio``; DI-engine found 1/4 best on Pong: ``benchmarks/r2d3_demo_ratio.py``
-measures where our tasks fall)."""
+"""R2D3 settings (Paine, Gulcehre et al. 2019, arXiv:1909.01387): R2D2's, with ``demos`` required and the demo
+ratio measured on our hard-exploration task rather than the paper's 1/256: on MountainCar-v0 with 10 scripted demo
+episodes and 150k env steps (``benchmarks/r2d3_demo_ratio.py``), rho = 1/16 was the one ratio of 1/256, 1/64, 1/16
+and 1/4 whose greedy policy reached the flag on every seed (the README's Demonstrations table). The paper's tasks
+are long, so there the agent's own data soon carries the signal and little demo data suffices; DI-engine found
+1/4 best on Pong. The other replay systems keep the paper's 1/256 for their optional ``demos``."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from distrl.agents.r2d2.config import R2D2Config
+from distrl.config import setting
 
 
 @dataclass(frozen=True)
 class R2D3Config(R2D2Config):
-    pass
+    demo_ratio: float = setting(1 / 16, "rho: the chance that a batch element is a demonstration (the paper: 1/256; "
+                                "1/16 measured best on MountainCar here).", low=0.0, high=1.0)

@@ -65,9 +65,10 @@ def worker_main(name: str, index: int, seed: int, make, handles: dict, uses: tup
             t2 = time.perf_counter()
             conn.send((value, info))
             t3 = time.perf_counter()
-            stats[row, 0] += t1 - t0
+            idle = info.get("idle_s", 0.0)  # a step that found nothing to do waited, it did not work
+            stats[row, 0] += t1 - t0 + idle
             stats[row, 1] += pulled + (t3 - t2)
-            stats[row, 2] += t2 - t1 - pulled
+            stats[row, 2] += t2 - t1 - pulled - idle
     except (EOFError, BrokenPipeError, KeyboardInterrupt):
         return  # the backend is gone or stopping
     except Exception:

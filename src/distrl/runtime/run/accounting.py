@@ -17,7 +17,7 @@ from distrl.runtime.run.metrics import (
 
 # info keys the trainer accounts itself; any other number a component reports becomes an ``actor_<key>`` column
 ACCOUNTED = {"env_steps", "version", "episode_returns", "episode_lengths", "env_s", "infer_s", "pid",
-             "seed", "actor_index", "metrics", "transport_bytes"}
+             "seed", "actor_index", "metrics", "transport_bytes", "idle_s"}
 
 
 @dataclass
@@ -94,6 +94,14 @@ def verdict(totals: Interval, actor: dict, services: dict, workers_learn: bool, 
     if served and "actor_idle_frac" in services:
         return (*inference_bottleneck(wait_frac, services["actor_idle_frac"]), wait_frac)
     return (*fed_bottleneck(wait_frac, block_frac, transport_frac, feeders or {}), wait_frac)
+
+
+def feeders(program, role_times: dict[str, dict[str, float]]) -> dict[str, dict[str, float]]:
+    """The time split of each role that writes what the learner reads (its channel or one of its replays), from
+    the backend's per-role times (only ``local`` has them: elsewhere none, and the verdict stays the plain one)."""
+    reads = (*program.learner_uses, program.consumes)
+    return {r.name: role_times[r.name] for r in program.roles
+            if r.emits is not None and r.emits in reads and r.name in role_times}
 
 
 def num(x: float | None):

@@ -134,8 +134,9 @@ def fed_bottleneck(learner_wait_frac: float, actor_block_frac: float, transport_
     """:func:`bottleneck` where each role's time is known (the ``local`` runtime times every component): when the
     learner waits for data, the limit is the role that writes what it reads, which need not be the actors (QT-Opt's
     trainer reads targets from Bellman updaters, and its actors are paced to the trainer on purpose).
-    ``feeders``: per role that emits into a service the learner uses, its summed ``busy_s`` (in ``step``) and
-    ``block_s`` (waiting for a grant: a full pipeline or a rate limiter).
+    ``feeders``: per role that emits into a service the learner uses, its summed ``busy_s`` (in ``step``, less
+    what the component reported as ``idle_s``: a step that found nothing to do) and ``block_s`` (waiting for a
+    grant, a full pipeline or a rate limiter, plus those idle seconds).
 
     - ``<role>-bound`` (e.g. actor-bound, updater-bound): the learner waits and every feeding role is busy
       (blocked under 20% of its time);
@@ -143,9 +144,10 @@ def fed_bottleneck(learner_wait_frac: float, actor_block_frac: float, transport_
     Otherwise as :func:`bottleneck`.
     """
     verdict, numbers = bottleneck(learner_wait_frac, actor_block_frac, transport_frac)
-    if verdict == "transport-bound" or learner_wait_frac < 0.2 or not feeders:
+    timed = {role: t for role, t in feeders.items() if t["block_s"] + t["busy_s"] > 0}  # a role never granted: unknown
+    if verdict == "transport-bound" or not learner_wait_frac >= 0.2 or not timed:  # (NaN: no learner time at all)
         return verdict, numbers
-    blocked = {role: t["block_s"] / max(t["block_s"] + t["busy_s"], 1e-9) for role, t in feeders.items()}
+    blocked = {role: t["block_s"] / (t["block_s"] + t["busy_s"]) for role, t in timed.items()}
     numbers += "; the learner reads from " + ", ".join(f"{role} (blocked {f:.0%})" for role, f in blocked.items())
     if all(f < 0.2 for f in blocked.values()):
         return "/".join(blocked) + "-bound", numbers
