@@ -7,7 +7,8 @@ The README's benchmark figures are then the report's own rows, never retyped:
 
 Markers: `full-spread` (the full report's spread over seeds), `quick-cells`, `quick-peers`, `quick-ratios`
 (the quick report's tables), `quick-qtopt-r2d3` (the quick report's QT-Opt and R2D3 rows) and `beyond-cells`
-(the beyond suite's cells). Each report given fills its own markers.
+(the beyond suite's cells). Each report given fills its own markers; ``--qtopt-r2d3 DIR`` fills only
+`quick-qtopt-r2d3`, from a quick run of those two systems.
 """
 
 from __future__ import annotations
@@ -30,11 +31,18 @@ def table(markdown: str, heading: str) -> str:
     return "\n".join(out)
 
 
+def qtopt_r2d3(cells: list[str]) -> str:
+    """The cells table's header and its QT-Opt and R2D3 rows."""
+    return "\n".join(cells[:2] + [c for c in cells if c.startswith(("| qt-opt ", "| r2d3 "))])
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--full", help="a full suite's bench folder")
     p.add_argument("--quick", help="a quick suite's bench folder (with --peers)")
     p.add_argument("--beyond", help="a beyond suite's bench folder")
+    p.add_argument("--qtopt-r2d3", help="a quick suite's bench folder with (at least) the qt-opt and r2d3 cells: fills "
+                   "only their block (after `distrl bench --suite quick --systems qt-opt r2d3`)")
     args = p.parse_args()
     blocks = {}
     if args.full:
@@ -44,10 +52,13 @@ def main() -> None:
         cells = table(quick, "## Cells").splitlines()
         blocks.update({
             "quick-cells": "\n".join(cells),
-            "quick-qtopt-r2d3": "\n".join(cells[:2] + [c for c in cells if c.startswith(("| qt-opt ", "| r2d3 "))]),
+            "quick-qtopt-r2d3": qtopt_r2d3(cells),
             "quick-peers": table(quick, "## Peers (same machine, same run)"),
             "quick-ratios": table(quick, "distrl's ratio to each peer"),
         })
+    if args.qtopt_r2d3:
+        blocks["quick-qtopt-r2d3"] = qtopt_r2d3(table((Path(args.qtopt_r2d3) / "report.md").read_text(),
+                                                     "## Cells").splitlines())
     if args.beyond:
         blocks["beyond-cells"] = table((Path(args.beyond) / "report.md").read_text(), "## Cells")
     text = README.read_text()

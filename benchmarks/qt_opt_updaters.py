@@ -10,6 +10,11 @@ waits and targets/s grows with their count; once it stops growing the cores (or 
 ``samples_per_insert`` samples per target) are the limit.
 
     python benchmarks/qt_opt_updaters.py --updaters 1 2 3 4 --wall 40
+    python benchmarks/qt_opt_updaters.py --updaters 1 2 3 4 --wall 40 --conservative-weight 0
+
+An offline-only run's trainer adds the conservative term by default (``conservative_weight``: Q at
+``conservative_samples`` more actions per sample); ``--conservative-weight 0`` measures the plain regression the
+trainer of an online run does.
 """
 
 from __future__ import annotations
@@ -42,9 +47,12 @@ def main() -> None:
     p.add_argument("--updaters", type=int, nargs="+", default=[1, 2, 3, 4])
     p.add_argument("--wall", type=float, default=40.0)
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--conservative-weight", type=float, default=None,
+                   help="the trainer's conservative term (default: an offline-only run's default)")
     args = p.parse_args()
     rng = np.random.default_rng(args.seed)
-    print(f"Pendulum-v1, offline-only, {args.wall:.0f} s per run, {os.cpu_count()} cores, defaults otherwise")
+    print(f"Pendulum-v1, offline-only, {args.wall:.0f} s per run, {os.cpu_count()} cores, conservative_weight "
+          f"{'default' if args.conservative_weight is None else args.conservative_weight}, defaults otherwise")
     print("| updaters | targets/s | trainer updates/s | trainer wait fraction | target staleness (updates) | "
           "updaters blocked | verdict |")
     print("|---|---|---|---|---|---|---|")
@@ -55,7 +63,8 @@ def main() -> None:
         for n in args.updaters:
             run = Path(tmp) / f"u{n}"
             s = distrl.train("qt-opt", env="Pendulum-v1", run_dir=str(run), seed=args.seed, online=False,
-                             offline=str(data), offline_updates=10**9, max_wall_s=args.wall, num_updaters=n)
+                             offline=str(data), offline_updates=10**9, max_wall_s=args.wall, num_updaters=n,
+                             conservative_weight=args.conservative_weight)
             summary = json.loads((run / "summary.json").read_text())
             t = summary["role_time_s"]["updater"]
             blocked = t["block_s"] / max(t["block_s"] + t["busy_s"], 1e-9)
