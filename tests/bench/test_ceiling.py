@@ -18,6 +18,15 @@ def test_learner_rate_counts_only_rows_after_the_first_update():
     assert learner_rate([]) is None
 
 
+
+def test_learning_components_do_for_the_learner_counts_as_learner_time():
+    """QT-Opt's updaters label targets (time_worker_learn_s): 3,000 env steps over 1.5 s of trainer time and
+    4.5 s of labelling is 500 env steps per second of learning, not 2,000."""
+    rows = [dict(row(1000, 0, 0.0), time_worker_learn_s="0.5"), dict(row(3000, 5, 0.4), time_worker_learn_s="1.0"),
+            dict(row(4000, 10, 0.5), time_worker_learn_s="1.5"), dict(row(6000, 20, 1.0), time_worker_learn_s="3.0")]
+    assert learner_rate(rows) == pytest.approx(3000 / 6.0)
+
+
 def test_a_system_without_a_learner_has_the_actors_alone_and_inline_one_process():
     c = measure("a3c", "CartPole-v1", {"num_envs": 2}, 2, 0.3, has_learner=False, runtime="inline")
     assert c["processes"] == 1 and c["actors"] == 2  # inline: the two workers take turns in one process

@@ -6,7 +6,9 @@ services in its own process and its output dropped: no learner, no transport. A3
 learn themselves, so theirs includes their gradients.
 (b) *Learner alone*: a short ``inline`` run of the same config (one process; components take turns, so the
 learner's time is its own): env steps the run consumed per second of the learner's time, once it has begun
-to update (a replay's warm-up is left out). Replay learners are paced by their rate limiter, so this is
+to update (a replay's warm-up is left out). Learning that components do for the learner counts as learner time
+(QT-Opt's Bellman updaters compute the targets, CEM over the target networks: the expensive half of its
+Q-learning step; its trainer alone would flatter the ceiling several times over). Replay learners are paced by their rate limiter, so this is
 the env-step rate the learner alone could keep up with at the system's replay ratio.
 
 The combined ceiling is 1 / (1/a + 1/b): on a machine whose cores are all busy, acting and learning share
@@ -90,16 +92,16 @@ def actors_alone(system: str, env: str, settings: dict, n: int, seconds: float) 
 
 
 def learner_rate(rows: list[dict]) -> float | None:
-    """Env steps per second of learner time over the metrics rows wholly after the learner's first update
-    (a replay's warm-up, when env steps come in and the learner does nothing, is left out); None if there
-    are no such rows."""
+    """Env steps per second of learner time (the learner's and any learning components do for it) over the
+    metrics rows wholly after the learner's first update (a replay's warm-up, when env steps come in and the
+    learner does nothing, is left out); None if there are no such rows."""
     steps = learn_s = 0.0
     previous = None
     for row in rows:
         updates = float(row["learner_updates"] or 0)
         if previous is not None and previous[1] > 0:
             steps += float(row["env_steps"]) - previous[0]
-            learn_s += float(row["time_learn_s"] or 0)
+            learn_s += float(row["time_learn_s"] or 0) + float(row.get("time_worker_learn_s") or 0)
         previous = (float(row["env_steps"]), updates)
     return steps / learn_s if learn_s > 0 and steps > 0 else None
 

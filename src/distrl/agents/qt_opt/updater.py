@@ -107,4 +107,4 @@ class BellmanUpdater(Stateless):
         out["valid"][:] = True
         self.since_sync += 1
         return {"env_steps": 0, "version": self.version, "targets": len(y), "offline_share": offline / len(y),
-                "label_s": time.perf_counter() - t0}
+                "learn_s": time.perf_counter() - t0}  # labelling is the learning half the trainer does not do

@@ -70,6 +70,7 @@ def row(env_steps: int, wall_s: float, dt: float, iv: Interval, episodes: Episod
            # where the time went in this interval (actor seconds are summed over actors)
            "time_env_s": iv.env_s, "time_inference_s": iv.infer_s, "time_learn_s": iv.learn_s,
            "time_wait_s": iv.wait_s, "time_transport_s": iv.publish_s,
+           "time_worker_learn_s": iv.worker_learn_s,  # learning done in components (A3C, GORILA, QT-Opt's updaters)
            "bytes_per_env_step": iv.transport_bytes / iv.steps if iv.steps else float("nan")}
     for k, v in iv.metrics.items():
         out[k] = float(np.mean(v))
