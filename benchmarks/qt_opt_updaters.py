@@ -30,6 +30,7 @@ import numpy as np
 
 import distrl
 from distrl.datasets import record_episodes, write_episodes
+from distrl.runtime.run.metrics import blocked_fraction
 
 
 def inserted_per_s(run: Path) -> float:
@@ -66,8 +67,7 @@ def main() -> None:
                              offline=str(data), offline_updates=10**9, max_wall_s=args.wall, num_updaters=n,
                              conservative_weight=args.conservative_weight)
             summary = json.loads((run / "summary.json").read_text())
-            t = summary["role_time_s"]["updater"]
-            blocked = t["block_s"] / max(t["block_s"] + t["busy_s"], 1e-9)
+            blocked = blocked_fraction(summary["role_time_s"]["updater"])
             print(f"| {n} | {inserted_per_s(run):,.0f} | {s['learner_updates'] / s['wall_s']:,.0f} | "
                   f"{summary['learner_wait_frac']:.2f} | {summary['target_staleness_mean']:.0f} | {blocked:.2f} | "
                   f"{summary['bottleneck']} |", flush=True)

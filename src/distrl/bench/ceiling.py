@@ -8,8 +8,9 @@ learn themselves, so theirs includes their gradients.
 learner's time is its own): env steps the run consumed per second of the learner's time, once it has begun
 to update (a replay's warm-up is left out). Learning that components do for the learner counts as learner time
 (QT-Opt's Bellman updaters compute the targets, CEM over the target networks: the expensive half of its
-Q-learning step; its trainer alone would flatter the ceiling several times over). Replay learners are paced by their rate limiter, so this is
-the env-step rate the learner alone could keep up with at the system's replay ratio.
+Q-learning step; its trainer alone would flatter the ceiling several times over). Replay learners are paced by
+their rate limiter, so this is the env-step rate the learner alone could keep up with at the system's replay
+ratio.
 
 The combined ceiling is 1 / (1/a + 1/b): on a machine whose cores are all busy, acting and learning share
 the CPU (``benchmarks/throughput.py``'s definition). For a run on ``inline``, whose components take turns in

@@ -4,7 +4,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from distrl.runtime.run.accounting import Interval, feeders, verdict
-from distrl.runtime.run.metrics import bottleneck, fed_bottleneck
+from distrl.runtime.run.metrics import blocked_fraction, bottleneck, fed_bottleneck
 
 frac = st.floats(0.0, 1.0)
 
@@ -46,7 +46,7 @@ def test_a_role_is_named_only_where_the_learner_waits_and_the_role_is_timed_and_
     elif name not in (plain[0], "pipeline-bound"):  # the verdict names roles: each one fed the learner and was busy
         for role in name.removesuffix("-bound").split("/"):
             t = timed[role]
-            assert t["block_s"] < 0.2 * (t["block_s"] + t["busy_s"])
+            assert t["block_s"] < 0.2 * (t["block_s"] + t["busy_s"])  # (by hand, not through blocked_fraction)
 
 
 def test_qt_opts_trainer_waiting_on_busy_updaters_is_updater_bound():
@@ -78,3 +78,8 @@ def test_the_feeding_roles_are_those_emitting_into_what_the_learner_reads():
     assert {r.name for r in program.roles} == {"actor", "updater", "evaluator"}
     assert feeders(program, times) == {"updater": times["updater"]}
     assert feeders(program, {}) == {}  # a backend without per-role times
+
+
+def test_blocked_fraction():
+    assert blocked_fraction({"block_s": 1.0, "busy_s": 3.0}) == 0.25
+    assert blocked_fraction({"block_s": 0.0, "busy_s": 0.0}) == 0.0

@@ -10,10 +10,9 @@ metrics row, and its session mean in ``summary.json`` (the program's ``summary_m
 With ``conservative_weight`` (alpha) above 0 the loss adds CQL(H)'s term (Kumar et al. 2020, arXiv:2006.04779,
 eq. 4), alpha * (log (1/N) sum_j exp Q(s, a_j) - Q(s, a)), the N a_j drawn uniformly in the action box (CQL's
 uniform-proposal estimate of the log-partition; its constants, the log-volume and log N, leave the gradient as
-it is). Trained
-from a fixed dataset, plain regression leaves Q wrong and often high on actions no transition took, and CEM
-finds exactly those; the term pushes the soft maximum over all actions towards the data's actions. It needs
-no CEM in the trainer, which stays a regression. ``conservative_gap`` (per metrics row) is the term's mean
+it is). Trained from a fixed dataset, plain regression leaves Q wrong and often high on actions no transition
+took, and CEM finds exactly those; the term pushes the soft maximum over all actions towards the data's actions.
+It needs no CEM in the trainer, which stays a regression. ``conservative_gap`` (per metrics row) is the term's mean
 before alpha: how far Q's soft maximum stands above the data's actions (0 for a Q flat in the action); ``loss``
 is then the Huber loss plus alpha times it, what the step minimises.
 """

@@ -129,6 +129,13 @@ def bottleneck(learner_wait_frac: float, actor_block_frac: float, transport_frac
     return verdict, numbers
 
 
+def blocked_fraction(role_time: dict[str, float]) -> float:
+    """The share of a role's time (``block_s`` + ``busy_s``, as in ``summary.json``'s ``role_time_s``) spent
+    waiting; 0 for a role with no recorded time."""
+    total = role_time["block_s"] + role_time["busy_s"]
+    return role_time["block_s"] / total if total > 0 else 0.0
+
+
 def fed_bottleneck(learner_wait_frac: float, actor_block_frac: float, transport_frac: float,
                    feeders: dict[str, dict[str, float]]) -> tuple[str, str]:
     """:func:`bottleneck` where each role's time is known (the ``local`` runtime times every component): when the
@@ -147,7 +154,7 @@ def fed_bottleneck(learner_wait_frac: float, actor_block_frac: float, transport_
     timed = {role: t for role, t in feeders.items() if t["block_s"] + t["busy_s"] > 0}  # a role never granted: unknown
     if verdict == "transport-bound" or not learner_wait_frac >= 0.2 or not timed:  # (NaN: no learner time at all)
         return verdict, numbers
-    blocked = {role: t["block_s"] / (t["block_s"] + t["busy_s"]) for role, t in timed.items()}
+    blocked = {role: blocked_fraction(t) for role, t in timed.items()}
     numbers += "; the learner reads from " + ", ".join(f"{role} (blocked {f:.0%})" for role, f in blocked.items())
     if all(f < 0.2 for f in blocked.values()):
         return "/".join(blocked) + "-bound", numbers
