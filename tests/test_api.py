@@ -2,6 +2,8 @@
 
 import pytest
 import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import distrl
 from distrl.errors import ConfigError
@@ -43,3 +45,20 @@ def test_a_saved_setting_this_version_lacks_is_a_clear_error(tmp_path):
     (run / "config.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
     with pytest.raises(ConfigError, match="warp_drive"):
         distrl.load_policy(run)
+
+
+@settings(max_examples=40, deadline=None)
+@given(actors=st.integers(1, 4), batch=st.integers(1, 12), runtime=st.sampled_from(["local", "inline"]))
+def test_a_batch_that_could_never_fill_on_local_is_one_line_before_anything_runs(actors, batch, runtime):
+    """On ``local`` each actor holds at most ``in_flight`` (2) unrolls the learner has not released: a larger
+    batch is refused, naming both ways out; every batch that can fill, and any batch on ``inline``, plans."""
+    from distrl.api import plan_run
+
+    if runtime == "local" and batch > 2 * actors:
+        with pytest.raises(ConfigError) as e:
+            plan_run("impala", None, runtime=runtime, num_actors=actors, batch_unrolls=batch)
+        message = str(e.value)
+        assert "\n" not in message and f"num_actors >= {-(-batch // 2)}" in message
+        assert f"a batch of at most {2 * actors}" in message
+    else:
+        plan_run("impala", None, runtime=runtime, num_actors=actors, batch_unrolls=batch)

@@ -95,6 +95,9 @@ def train(system: str, env: str | None = None, *, config_file: str | None = None
 def check_learner_device(system: str, run_cfg: RunConfig, program) -> None:
     """The run's device exists here, and the system has a learner that can be placed on it (one line each)."""
     device = resolve_device(run_cfg.device)
+    if run_cfg.overlap == "on" and (program.make_learner is None or not program.learner_on_device):
+        raise ConfigError(f"overlap=on: {system} has no learner on a device whose transfers could overlap its "
+                          f"updates (valid here: auto, off)")
     if device.type == "cpu" and run_cfg.precision == "fp32":
         return
     asked = f"device={run_cfg.device}" if device.type != "cpu" else f"precision={run_cfg.precision}"
@@ -104,6 +107,27 @@ def check_learner_device(system: str, run_cfg: RunConfig, program) -> None:
     if not program.learner_on_device:
         raise ConfigError(f"{asked}: {system}'s learner computes no network gradient to place; "
                           f"keep device=cpu, precision=fp32")
+
+
+def check_batch_fits_in_flight(system: str, run_cfg: RunConfig, program) -> None:
+    """On ``local`` a producer's outputs hold their shared-memory slots until the learner releases them, and it
+    is granted at most ``in_flight`` steps with slots held, so a consumed batch larger than the producers' steps
+    in flight would never fill: the run would wait forever (measured: 0 env steps). One line instead, naming
+    both ways out. (``inline`` steps producers as needed; on ``ray`` a batch that large fills, slower.)"""
+    if program.consumes is None or run_cfg.runtime != "local":
+        return
+    n = run_cfg.num_learners
+    batch = program.services[program.consumes].batch * n
+    producers = program.producers(program.consumes)  # (none where a service writes them: SEED's inference)
+    room = sum(r.count * r.in_flight for r in producers)
+    if producers and batch > room:
+        role = producers[0]
+        need = -(-batch // role.in_flight)
+        learners = f" ({n} learners x {batch // n})" if n > 1 else ""
+        raise ConfigError(f"{system}: a learner batch of {batch} {program.consumes}{learners} never fills on "
+                          f"{run_cfg.runtime}: {role.count} {role.name}(s) keep at most {role.in_flight} steps each in "
+                          f"flight ({room} in all); use num_actors >= {need} or a batch of at most {room // n}"
+                          f"{' per learner' if n > 1 else ''}")
 
 
 def check_learners(system: str, run_cfg: RunConfig, program) -> None:
@@ -161,6 +185,7 @@ def plan_run(system: str, env: str | None = None, *, config_file: str | None = N
         raise ConfigError(f"runtime '{run_cfg.runtime}' is not supported by {system} (supported: {', '.join(program.runtimes)})")
     check_learner_device(system, run_cfg, program)
     check_learners(system, run_cfg, program)
+    check_batch_fits_in_flight(system, run_cfg, program)
     return module, run_cfg, sys_cfg, spec, program
 
 
