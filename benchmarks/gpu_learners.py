@@ -10,6 +10,10 @@ keeps what it measured):
 - ``learner``: IMPALA's learner on Pong batches (Nature CNN; ``batch_unrolls`` unrolls of 8 envs x 20 steps),
   samples/s over ``--seconds`` after a warm-up, for the CPU (one thread, every core) and cuda fp32/bf16, and
   cuda with torch.compile of the network's layers (at ``--compile-batches``; compile time in the warm-up).
+- ``loop``: the trainer's iteration around IMPALA's learner (take a batch, stage it on the device, update,
+  publish the weights to a host buffer) over 4 distinct batches in turn, with ``overlap`` off (stage in the
+  update, ``get_weights`` after it) and on (the next batch staged on a thread while the update runs; weights
+  copied to the host in stream order and handed over after the next update), samples/s.
 - ``e2e``: IMPALA on ``local`` with the learner on the CPU and on CUDA, and SEED with its inference server
   and learner on CUDA, ``--actors`` actor processes each; steady-state env steps/s (first quarter of the rows
   left out) over the actors-alone rate of the same number of processes, measured in the same run.
@@ -26,6 +30,7 @@ import shutil
 import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import torch
@@ -36,6 +41,7 @@ import throughput  # noqa: E402  (the benchmarks folder's own helpers)
 import distrl  # noqa: E402
 from distrl.bench import ceiling, machine  # noqa: E402
 from distrl.core.types import allocate  # noqa: E402
+from distrl.models.device import WeightsToHost  # noqa: E402
 from distrl.plotting import plot_curves, read_curve  # noqa: E402
 from distrl.runtime.backends.batching import concatenate  # noqa: E402
 
@@ -82,11 +88,60 @@ def learner_samples(device: str, precision: str, compile: bool, batch_unrolls: i
             "samples_per_s": n * per_step / (time.perf_counter() - t0), "updates": n, "warmup_s": warm}
 
 
+def learner_loop(device: str, overlap: bool, batch_unrolls: int, seconds: float) -> dict:
+    """Samples/s of the trainer's iteration around IMPALA's learner on ``device``, with its transfers overlapped
+    with the updates or not (the same sequence as ``runtime/trainer.py``: ``_next_batch``, the update, the
+    publish), over 4 distinct batches in turn so that every staging copies memory it has not seen just before;
+    the published weights are copied into a host array, as the local weights service does."""
+    program, cfg = throughput._program(ENV, dict(PONG, batch_unrolls=batch_unrolls), 1)
+    actor, spec = throughput._actor(program, 0)
+    unrolls = [allocate(spec) for _ in range(batch_unrolls)]
+    for u in unrolls:
+        actor.unroll(u)
+    first = concatenate(spec, unrolls)
+    batches = [first] + [{k: v.copy() for k, v in first.items()} for _ in range(3)]
+    learner = program.make_learner({})
+    learner.place(torch.device(device), "fp32")
+    shared = learner.get_weights().copy()  # stands for the shared-memory weights buffer
+    to_host = WeightsToHost(learner.device) if overlap else None
+    pool = ThreadPoolExecutor(1) if overlap else None
+
+    def update(i: int, ahead):
+        if overlap:
+            staged = ahead.result() if ahead is not None else learner.stage(batches[i % 4])
+            ahead = pool.submit(learner.stage, batches[(i + 1) % 4])
+            learner.step(staged)
+            copied = to_host.ready(wait=True)
+            if copied is not None:
+                shared[:] = copied[0]
+            to_host.start(learner.device_weights(), learner.version)
+        else:
+            learner.step(batches[i % 4])
+            shared[:] = learner.get_weights()
+        return ahead
+
+    ahead = None
+    for i in range(3):  # warm-up
+        ahead = update(i, ahead)
+    n, t0 = 0, time.perf_counter()
+    while time.perf_counter() - t0 < seconds:
+        ahead = update(3 + n, ahead)
+        n += 1
+    elapsed = time.perf_counter() - t0
+    if pool is not None:
+        pool.shutdown()
+    per_step = cfg.unroll_length * cfg.num_envs * batch_unrolls
+    return {"device": device, "overlap": overlap, "batch": per_step, "samples_per_s": n * per_step / elapsed,
+            "updates": n, "ms_per_update": 1000 * elapsed / n}
+
+
 def end_to_end(system: str, settings: dict, actors: int, seconds: float, alone: float) -> dict:
     sps, s = throughput.end_to_end(ENV, settings, actors, "local", seconds, system=system)
+    split, updates = s["time_split_s"], max(s["learner_updates"], 1)
     return {"system": system, "settings": settings, "actors": actors, "sps": sps, "frames_per_s": 4 * sps,
             "actors_alone_sps": alone, "ratio": sps / alone, "learner_wait_frac": s["learner_wait_frac"],
-            "policy_lag_mean": s["policy_lag_mean"], "bottleneck": s["bottleneck"]}
+            "policy_lag_mean": s["policy_lag_mean"], "bottleneck": s["bottleneck"],
+            "update_ms": 1000 * split["learn_s"] / updates, "publish_ms": 1000 * split["publish_s"] / updates}
 
 
 def pong_run(out: Path, actors: int, seconds: float, settings: dict) -> dict:
@@ -104,7 +159,8 @@ def pong_run(out: Path, actors: int, seconds: float, settings: dict) -> dict:
 
 class Results:
     def __init__(self, out: Path):
-        self.out, self.data = out, {"machine": machine.describe(), "learner": [], "e2e": [], "pong": None, "errors": []}
+        self.out, self.data = out, {"machine": machine.describe(), "learner": [], "loop": [], "e2e": [], "pong": None,
+                                    "errors": []}
 
     def save(self) -> None:
         (self.out / "gpu.json").write_text(json.dumps(self.data, indent=1, default=str))
@@ -118,14 +174,19 @@ def markdown(d: dict) -> str:
         where = f"cpu, {r['threads']} thread{'s' if r['threads'] > 1 else ''}" if r["device"] == "cpu" else r["device"]
         lines.append(f"| {where} | {r['precision']} | {'yes' if r['compile'] else 'no'} | {r['batch']} | "
                      f"{r['samples_per_s']:,.0f} | {r['warmup_s']:.1f} |")
+    lines += ["", "| learner | overlap | batch | samples/s | ms per update |", "|---|---|---|---|---|"]
+    for r in d["loop"]:
+        lines.append(f"| {r['device']} | {'on' if r['overlap'] else 'off'} | {r['batch']} | {r['samples_per_s']:,.0f} | "
+                     f"{r['ms_per_update']:.2f} |")
     lines += ["", "| system | learner | actors | env steps/s | frames/s | actors alone steps/s | ratio | learner wait | "
-              "policy lag | bottleneck |", "|---|---|---|---|---|---|---|---|---|---|"]
+              "policy lag | update ms | publish ms | bottleneck |", "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in d["e2e"]:
         where = r["settings"].get("device", "cpu") + (f", inference {r['settings']['inference_device']}"
                                                       if "inference_device" in r["settings"] else "")
+        where += f", overlap {r['settings']['overlap']}" if "overlap" in r["settings"] else ""
         lines.append(f"| {r['system']} | {where} | {r['actors']} | {r['sps']:,.0f} | {r['frames_per_s']:,.0f} | "
                      f"{r['actors_alone_sps']:,.0f} | {r['ratio']:.2f} | {r['learner_wait_frac']} | "
-                     f"{r['policy_lag_mean']} | {r['bottleneck']} |")
+                     f"{r['policy_lag_mean']} | {r['update_ms']:.2f} | {r['publish_ms']:.2f} | {r['bottleneck']} |")
     if d["pong"]:
         p = d["pong"]
         lines += ["", f"Pong run: {p['seconds']:.0f} s, {p['actors']} actors, {p['env_steps']:,} env steps "
@@ -138,13 +199,18 @@ def markdown(d: dict) -> str:
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--out", default="gpu-out")
-    p.add_argument("--parts", nargs="+", default=["learner", "e2e", "pong"], choices=["learner", "e2e", "pong"])
+    p.add_argument("--parts", nargs="+", default=["learner", "loop", "e2e", "pong"],
+                   choices=["learner", "loop", "e2e", "pong"])
     p.add_argument("--seconds", type=float, default=4.0, help="timed window of each learner row")
     p.add_argument("--e2e-seconds", type=float, default=25.0)
     p.add_argument("--pong-seconds", type=float, default=240.0)
     p.add_argument("--actors", type=int, default=max((os.cpu_count() or 2) - 1, 1))
     p.add_argument("--batch-unrolls", type=int, nargs="+", default=[1, 4])
     p.add_argument("--compile-batches", type=int, nargs="*", default=[4], help="batch_unrolls with torch.compile rows")
+    p.add_argument("--cpu-rows", action=argparse.BooleanOptionalAction, default=True,
+                   help="the learner part's CPU rows (--no-cpu-rows: CUDA rows only)")
+    p.add_argument("--e2e-cpu", action=argparse.BooleanOptionalAction, default=True,
+                   help="the e2e part's IMPALA run with a CPU learner (--no-e2e-cpu where it was measured before)")
     args = p.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -163,6 +229,7 @@ def main() -> None:
     if "learner" in args.parts:
         cores = os.cpu_count() or 1
         rows = [("cpu", "fp32", False, 1)] + ([("cpu", "fp32", False, cores)] if cores > 1 else [])
+        rows = rows if args.cpu_rows or not cuda else []
         if cuda:
             rows += [("cuda", "fp32", False, 1), ("cuda", "bf16", False, 1)]
         for b in args.batch_unrolls:
@@ -174,12 +241,22 @@ def main() -> None:
                     res.data["learner"].append(r)
                     print(r, flush=True)
     big = dict(PONG, batch_unrolls=4)
+    if "loop" in args.parts:
+        for b in args.batch_unrolls:
+            for overlap in (False, True):
+                r = attempt(f"loop overlap={overlap} B={b}",
+                            lambda: learner_loop("cuda" if cuda else "cpu", overlap, b, args.seconds))
+                if r:
+                    res.data["loop"].append(r)
+                    print(r, flush=True)
     if "e2e" in args.parts:
         n = args.actors
         alone = attempt("impala actors alone", lambda: ceiling.actors_alone("impala", ENV, big, n, 8.0))
         seed_alone = attempt("seed actors alone", lambda: ceiling.actors_alone(
             "seed", ENV, dict(big, inference_device="cuda" if cuda else "cpu"), n, 8.0))
-        runs = [("impala", dict(big)), ("impala", dict(big, device="cuda"))] if cuda else [("impala", dict(big))]
+        runs = [("impala", dict(big))] if args.e2e_cpu or not cuda else []
+        if cuda:  # overlap's default on a GPU is on: both, to measure it
+            runs += [("impala", dict(big, device="cuda", overlap="off")), ("impala", dict(big, device="cuda"))]
         if cuda:
             runs.append(("seed", dict(big, device="cuda", inference_device="cuda")))
         for system, settings in runs:
@@ -192,6 +269,9 @@ def main() -> None:
     if "pong" in args.parts:
         settings = dict(big, device="cuda" if cuda else "cpu")
         res.data["pong"] = attempt("pong run", lambda: pong_run(out, args.actors, args.pong_seconds, settings))
+        if res.data["pong"] is None and cuda:  # a failure shows at the first update: the time left is the run's
+            res.data["pong"] = attempt("pong run, overlap off", lambda: pong_run(
+                out, args.actors, args.pong_seconds, dict(settings, overlap="off")))
     res.save()
     print(markdown(res.data), flush=True)
 

@@ -23,6 +23,7 @@ class RunConfig:
     torch_threads: int = setting(1, "torch intra-op threads per process (1 is fastest for small nets on few cores).", low=1)
     device: str = setting("cpu", "Where the learner computes: cpu, cuda, cuda:N, or auto (the GPU where torch sees one). A3C and GORILA learn in their CPU workers and ES combines returns on the CPU: those keep cpu. SEED's inference server has its own inference_device.")
     precision: str = setting("fp32", "The learner's arithmetic: fp32, or bf16 (autocast: matrix products and convolutions in bfloat16; weights and optimizer state stay float32).", choices=("fp32", "bf16"))
+    overlap: str = setting("auto", "Overlap the learner's transfers with its updates: the next consumed batch is staged on the device by a thread while the current update runs, and weights leave the device without the learner waiting for its last step (published one update later). auto: on where the learner is on a GPU.", choices=("auto", "on", "off"))
     num_learners: int = setting(1, "Data-parallel learners (local: processes; ray: actors, one GPU each with device=cuda): each takes its own batch of the program's size and they average their gradients every update (torch.distributed: gloo on CPUs, NCCL with device=cuda, one GPU each).", low=1, high=64)
     ray_address: str | None = setting(None, "Ray cluster to join (HOST:PORT); default RAY_ADDRESS or a new local instance.")
     max_wall_s: float | None = setting(None, "Stop after this many seconds even if total_steps is not reached.", low=0.0, low_open=True)

@@ -19,7 +19,13 @@ from distrl.api import plan_run
 from distrl.envs import env_spec
 from distrl.errors import ConfigError
 from distrl.models import FlatParameters
-from distrl.models.device import Staging, mixed_precision, resolve_device
+from distrl.models.device import (
+    Staged,
+    Staging,
+    WeightsToHost,
+    mixed_precision,
+    resolve_device,
+)
 
 cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a GPU that torch sees")
 
@@ -49,6 +55,34 @@ def test_cpu_staging_is_zero_copy_for_writable_arrays_and_copies_read_only_ones(
     out = Staging("cpu").tensors({"a": writable, "b": frozen})
     assert out["a"].data_ptr() == writable.ctypes.data
     assert out["b"].dtype == torch.uint8 and out["b"].tolist() == [0, 1, 2, 3, 4]
+
+
+def test_cpu_stage_is_zero_copy_and_a_staged_batch_is_taken_as_it_is():
+    arrays = {"a": np.arange(6, dtype=np.float32)}
+    staging = Staging("cpu")
+    staged = staging.stage(arrays)
+    assert isinstance(staged, Staged) and staged.event is None
+    assert staged["a"].data_ptr() == arrays["a"].ctypes.data
+    out = staging.tensors(staged)
+    assert out["a"] is staged["a"] and not isinstance(out, Staged)
+
+
+def test_weights_to_host_hands_over_the_weights_as_they_were_at_the_start_of_the_copy():
+    weights = torch.arange(5, dtype=torch.float32)
+    to_host = WeightsToHost(torch.device("cpu"))
+    assert to_host.ready() is None  # nothing pending
+    to_host.start(weights, 3)
+    with pytest.raises(RuntimeError, match="still pending"):
+        to_host.start(weights, 4)  # never dropped for a newer one
+    weights += 100  # the next update
+    first, version = to_host.ready()
+    assert version == 3 and first.tolist() == [0, 1, 2, 3, 4] and not first.flags.writeable
+    assert to_host.ready() is None  # handed over once
+    to_host.start(weights, 4)
+    weights += 100
+    second, version = to_host.ready(wait=True)
+    assert version == 4 and second.tolist() == [100, 101, 102, 103, 104]
+    assert first.tolist() == [0, 1, 2, 3, 4]  # the buffer published before is not the one written next
 
 
 def test_bf16_layers_hand_back_float32_close_to_the_float32_result():
@@ -131,6 +165,41 @@ def test_cuda_staging_copies_every_array_and_reuses_its_pinned_buffers():
         assert all(t.is_cuda for t in out.values())
         np.testing.assert_array_equal(out["obs"].cpu().numpy(), arrays["obs"])
         np.testing.assert_array_equal(out["mask"].cpu().numpy(), arrays["mask"])
+
+
+@cuda
+def test_cuda_batches_staged_from_another_thread_train_like_batches_staged_in_place():
+    """The trainer's overlap: the next batch staged on a second thread (its own stream and pinned buffers)
+    while the current update runs gives the same updates as staging each batch in the learner's step."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    plain, batch = _impala_learner("cuda")
+    overlapped, _ = _impala_learner("cuda")
+    batches = [batch, {k: v.copy() for k, v in batch.items()}, batch]
+    with ThreadPoolExecutor(1) as pool:
+        ahead = pool.submit(overlapped.stage, batches[0])
+        for i, arrays in enumerate(batches):
+            staged = ahead.result()
+            assert isinstance(staged, Staged) and staged.event is not None
+            if i + 1 < len(batches):
+                ahead = pool.submit(overlapped.stage, batches[i + 1])
+            a, b = plain.step(arrays), overlapped.step(staged)
+            assert abs(a["loss_value"] - b["loss_value"]) <= 1e-5 * max(1.0, abs(a["loss_value"]))
+    np.testing.assert_array_equal(plain.get_weights(), overlapped.get_weights())
+
+
+@cuda
+def test_cuda_weights_leave_the_gpu_without_a_wait_and_as_they_were_after_the_update():
+    learner, batch = _impala_learner("cuda")
+    learner.step(batch)
+    after_first = learner.get_weights()
+    to_host = WeightsToHost(learner.device)
+    to_host.start(learner.device_weights(), learner.version)
+    learner.step(batch)  # queued after the copy: the copy still holds the first update's weights
+    copied, version = to_host.ready(wait=True)
+    assert version == 1
+    np.testing.assert_array_equal(copied, after_first)
+    assert not np.array_equal(copied, learner.get_weights())
 
 
 @cuda

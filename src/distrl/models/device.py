@@ -78,33 +78,136 @@ class Staging:
     """Batches from numpy to ``device``. On the CPU: zero-copy views where numpy allows it (read-only arrays,
     from Ray's object store, are copied: torch wants writable memory). On a GPU: each key's array is copied
     into a pinned buffer kept for that key (reallocated when its shape changes), then sent with a
-    non-blocking copy; the buffers are reused only after the previous batch's copies have finished."""
+    non-blocking copy; the buffers are reused only after the previous batch's copies have finished.
+
+    ``stage`` does the same for the *next* batch from another thread while the learner's update of the
+    current one runs (the trainer's ``prefetch``): on a GPU into a second pair of pinned buffer sets used in
+    turn, with the copies on a stream of their own, so that the host copy into pinned memory (the larger
+    cost: 18 MB of Pong frames per 640-sample batch) and the transfer overlap the update's kernels."""
 
     def __init__(self, device: torch.device | str = "cpu"):
         self.device = torch.device(device)
         self._pinned: dict[str, torch.Tensor] = {}
         self._copied = None  # a CUDA event after the last batch's copies
+        self._sets: list[dict[str, torch.Tensor]] = [{}, {}]  # stage's pinned buffers, used in turn
+        self._set_copied: list = [None, None]
+        self._turn = 0
+        self._stream = None  # stage's copy stream
 
     def tensors(self, arrays: Mapping[str, np.ndarray]) -> dict[str, torch.Tensor]:
+        if isinstance(arrays, Staged):
+            return self._use(arrays)
         if self.device.type == "cpu":
-            out = {}
-            for k, v in arrays.items():
-                v = np.ascontiguousarray(v)
-                out[k] = torch.from_numpy(v if v.flags.writeable else v.copy())
-            return out
+            return _cpu_tensors(arrays)
         if self._copied is not None:
             self._copied.synchronize()
-        out = {}
-        for k, v in arrays.items():
-            v = np.asarray(v)
-            buf = self._pinned.get(k)
-            if buf is None or tuple(buf.shape) != v.shape or buf.dtype != _torch_dtype(v.dtype):
-                buf = self._pinned[k] = torch.empty(v.shape, dtype=_torch_dtype(v.dtype), pin_memory=True)
-            buf.numpy()[...] = v
-            out[k] = buf.to(self.device, non_blocking=True)
+        out = {k: _pinned_copy(self._pinned, k, v).to(self.device, non_blocking=True) for k, v in arrays.items()}
         self._copied = torch.cuda.Event()
         self._copied.record(torch.cuda.current_stream(self.device))  # the copies' stream, on this device
         return out
+
+    def stage(self, arrays: Mapping[str, np.ndarray]) -> Staged:
+        """The batch's tensors on the device, safe to call from one thread other than the learner's (one
+        ``stage`` at a time). The arrays may be handed back to their producer once it returns on a GPU (they
+        were copied into pinned memory); on the CPU the tensors are views of them, as with ``tensors``."""
+        if self.device.type == "cpu":
+            return Staged(_cpu_tensors(arrays))
+        turn, self._turn = self._turn, 1 - self._turn
+        if self._set_copied[turn] is not None:  # that set's previous batch has left for the GPU
+            self._set_copied[turn].synchronize()
+        if self._stream is None:
+            self._stream = torch.cuda.Stream(self.device)
+        pinned = {k: _pinned_copy(self._sets[turn], k, v) for k, v in arrays.items()}
+        with torch.cuda.stream(self._stream):
+            staged = Staged({k: buf.to(self.device, non_blocking=True) for k, buf in pinned.items()})
+            staged.event = torch.cuda.Event()
+            staged.event.record(self._stream)
+        self._set_copied[turn] = staged.event
+        return staged
+
+    def _use(self, staged: Staged) -> dict[str, torch.Tensor]:
+        """A staged batch on the learner's stream: wait for its copies (on the GPU, not the host), and tell the
+        allocator that stream uses the tensors (they were allocated on the copy stream)."""
+        if staged.event is not None:
+            stream = torch.cuda.current_stream(self.device)
+            stream.wait_event(staged.event)
+            for t in staged.values():
+                t.record_stream(stream)
+        return dict(staged)
+
+
+def _cpu_tensors(arrays: Mapping[str, np.ndarray]) -> dict[str, torch.Tensor]:
+    out = {}
+    for k, v in arrays.items():
+        v = np.ascontiguousarray(v)
+        out[k] = torch.from_numpy(v if v.flags.writeable else v.copy())
+    return out
+
+
+def _pinned_copy(buffers: dict[str, torch.Tensor], key: str, array) -> torch.Tensor:
+    """``array`` copied into the pinned buffer kept for ``key`` in ``buffers`` (made, or remade for a new shape
+    or dtype, as needed)."""
+    v = np.asarray(array)
+    buf = buffers.get(key)
+    if buf is None or tuple(buf.shape) != v.shape or buf.dtype != _torch_dtype(v.dtype):
+        buf = buffers[key] = torch.empty(v.shape, dtype=_torch_dtype(v.dtype), pin_memory=True)
+    buf.numpy()[...] = v
+    return buf
+
+
+class WeightsToHost:
+    """A GPU learner's weights to the host without waiting for the GPU (the trainer's publish on a GPU).
+
+    ``start`` queues a copy of the flat weights into one of two pinned buffers on the learner's stream, right
+    after an update: in stream order it follows that update's optimizer step and precedes the next update's
+    kernels, so it needs no snapshot, and the host does not wait for the step to finish (``get_weights``
+    would). ``ready`` hands the copy over once its event has completed; the trainer publishes it then, at the
+    latest after the next update, whose one synchronisation comes after the copy in stream order. A copy is
+    never dropped for a newer one: the buffer a service may still read lazily (``inline`` reads weights when
+    an actor pulls) is always the last one published, never the one being written."""
+
+    def __init__(self, device: torch.device):
+        self.device = device
+        self._buffers: list[torch.Tensor | None] = [None, None]
+        self._turn = 0
+        self._pending = None  # (buffer index, event, version)
+
+    def start(self, weights: torch.Tensor, version: int) -> None:
+        if self._pending is not None:
+            raise RuntimeError("a weights copy is still pending: hand it over with ready(wait=True) first")
+        turn, self._turn = self._turn, 1 - self._turn
+        buf = self._buffers[turn]
+        if buf is None or buf.numel() != weights.numel():
+            buf = self._buffers[turn] = torch.empty(weights.numel(), dtype=torch.float32,
+                                                    pin_memory=self.device.type == "cuda")
+        buf.copy_(weights.detach().reshape(-1), non_blocking=True)
+        event = None  # on the CPU the copy is done when copy_ returns
+        if self.device.type == "cuda":
+            event = torch.cuda.Event()
+            event.record(torch.cuda.current_stream(self.device))
+        self._pending = (turn, event, version)
+
+    def ready(self, wait: bool = False) -> tuple[np.ndarray, int] | None:
+        """(weights, version) of the pending copy if it has completed (or, with ``wait``, once it has); the
+        array is a read-only view of the pinned buffer, valid until the copy after next starts."""
+        if self._pending is None:
+            return None
+        turn, event, version = self._pending
+        if event is not None:
+            if not wait and not event.query():
+                return None
+            event.synchronize()
+        self._pending = None
+        view = self._buffers[turn].numpy()
+        view.flags.writeable = False
+        return view, version
+
+
+class Staged(dict):
+    """A batch already staged for the learner's device by :meth:`Staging.stage` (its tensors by key), with, on a
+    GPU, the event after its copies: the learner's stream waits on it before the first use."""
+
+    event = None
 
 
 def _torch_dtype(dtype: np.dtype) -> torch.dtype:

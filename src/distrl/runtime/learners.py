@@ -376,6 +376,9 @@ class LearnerGroup:
     def get_weights(self) -> np.ndarray:
         return self.learner.get_weights()
 
+    def device_weights(self):
+        return self.learner.device_weights()
+
     def checkpoint_parts(self):
         return self.learner.checkpoint_parts()
 

@@ -20,6 +20,7 @@ import json
 import signal
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +28,7 @@ import numpy as np
 
 from distrl.core.program import Inference, Program
 from distrl.errors import ConfigError, RunStopped
-from distrl.models.device import resolve_device
+from distrl.models.device import WeightsToHost, resolve_device
 from distrl.runtime.backends import make_backend
 from distrl.runtime.learners import LearnerGroup, ShardingReplay, for_learners
 from distrl.runtime.run.accounting import Interval, feeders, num, row, verdict
@@ -83,6 +84,9 @@ class Trainer:
         self._paced = [r for r in program.roles if r.env_steps_per_update is not None]
         self._held_roles: frozenset[str] = frozenset()
         self._summary_sums = {k: [0.0, 0] for k in program.summary_metrics}  # whole-session means for summary.json
+        self._to_host: WeightsToHost | None = None  # overlap: weights leave the device without a wait
+        self._stager: ThreadPoolExecutor | None = None  # overlap: stages the next batch while an update runs
+        self._ahead = None  # the next batch's staging (a future), taken by the iteration after
 
     # --- life cycle ------------------------------------------------------------------------------
     def start(self) -> None:
@@ -106,6 +110,10 @@ class Trainer:
         if cfg.num_learners > 1:  # the replicas start from the restored state
             self.learner = LearnerGroup.start(self.learner, self.program, shared, cfg.num_learners, device,
                                               cfg.precision, cfg.torch_threads, cfg.step_timeout_s, cfg.runtime)
+        if self.learner is not None and overlaps(cfg.overlap, device):
+            self._to_host = WeightsToHost(device)
+            if self.program.consumes is not None and cfg.num_learners == 1:
+                self._stager = ThreadPoolExecutor(1, thread_name_prefix="distrl-stage")
         if self.on_ready is not None:  # everything loaded: now the run dir may change (config.yaml)
             self.on_ready()
         self._push_hyperparameters(force=True)
@@ -224,6 +232,9 @@ class Trainer:
         return summary
 
     def _close_learner(self) -> None:
+        if self._stager is not None:  # a batch being staged finishes first (its arrays are slot views)
+            self._stager.shutdown(wait=True)
+            self._stager = self._ahead = None
         close = getattr(self.learner, "close", None)  # several learners: their processes end with the run
         if close is not None:
             close()
@@ -276,6 +287,8 @@ class Trainer:
     # --- one iteration ---------------------------------------------------------------------------
     def _iterate(self) -> None:
         t0 = time.perf_counter()
+        if self._to_host is not None:  # the last update's weights, if they reached the host meanwhile
+            self._publish_copied(wait=False)
         reports, restarts = self.backend.poll(0.05 if self._idle else 0.0)
         self.restarts += restarts
         version = self.learner.version if self.learner else 0
@@ -285,7 +298,7 @@ class Trainer:
             self._pace()
         metrics, t1, release = None, time.perf_counter(), None
         if self.program.consumes is not None:
-            item = self.backend.next_batch(0.0 if reports else 0.05)
+            item = self._next_batch(0.0 if reports else 0.05)
             if item is not None:
                 batch, infos, token = item
                 for info in infos:
@@ -315,7 +328,11 @@ class Trainer:
                     sums[0] += metrics[key]
                     sums[1] += 1
             if self.learner.version != self._published:
-                self.backend.publish(self.learner.get_weights, self.learner.version)
+                if self._to_host is not None:  # the previous copy first: this update's sync came after it
+                    self._publish_copied(wait=True)
+                    self._to_host.start(self.learner.device_weights(), self.learner.version)
+                else:
+                    self.backend.publish(self.learner.get_weights, self.learner.version)
                 self._published = self.learner.version
                 dt = time.perf_counter() - t2
                 iv.publish_s += dt
@@ -337,6 +354,29 @@ class Trainer:
             self._emit_row(now)  # (a row with nothing in it would fix the CSV's columns too early)
         for o in self.observers:
             o.on_step(self)
+
+    def _next_batch(self, timeout: float):
+        """(batch, infos, token) from the consumed channel, or None. With ``overlap`` the batch comes staged on
+        the learner's device, and the one after it, if already delivered, is handed to the staging thread to be
+        copied there while this one's update runs (its slot is held until its own update, like this one's)."""
+        if self._stager is None:
+            return self.backend.next_batch(timeout)
+        if self._ahead is not None:
+            item, self._ahead = self._ahead.result(), None
+        else:
+            item = self.backend.next_batch(timeout)
+            if item is None:
+                return None
+            item = (self.learner.stage(item[0]), *item[1:])
+        after = self.backend.next_batch(0.0)
+        if after is not None:
+            self._ahead = self._stager.submit(lambda: (self.learner.stage(after[0]), *after[1:]))
+        return item
+
+    def _publish_copied(self, wait: bool) -> None:
+        copied = self._to_host.ready(wait)
+        if copied is not None:
+            self.backend.publish(lambda: copied[0], copied[1])
 
     def _release(self, token, version_before: int) -> None:
         """Give a consumed slot back to its producer, unless the program counts batches per version and the
@@ -557,6 +597,11 @@ def check_counters(saved: dict, identity: dict, folder: Path) -> None:
 
 
 _STOP_SIGNALS = tuple(s for s in (signal.SIGTERM, getattr(signal, "SIGHUP", None)) if s is not None)
+
+
+def overlaps(setting: str, device) -> bool:
+    """``overlap``: ``auto`` is on where the learner computes on a GPU (there is something to overlap with)."""
+    return setting == "on" or (setting == "auto" and device.type == "cuda")
 
 
 def _raise_stop(signum, frame):

@@ -10,7 +10,6 @@ import torch.nn.functional as F
 
 from distrl.agents.common.optim import polyak_
 from distrl.agents.common.replay_learner import ReplayLearner
-from distrl.models import to_flat
 from distrl.ops import ddpg_critic_target
 from distrl.replay import SampledBatch
 
@@ -41,8 +40,8 @@ class ApexDDPGLearner(ReplayLearner):
         polyak_(self.target, self.params, cfg.target_tau)
         return float(critic_loss.detach()), delta.detach().abs().cpu().numpy()
 
-    def get_weights(self) -> np.ndarray:
-        return to_flat(self.params)
+    def device_weights(self) -> torch.Tensor:
+        return torch.cat([p.detach().reshape(-1) for p in self.params])
 
     def checkpoint_parts(self):
         return {"model": self.model, "target": self.target}, {"actor_optimizer": self.actor_opt, "critic_optimizer": self.critic_opt}

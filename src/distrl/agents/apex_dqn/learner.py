@@ -5,11 +5,11 @@ from __future__ import annotations
 import copy
 
 import numpy as np
+import torch
 
 from distrl.agents.common.dqn_loss import dqn_loss
 from distrl.agents.common.optim import make_optimizer, polyak_
 from distrl.agents.common.replay_learner import ReplayLearner
-from distrl.models import to_flat
 from distrl.replay import SampledBatch
 
 
@@ -33,8 +33,8 @@ class ApexDQNLearner(ReplayLearner):
             self.target.load_state_dict(self.model.state_dict())
         return float(loss.detach()), delta.detach().abs().cpu().numpy()
 
-    def get_weights(self) -> np.ndarray:
-        return to_flat(self.params)
+    def device_weights(self) -> torch.Tensor:
+        return torch.cat([p.detach().reshape(-1) for p in self.params])
 
     def checkpoint_parts(self):
         return {"model": self.model, "target": self.target}, {"optimizer": self.optimizer}

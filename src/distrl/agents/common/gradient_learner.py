@@ -8,7 +8,6 @@ from __future__ import annotations
 import math
 from typing import Mapping
 
-import numpy as np
 import torch
 
 from distrl.agents.common.on_device import OnDevice
@@ -54,8 +53,8 @@ class GradientLearner(OnDevice):
         self.version += 1
         return {**reported, "grad_norm": grad_norm, "lr": self.hyper["lr"], "nonfinite_skipped": float(self.nonfinite)}
 
-    def get_weights(self) -> np.ndarray:
-        return self.flat.to_numpy()
+    def device_weights(self) -> torch.Tensor:
+        return self.flat.buffer
 
     def checkpoint_parts(self):
         return {"model": self.model}, {"optimizer": self.optimizer}

@@ -10,7 +10,7 @@ from typing import Mapping
 import numpy as np
 import torch
 
-from distrl.models.device import Staging, mixed_precision
+from distrl.models.device import Staged, Staging, mixed_precision
 
 
 class OnDevice:
@@ -41,8 +41,27 @@ class OnDevice:
         Data-parallel learners replace it with an all-reduce sum, so every rank updates them alike."""
         return sums
 
-    def batch_tensors(self, arrays: Mapping[str, np.ndarray]) -> dict[str, torch.Tensor]:
-        """A batch's arrays as tensors on the learner's device (zero-copy on the CPU, pinned and non-blocking on a GPU)."""
+    def batch_tensors(self, arrays: Mapping[str, np.ndarray] | Staged) -> dict[str, torch.Tensor]:
+        """A batch's arrays as tensors on the learner's device (zero-copy on the CPU, pinned and non-blocking on a
+        GPU); a batch ``stage`` already sent there is used as it is."""
+        return self._stager().tensors(arrays)
+
+    def stage(self, arrays: Mapping[str, np.ndarray]) -> Staged:
+        """Send the next batch to the device while the current update runs (another thread; the trainer's
+        ``prefetch``); ``step`` takes the result in place of the arrays."""
+        return self._stager().stage(arrays)
+
+    def _stager(self) -> Staging:
         if self._staging is None:
             self._staging = Staging(self.device)
-        return self._staging.tensors(arrays)
+        return self._staging
+
+    def device_weights(self) -> torch.Tensor:
+        """What ``get_weights`` returns, as one flat float32 tensor still on the learner's device: where a
+        publish from a GPU starts without waiting for it (``models/device.WeightsToHost``)."""
+        raise NotImplementedError
+
+    def get_weights(self) -> np.ndarray:
+        """The flat weights the actors load, as a new host array."""
+        w = self.device_weights().detach()
+        return w.cpu().numpy() if w.device.type != "cpu" else w.numpy().copy()

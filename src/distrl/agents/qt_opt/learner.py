@@ -27,7 +27,6 @@ import torch.nn.functional as F
 
 from distrl.agents.common.optim import polyak_
 from distrl.agents.common.replay_learner import ReplayLearner
-from distrl.models import to_flat
 from distrl.replay import SampledBatch
 
 
@@ -80,8 +79,8 @@ class QTOptLearner(ReplayLearner):
             self.gaps.clear()
         return out
 
-    def get_weights(self) -> np.ndarray:
-        return to_flat(self.nets.parameters())
+    def device_weights(self) -> torch.Tensor:
+        return torch.cat([p.detach().reshape(-1) for p in self.nets.parameters()])
 
     def checkpoint_parts(self):
         return {"model": self.nets}, {"optimizer": self.optimizer}

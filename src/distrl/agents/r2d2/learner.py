@@ -99,8 +99,8 @@ class R2D2Learner(ReplayLearner):
         priorities = sequence_priority(delta.detach(), cfg.priority_eta, mask=train.bool())
         return float(loss.detach()), priorities.cpu().numpy()
 
-    def get_weights(self) -> np.ndarray:
-        return self.flat.to_numpy()
+    def device_weights(self) -> torch.Tensor:
+        return self.flat.buffer
 
     def checkpoint_parts(self):
         return {"model": self.model, "target": self.target}, {"optimizer": self.optimizer}
