@@ -204,6 +204,7 @@ def main() -> None:
     p.add_argument("--seconds", type=float, default=4.0, help="timed window of each learner row")
     p.add_argument("--e2e-seconds", type=float, default=25.0)
     p.add_argument("--pong-seconds", type=float, default=240.0)
+    p.add_argument("--pong-batch-unrolls", type=int, default=4, help="unrolls per learner batch in the Pong run")
     p.add_argument("--actors", type=int, default=max((os.cpu_count() or 2) - 1, 1))
     p.add_argument("--batch-unrolls", type=int, nargs="+", default=[1, 4])
     p.add_argument("--compile-batches", type=int, nargs="*", default=[4], help="batch_unrolls with torch.compile rows")
@@ -267,7 +268,7 @@ def main() -> None:
                     res.data["e2e"].append(r)
                     print(r, flush=True)
     if "pong" in args.parts:
-        settings = dict(big, device="cuda" if cuda else "cpu")
+        settings = dict(big, batch_unrolls=args.pong_batch_unrolls, device="cuda" if cuda else "cpu")
         res.data["pong"] = attempt("pong run", lambda: pong_run(out, args.actors, args.pong_seconds, settings))
         if res.data["pong"] is None and cuda:  # a failure shows at the first update: the time left is the run's
             res.data["pong"] = attempt("pong run, overlap off", lambda: pong_run(

@@ -40,5 +40,8 @@ class ActorCriticPolicy:
 
     def set_weights(self, flat: np.ndarray, version: int) -> None:
         with torch.no_grad():
-            torch.nn.utils.vector_to_parameters(torch.from_numpy(flat).to(self.device), self._params)
+            # (a read-only array, as the trainer's host copy of a GPU learner's weights is, copied first: torch
+            # wants writable memory)
+            src = torch.from_numpy(flat if flat.flags.writeable else flat.copy())
+            torch.nn.utils.vector_to_parameters(src.to(self.device), self._params)
         self.version = version
