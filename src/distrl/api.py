@@ -110,10 +110,12 @@ def check_learner_device(system: str, run_cfg: RunConfig, program) -> None:
 
 
 def check_batch_fits_in_flight(system: str, run_cfg: RunConfig, program) -> None:
-    """On ``local`` a producer's outputs hold their shared-memory slots until the learner releases them, and it
-    is granted at most ``in_flight`` steps with slots held, so a consumed batch larger than the producers' steps
-    in flight would never fill: the run would wait forever (measured: 0 env steps). One line instead, naming
-    both ways out. (``inline`` steps producers as needed; on ``ray`` a batch that large fills, slower.)"""
+    """On ``local`` a producer is granted new steps when the learner releases a batch's slots (up to
+    ``in_flight`` outstanding each), not when an output arrives, so a first batch larger than the producers'
+    steps in flight never forms and nothing is ever released: the run waits forever (measured: 0 env steps).
+    One line instead, naming both ways out. (``inline`` steps producers as needed; on ``ray`` a batch that
+    large fills.) Granting on arrival, bounded by the free slots, would lift this; it changes when every local
+    producer steps, so it waits for a measured change of its own."""
     if program.consumes is None or run_cfg.runtime != "local":
         return
     n = run_cfg.num_learners

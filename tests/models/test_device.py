@@ -175,7 +175,8 @@ def test_cuda_batches_staged_from_another_thread_train_like_batches_staged_in_pl
 
     plain, batch = _impala_learner("cuda")
     overlapped, _ = _impala_learner("cuda")
-    batches = [batch, {k: v.copy() for k, v in batch.items()}, batch]
+    env, cfg = env_spec("CartPole-v1"), ImpalaConfig(num_envs=16, unroll_length=8)
+    batches = [batch, _impala_batch(cfg, env, seed=1), _impala_batch(cfg, env, seed=2)]  # three different ones
     with ThreadPoolExecutor(1) as pool:
         ahead = pool.submit(overlapped.stage, batches[0])
         for i, arrays in enumerate(batches):
@@ -200,6 +201,21 @@ def test_cuda_weights_leave_the_gpu_without_a_wait_and_as_they_were_after_the_up
     assert version == 1
     np.testing.assert_array_equal(copied, after_first)
     assert not np.array_equal(copied, learner.get_weights())
+
+
+@cuda
+@pytest.mark.parametrize("runtime", ["inline", "local"])
+def test_on_a_gpu_a2c_stays_on_policy_and_impala_overlaps_on_local(runtime, tmp_path):
+    """``overlap=auto`` on a GPU: off on inline, where A2C's actors must act with each update's weights (policy
+    lag 0); on for IMPALA on local, whose runs still learn CartPole's first steps with it."""
+    if runtime == "inline":
+        s = distrl.train("a2c", env="CartPole-v1", runtime="inline", device="cuda", total_steps=20_000,
+                         run_dir=str(tmp_path / "a2c"))
+        assert s["policy_lag_mean"] == 0.0 and s["learner_updates"] > 0
+    else:
+        s = distrl.train("impala", env="CartPole-v1", runtime="local", device="cuda", total_steps=200_000,
+                         run_dir=str(tmp_path / "impala"))
+        assert s["learner_updates"] > 0 and s["episode_return_mean"] > 30  # random play: about 22
 
 
 @cuda

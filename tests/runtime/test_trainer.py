@@ -2,6 +2,7 @@
 pause, observers, close; on the deterministic inline backend and on local."""
 
 import json
+import threading
 
 import numpy as np
 import pytest
@@ -263,19 +264,25 @@ def test_parameter_server_and_inference_traffic_count_in_bytes_moved(tmp_path, s
 
 
 class StagingLearner(CheckingLearner):
-    """A learner that can take staged batches (the trainer's ``overlap``) and records the unrolls it trains on."""
+    """A learner that can take staged batches (the trainer's ``overlap``) and records the unrolls it trains on.
+    Until a batch has been staged on the trainer's helper thread, each update waits (up to 0.2 s) for that to
+    happen, giving the actors time to deliver the next batch before the current one's update ends."""
 
     def __init__(self, handles=None):
         super().__init__(handles)
         self.staging, self.staged, self.seen = Staging("cpu"), 0, []
+        self.on_helper = threading.Event()
 
     def stage(self, arrays):
         self.staged += 1
+        if threading.current_thread() is not threading.main_thread():
+            self.on_helper.set()
         return self.staging.stage(arrays)
 
     def step(self, batch):
         b = self.staging.tensors(batch)
         self.seen += sorted({(int(a), int(s)) for a, s in zip(b["actor"], b["seq"])})
+        self.on_helper.wait(0.2)
         return super().step(b)
 
     def device_weights(self):
@@ -290,11 +297,21 @@ def test_with_overlap_every_batch_is_staged_and_trained_on_once_in_order(tmp_pat
     program = Program(roles=(actors,), services={"unrolls": Channel(SPEC, batch=2), "weights": Weights()},
                       make_learner=StagingLearner, consumes="unrolls")
     trainer = Trainer(program, run_cfg(tmp_path, runtime=runtime, overlap="on"), tmp_path, system="fake")
+    infos = []
+    account = trainer._account
+    trainer._account = lambda info, version: (infos.append(info), account(info, version))
     trainer.start()
+    if runtime == "inline":
+        trainer.learner.on_helper.set()  # nothing to wait for there (below)
     try:
         trainer.step(updates=20)
         learner = trainer.learner
         assert learner.version >= 20 and learner.staged >= learner.version
+        if runtime == "local":  # (inline steps an actor only when the learner has nothing: none is ever ahead)
+            assert learner.on_helper.is_set()  # the next batch was staged while an update ran
+        # every weights version an actor loaded holds what the learner had at that version (weights = version)
+        loaded = [(i["version"], i["weight0"]) for i in infos if i.get("weight0") is not None]
+        assert loaded and all(w == v for v, w in loaded)
         assert len(set(learner.seen)) == len(learner.seen)  # none twice
         for actor in (0, 1):
             seqs = [s for a, s in learner.seen if a == actor]

@@ -115,13 +115,14 @@ class Staging:
         turn, self._turn = self._turn, 1 - self._turn
         if self._set_copied[turn] is not None:  # that set's previous batch has left for the GPU
             self._set_copied[turn].synchronize()
-        if self._stream is None:
-            self._stream = torch.cuda.Stream(self.device)
-        pinned = {k: _pinned_copy(self._sets[turn], k, v) for k, v in arrays.items()}
-        with torch.cuda.stream(self._stream):
-            staged = Staged({k: buf.to(self.device, non_blocking=True) for k, buf in pinned.items()})
-            staged.event = torch.cuda.Event()
-            staged.event.record(self._stream)
+        with torch.cuda.device(self.device):  # this thread's current GPU (cuda:N): no context made on GPU 0
+            if self._stream is None:
+                self._stream = torch.cuda.Stream(self.device)
+            pinned = {k: _pinned_copy(self._sets[turn], k, v) for k, v in arrays.items()}
+            with torch.cuda.stream(self._stream):
+                staged = Staged({k: buf.to(self.device, non_blocking=True) for k, buf in pinned.items()})
+                staged.event = torch.cuda.Event()
+                staged.event.record(self._stream)
         self._set_copied[turn] = staged.event
         return staged
 

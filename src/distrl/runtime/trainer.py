@@ -110,7 +110,7 @@ class Trainer:
         if cfg.num_learners > 1:  # the replicas start from the restored state
             self.learner = LearnerGroup.start(self.learner, self.program, shared, cfg.num_learners, device,
                                               cfg.precision, cfg.torch_threads, cfg.step_timeout_s, cfg.runtime)
-        if self.learner is not None and overlaps(cfg.overlap, device):
+        if self.learner is not None and overlaps(cfg.overlap, device, cfg.runtime):
             self._to_host = WeightsToHost(device)
             if self.program.consumes is not None and cfg.num_learners == 1:
                 self._stager = ThreadPoolExecutor(1, thread_name_prefix="distrl-stage")
@@ -599,9 +599,12 @@ def check_counters(saved: dict, identity: dict, folder: Path) -> None:
 _STOP_SIGNALS = tuple(s for s in (signal.SIGTERM, getattr(signal, "SIGHUP", None)) if s is not None)
 
 
-def overlaps(setting: str, device) -> bool:
-    """``overlap``: ``auto`` is on where the learner computes on a GPU (there is something to overlap with)."""
-    return setting == "on" or (setting == "auto" and device.type == "cuda")
+def overlaps(setting: str, device, runtime: str) -> bool:
+    """``overlap``: ``auto`` is on where the learner computes on a GPU and its components run beside it (local,
+    ray). On ``inline`` they step in the learner's thread, between its iterations: nothing runs meanwhile that
+    the transfers could overlap, and a program that is on-policy there (A2C: policy lag 0) must find each
+    update's weights published before its actors step again, which the delayed publish would not guarantee."""
+    return setting == "on" or (setting == "auto" and device.type == "cuda" and runtime != "inline")
 
 
 def _raise_stop(signum, frame):

@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 from typing import Mapping
 
+import numpy as np
 import torch
 
 from distrl.agents.common.on_device import OnDevice
@@ -55,6 +56,9 @@ class GradientLearner(OnDevice):
 
     def device_weights(self) -> torch.Tensor:
         return self.flat.buffer
+
+    def get_weights(self) -> np.ndarray:
+        return self.flat.to_numpy()  # a copy: the buffer changes as the model trains
 
     def checkpoint_parts(self):
         return {"model": self.model}, {"optimizer": self.optimizer}

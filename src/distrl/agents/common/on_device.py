@@ -62,6 +62,6 @@ class OnDevice:
         raise NotImplementedError
 
     def get_weights(self) -> np.ndarray:
-        """The flat weights the actors load, as a new host array."""
-        w = self.device_weights().detach()
-        return w.cpu().numpy() if w.device.type != "cpu" else w.numpy().copy()
+        """The flat weights the actors load, as a new host array (``device_weights`` here is a new tensor; learners
+        that keep a live flat buffer return a copy of it instead)."""
+        return self.device_weights().detach().cpu().numpy()

@@ -102,5 +102,8 @@ class R2D2Learner(ReplayLearner):
     def device_weights(self) -> torch.Tensor:
         return self.flat.buffer
 
+    def get_weights(self) -> np.ndarray:
+        return self.flat.to_numpy()  # a copy: the buffer changes as the model trains
+
     def checkpoint_parts(self):
         return {"model": self.model, "target": self.target}, {"optimizer": self.optimizer}

@@ -119,7 +119,9 @@ class ThreadedInference(ServiceAdapter):
         self._started = False
 
     def publish(self, weights_fn, version: int) -> None:
-        self.loop.set_weights(weights_fn(), version)
+        # a copy: the loop thread loads it between batches, later than this call, and the array handed over
+        # may be a buffer the trainer writes again (a GPU learner's host copy, models/device.WeightsToHost)
+        self.loop.set_weights(np.array(weights_fn(), copy=True), version)
         if not self._started:  # the first weights are in: serve
             self.loop.start()
             self._started = True
