@@ -183,7 +183,7 @@ def markdown(d: dict) -> str:
     for r in d["e2e"]:
         where = r["settings"].get("device", "cpu") + (f", inference {r['settings']['inference_device']}"
                                                       if "inference_device" in r["settings"] else "")
-        where += f", overlap {r['settings']['overlap']}" if "overlap" in r["settings"] else ""
+        where += f", overlap {r['settings']['overlap_transfers']}" if "overlap_transfers" in r["settings"] else ""
         lines.append(f"| {r['system']} | {where} | {r['actors']} | {r['sps']:,.0f} | {r['frames_per_s']:,.0f} | "
                      f"{r['actors_alone_sps']:,.0f} | {r['ratio']:.2f} | {r['learner_wait_frac']} | "
                      f"{r['policy_lag_mean']} | {r['update_ms']:.2f} | {r['publish_ms']:.2f} | {r['bottleneck']} |")
@@ -257,7 +257,7 @@ def main() -> None:
             "seed", ENV, dict(big, inference_device="cuda" if cuda else "cpu"), n, 8.0))
         runs = [("impala", dict(big))] if args.e2e_cpu or not cuda else []
         if cuda:  # overlap's default on a GPU is on: both, to measure it
-            runs += [("impala", dict(big, device="cuda", overlap="off")), ("impala", dict(big, device="cuda"))]
+            runs += [("impala", dict(big, device="cuda", overlap_transfers="off")), ("impala", dict(big, device="cuda"))]
         if cuda:
             runs.append(("seed", dict(big, device="cuda", inference_device="cuda")))
         for system, settings in runs:
@@ -272,7 +272,7 @@ def main() -> None:
         res.data["pong"] = attempt("pong run", lambda: pong_run(out, args.actors, args.pong_seconds, settings))
         if res.data["pong"] is None and cuda:  # a failure shows at the first update: the time left is the run's
             res.data["pong"] = attempt("pong run, overlap off", lambda: pong_run(
-                out, args.actors, args.pong_seconds, dict(settings, overlap="off")))
+                out, args.actors, args.pong_seconds, dict(settings, overlap_transfers="off")))
     res.save()
     print(markdown(res.data), flush=True)
 

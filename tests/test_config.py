@@ -58,3 +58,17 @@ def test_describe_lists_every_field_with_doc():
     rows = describe(Example)
     assert [r[0] for r in rows] == ["lr", "envs", "mode", "flag", "hidden", "limit"]
     assert all(r[3] for r in rows)
+
+
+def test_no_system_setting_shares_a_name_with_a_run_setting():
+    """``--set NAME=VALUE`` reaches the run's settings or the system's by name: a name in both would make one of
+    them unreachable (R2D2's sequence ``overlap`` once met a run setting of that name)."""
+    import dataclasses
+
+    from distrl.agents.registry import SYSTEMS, get_system
+    from distrl.run_config import RunConfig
+
+    run = {f.name for f in dataclasses.fields(RunConfig)}
+    for name in SYSTEMS:
+        system = {f.name for f in dataclasses.fields(get_system(name).Config)}
+        assert not run & system, f"{name}: {sorted(run & system)}"

@@ -95,8 +95,8 @@ def train(system: str, env: str | None = None, *, config_file: str | None = None
 def check_learner_device(system: str, run_cfg: RunConfig, program) -> None:
     """The run's device exists here, and the system has a learner that can be placed on it (one line each)."""
     device = resolve_device(run_cfg.device)
-    if run_cfg.overlap == "on" and (program.make_learner is None or not program.learner_on_device):
-        raise ConfigError(f"overlap=on: {system} has no learner on a device whose transfers could overlap its "
+    if run_cfg.overlap_transfers == "on" and (program.make_learner is None or not program.learner_on_device):
+        raise ConfigError(f"overlap_transfers=on: {system} has no learner on a device whose transfers could overlap its "
                           f"updates (valid here: auto, off)")
     if device.type == "cpu" and run_cfg.precision == "fp32":
         return

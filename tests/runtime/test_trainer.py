@@ -264,7 +264,7 @@ def test_parameter_server_and_inference_traffic_count_in_bytes_moved(tmp_path, s
 
 
 class StagingLearner(CheckingLearner):
-    """A learner that can take staged batches (the trainer's ``overlap``) and records the unrolls it trains on.
+    """A learner that can take staged batches (the trainer's ``overlap_transfers``) and records the unrolls it trains on.
     Until a batch has been staged on the trainer's helper thread, each update waits (up to 0.2 s) for that to
     happen, giving the actors time to deliver the next batch before the current one's update ends."""
 
@@ -291,12 +291,12 @@ class StagingLearner(CheckingLearner):
 
 @pytest.mark.parametrize("runtime", ["inline", "local"])
 def test_with_overlap_every_batch_is_staged_and_trained_on_once_in_order(tmp_path, runtime):
-    """``overlap=on``: batches come staged (the next one while the current update runs), each unroll is trained
+    """``overlap_transfers=on``: batches come staged (the next one while the current update runs), each unroll is trained
     on once, each actor's in the order it made them, and the weights keep reaching the actors."""
     actors = Role("actor", make_counting_actor, count=2, uses=("weights",), emits="unrolls", output=SPEC)
     program = Program(roles=(actors,), services={"unrolls": Channel(SPEC, batch=2), "weights": Weights()},
                       make_learner=StagingLearner, consumes="unrolls")
-    trainer = Trainer(program, run_cfg(tmp_path, runtime=runtime, overlap="on"), tmp_path, system="fake")
+    trainer = Trainer(program, run_cfg(tmp_path, runtime=runtime, overlap_transfers="on"), tmp_path, system="fake")
     infos = []
     account = trainer._account
     trainer._account = lambda info, version: (infos.append(info), account(info, version))

@@ -84,8 +84,8 @@ class Trainer:
         self._paced = [r for r in program.roles if r.env_steps_per_update is not None]
         self._held_roles: frozenset[str] = frozenset()
         self._summary_sums = {k: [0.0, 0] for k in program.summary_metrics}  # whole-session means for summary.json
-        self._to_host: WeightsToHost | None = None  # overlap: weights leave the device without a wait
-        self._stager: ThreadPoolExecutor | None = None  # overlap: stages the next batch while an update runs
+        self._to_host: WeightsToHost | None = None  # overlap_transfers: weights leave the device without a wait
+        self._stager: ThreadPoolExecutor | None = None  # overlap_transfers: stages the next batch while an update runs
         self._ahead = None  # the next batch's staging (a future), taken by the iteration after
 
     # --- life cycle ------------------------------------------------------------------------------
@@ -110,7 +110,7 @@ class Trainer:
         if cfg.num_learners > 1:  # the replicas start from the restored state
             self.learner = LearnerGroup.start(self.learner, self.program, shared, cfg.num_learners, device,
                                               cfg.precision, cfg.torch_threads, cfg.step_timeout_s, cfg.runtime)
-        if self.learner is not None and overlaps(cfg.overlap, device, cfg.runtime):
+        if self.learner is not None and overlaps(cfg.overlap_transfers, device, cfg.runtime):
             self._to_host = WeightsToHost(device)
             if self.program.consumes is not None and cfg.num_learners == 1:
                 self._stager = ThreadPoolExecutor(1, thread_name_prefix="distrl-stage")
@@ -356,7 +356,7 @@ class Trainer:
             o.on_step(self)
 
     def _next_batch(self, timeout: float):
-        """(batch, infos, token) from the consumed channel, or None. With ``overlap`` the batch comes staged on
+        """(batch, infos, token) from the consumed channel, or None. With ``overlap_transfers`` the batch comes staged on
         the learner's device, and the one after it, if already delivered, is handed to the staging thread to be
         copied there while this one's update runs (its slot is held until its own update, like this one's)."""
         if self._stager is None:
@@ -600,7 +600,7 @@ _STOP_SIGNALS = tuple(s for s in (signal.SIGTERM, getattr(signal, "SIGHUP", None
 
 
 def overlaps(setting: str, device, runtime: str) -> bool:
-    """``overlap``: ``auto`` is on where the learner computes on a GPU and its components run beside it (local,
+    """``overlap_transfers``: ``auto`` is on where the learner computes on a GPU and its components run beside it (local,
     ray). On ``inline`` they step in the learner's thread, between its iterations: nothing runs meanwhile that
     the transfers could overlap, and a program that is on-policy there (A2C: policy lag 0) must find each
     update's weights published before its actors step again, which the delayed publish would not guarantee."""
