@@ -51,6 +51,10 @@ class OnDevice:
         ``prefetch``); ``step`` takes the result in place of the arrays."""
         return self._stager().stage(arrays)
 
+    def prefetch(self, on: bool) -> None:
+        """The trainer's ``overlap_transfers`` where the learner draws its own batches (replay learners override
+        this); a learner handed its batches is sent the next one by the trainer instead."""
+
     def _stager(self) -> Staging:
         if self._staging is None:
             self._staging = Staging(self.device)

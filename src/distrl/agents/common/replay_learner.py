@@ -10,6 +10,8 @@ same handle works whether the replay lives in this process or in a Ray actor. Su
 from __future__ import annotations
 
 import math
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from typing import Mapping
 
 import numpy as np
@@ -24,6 +26,8 @@ from distrl.replay import SampledBatch
 
 class ReplayLearner(OnDevice):
     max_updates_per_step = 64  # then the trainer gets a turn (metrics, checkpoints, weights to actors)
+    _sampler: ThreadPoolExecutor | None = None  # overlap_transfers: draws and stages the next batch meanwhile
+    _staged = None  # (the batch being updated on, its tensors already on the device)
 
     def __init__(self, cfg, replay: ReplayHandle, optimizers: Mapping[str, torch.optim.Optimizer],
                  demos: ReplayHandle | None = None):
@@ -51,30 +55,64 @@ class ReplayLearner(OnDevice):
                 for group in opt.param_groups:
                     group["lr"] = values[name]
 
-    def step(self, batch=None) -> dict[str, float] | None:
-        losses, tried = [], 0
-        while tried < self.max_updates_per_step:
+    def prefetch(self, on: bool) -> None:
+        """The trainer's ``overlap_transfers`` for a learner that samples its replays: within a step, the next
+        batch is drawn and sent to the device on a thread while the current update runs (Ape-X's learner
+        prefetches its samples the same way: a draw may miss the priorities the update in flight will write).
+        Draws and priority writes take turns under one lock; no draw is out between steps, when the backend
+        inserts into the replays."""
+        if self._sampler is not None:
+            self._sampler.shutdown(wait=True)
+        self._sampler = ThreadPoolExecutor(1, thread_name_prefix="distrl-sample") if on else None
+        self._lock = threading.Lock()
+
+    def _draw(self):
+        """(batch, which elements are demos or None, its staged tensors or None), or None if the replay (its
+        rate limiter) has none to give."""
+        with self._lock:
             sampled = self.replay.sample(self.cfg.batch_size, beta=getattr(self.cfg, "priority_beta", 1.0))
             if sampled is None:
-                break
-            tried += 1
+                return None
             is_demo = None
             if self.mixer is not None:
                 sampled, is_demo = self.mixer.mix(sampled)
-            loss, td_abs = self.update(sampled)
+        return sampled, is_demo, self.stage(dict(sampled.items, weights=sampled.weights))
+
+    def step(self, batch=None) -> dict[str, float] | None:
+        losses, tried, ahead = [], 0, None
+        while tried < self.max_updates_per_step:
+            if self._sampler is None:
+                sampled = self.replay.sample(self.cfg.batch_size, beta=getattr(self.cfg, "priority_beta", 1.0))
+                if sampled is None:
+                    break
+                is_demo = None
+                if self.mixer is not None:
+                    sampled, is_demo = self.mixer.mix(sampled)
+            else:
+                drawn = ahead.result() if ahead is not None else self._draw()
+                if drawn is None:
+                    break
+                sampled, is_demo, staged = drawn
+                self._staged = (sampled, staged)
+                ahead = self._sampler.submit(self._draw) if tried + 1 < self.max_updates_per_step else None
+            tried += 1
+            try:
+                loss, td_abs = self.update(sampled)
+            finally:
+                self._staged = None
             if loss is None:  # a non-finite loss or gradient: not applied, priorities left as they were
                 self.nonfinite += 1
                 continue
-            if td_abs is None:  # a uniform replay (QT-Opt's training buffer): no priorities to write
-                pass
-            elif is_demo is not None:
-                agent = self.mixer.update(is_demo, td_abs)
-                self.replay.update_priorities(sampled.slots[agent], td_abs[agent])
+            if self._sampler is not None:
+                with self._lock:
+                    self._write_priorities(sampled, is_demo, td_abs)
             else:
-                self.replay.update_priorities(sampled.slots, td_abs)
+                self._write_priorities(sampled, is_demo, td_abs)
             self.updates += 1
             self.version += 1
             losses.append(loss)
+        if ahead is not None:  # (a draw still out: the loop ended on a non-finite update at its last turn)
+            ahead.result()
         if not tried:
             return None
         out = {**self.lrs, "nonfinite_skipped": float(self.nonfinite)}
@@ -84,8 +122,20 @@ class ReplayLearner(OnDevice):
             out.update(self.mixer.metrics())
         return out
 
+    def _write_priorities(self, sampled: SampledBatch, is_demo, td_abs) -> None:
+        if td_abs is None:  # a uniform replay (QT-Opt's training buffer): no priorities to write
+            return
+        if is_demo is not None:
+            agent = self.mixer.update(is_demo, td_abs)
+            self.replay.update_priorities(sampled.slots[agent], td_abs[agent])
+        else:
+            self.replay.update_priorities(sampled.slots, td_abs)
+
     def tensors(self, batch: SampledBatch) -> dict[str, torch.Tensor]:
-        """The sampled items and their importance weights on the learner's device."""
+        """The sampled items and their importance weights on the learner's device (already sent there, when
+        the batch was drawn ahead)."""
+        if self._staged is not None and self._staged[0] is batch:
+            return self.batch_tensors(self._staged[1])
         return self.batch_tensors(dict(batch.items, weights=batch.weights))
 
     def finite_step(self, loss: torch.Tensor, params, optimizer: torch.optim.Optimizer) -> bool:
