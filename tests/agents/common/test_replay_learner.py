@@ -6,7 +6,6 @@ same lock as the draws."""
 import threading
 
 import numpy as np
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -64,7 +63,7 @@ class RecordingLearner(ReplayLearner):
         return 1.0, np.ones(len(batch.slots))
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=15, deadline=None)
 @given(limit=st.integers(0, 150), nonfinite=st.sets(st.integers(0, 150), max_size=5), prefetch=st.booleans())
 def test_every_drawn_batch_is_trained_on_once_in_order(limit, nonfinite, prefetch):
     replay = FakeReplay(limit)
@@ -100,10 +99,9 @@ def test_prefetch_draws_on_a_thread_of_its_own():
     assert any(name.startswith("distrl-sample") for name in seen) and learner.trained == list(range(10))
 
 
-@pytest.mark.parametrize("runtime", ["inline", "local"])
-def test_apex_dqn_runs_with_overlapped_transfers(runtime, tmp_path):
+def test_apex_dqn_runs_with_overlapped_transfers(tmp_path):
     import distrl
 
-    s = distrl.train("apex-dqn", env="CartPole-v1", runtime=runtime, overlap_transfers="on", total_steps=20_000,
+    s = distrl.train("apex-dqn", env="CartPole-v1", runtime="local", overlap_transfers="on", total_steps=10_000,
                      run_dir=str(tmp_path / "run"))
     assert s["learner_updates"] > 0 and np.isfinite(s["episode_return_mean"])
