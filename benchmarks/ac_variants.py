@@ -10,31 +10,12 @@ settings laid over ``normaliser_study.NORMALISED``; runs one at a time.
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import sys
-import tempfile
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from normaliser_study import NORMALISED  # noqa: E402  (the benchmarks folder's own helpers)
-
-import distrl  # noqa: E402
-
-
-def run(system: str, env: str, steps: int, seed: int, settings: dict) -> dict:
-    with tempfile.TemporaryDirectory() as d:
-        start = time.monotonic()
-        distrl.train(system, env=env, total_steps=steps, seed=seed, run_dir=f"{d}/r", **settings)
-        wall = time.monotonic() - start
-        curve = [(int(r["env_steps"]), float(r["episode_return_mean"])) for r in csv.DictReader(open(f"{d}/r/metrics.csv"))
-                 if r["episode_return_mean"] not in ("", "nan")]
-        greedy = distrl.evaluate(f"{d}/r", episodes=20)
-    peak_at, peak = max(curve, key=lambda p: p[1])
-    return {"peak": peak, "peak_at": peak_at, "final": curve[-1][1], "greedy": greedy["mean_return"],
-            "greedy_min": greedy.get("min_return"), "wall_s": wall,
-            "curve": [round(c[1]) for c in curve[::max(1, len(curve) // 10)]]}
+from normaliser_study import NORMALISED, run_cell  # noqa: E402  (the benchmarks folder's own helpers)
 
 
 def main() -> None:
@@ -48,9 +29,10 @@ def main() -> None:
     print("| variant | seed | peak (at env steps) | final | greedy (worst) | wall s | curve |\n|---|---|---|---|---|---|---|")
     for name, extra in json.loads(args.variants).items():
         for seed in args.seeds:
-            r = run(args.system, args.env, int(args.steps), seed, dict(NORMALISED, **extra))
+            r = run_cell(args.system, args.env, int(args.steps), dict(NORMALISED, **extra), seed)
+            points = [round(c[1]) for c in r["curve"][::max(1, len(r["curve"]) // 10)]]
             print(f"| {name} | {seed} | {r['peak']:.0f} ({r['peak_at'] / 1e6:.2f}M) | {r['final']:.0f} | "
-                  f"{r['greedy']:.0f} ({r['greedy_min']:.0f}) | {r['wall_s']:.0f} | {r['curve']} |", flush=True)
+                  f"{r['greedy']:.0f} ({r['greedy_min']:.0f}) | {r['wall_s']:.0f} | {points} |", flush=True)
 
 
 if __name__ == "__main__":

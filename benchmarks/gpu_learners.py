@@ -58,18 +58,23 @@ def compile_modules(modules) -> None:
             child.compile()
 
 
+def pong_batch(batch_unrolls: int):
+    """(program, config, one real Pong batch of ``batch_unrolls`` unrolls) for IMPALA's learner."""
+    program, cfg = throughput._program(ENV, dict(PONG, batch_unrolls=batch_unrolls), 1)
+    actor, spec = throughput._actor(program, 0)
+    unrolls = [allocate(spec) for _ in range(batch_unrolls)]
+    for u in unrolls:
+        actor.unroll(u)
+    return program, cfg, concatenate(spec, unrolls)
+
+
 def learner_samples(device: str, precision: str, compile: bool, batch_unrolls: int, seconds: float,
                     threads: int = 1) -> dict:
     """Samples/s of IMPALA's learner stepping on one real Pong batch over and over (each step ends with
     the update's one device synchronisation, so the clock sees the GPU's work); ``threads``: torch's
     intra-op threads (a run's ``torch_threads``, 1 by default)."""
     torch.set_num_threads(threads)
-    program, cfg = throughput._program(ENV, dict(PONG, batch_unrolls=batch_unrolls), 1)
-    actor, spec = throughput._actor(program, 0)
-    unrolls = [allocate(spec) for _ in range(batch_unrolls)]
-    for u in unrolls:
-        actor.unroll(u)
-    batch = concatenate(spec, unrolls)
+    program, cfg, batch = pong_batch(batch_unrolls)
     learner = program.make_learner({})
     if device != "cpu" or precision != "fp32":
         learner.place(torch.device(device), precision)
@@ -93,12 +98,7 @@ def learner_loop(device: str, overlap: bool, batch_unrolls: int, seconds: float)
     with the updates or not (the same sequence as ``runtime/trainer.py``: ``_next_batch``, the update, the
     publish), over 4 distinct batches in turn so that every staging copies memory it has not seen just before;
     the published weights are copied into a host array, as the local weights service does."""
-    program, cfg = throughput._program(ENV, dict(PONG, batch_unrolls=batch_unrolls), 1)
-    actor, spec = throughput._actor(program, 0)
-    unrolls = [allocate(spec) for _ in range(batch_unrolls)]
-    for u in unrolls:
-        actor.unroll(u)
-    first = concatenate(spec, unrolls)
+    program, cfg, first = pong_batch(batch_unrolls)
     batches = [first] + [{k: v.copy() for k, v in first.items()} for _ in range(3)]
     learner = program.make_learner({})
     learner.place(torch.device(device), "fp32")

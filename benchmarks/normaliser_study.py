@@ -31,10 +31,11 @@ def run_cell(system: str, env: str, steps: int, settings: dict, seed: int) -> di
         wall = time.monotonic() - start
         curve = [(int(r["env_steps"]), float(r["episode_return_mean"])) for r in csv.DictReader(open(f"{d}/r/metrics.csv"))
                  if r["episode_return_mean"] not in ("", "nan")]
-        greedy = distrl.evaluate(f"{d}/r", episodes=20)["mean_return"]
+        greedy = distrl.evaluate(f"{d}/r", episodes=20)
     peak_at, peak = max(curve, key=lambda p: p[1])
     return {"system": system, "env": env, "steps": steps, "seed": seed, "settings": settings, "curve": curve,
-            "peak": peak, "peak_at": peak_at, "final": curve[-1][1], "greedy": greedy, "wall_s": wall}
+            "peak": peak, "peak_at": peak_at, "final": curve[-1][1], "greedy": greedy["mean_return"],
+            "greedy_min": greedy.get("min_return"), "wall_s": wall}
 
 
 def main() -> None:
