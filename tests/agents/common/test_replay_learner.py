@@ -6,6 +6,7 @@ same lock as the draws."""
 import threading
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -55,7 +56,11 @@ class RecordingLearner(ReplayLearner):
 
     def update(self, batch):
         t = self.tensors(batch)
+        if self._sampler is not None:
+            assert self._staged is not None and self._staged[0] is batch  # trained on what was staged for it
         n = int(batch.slots[0])
+        if n == getattr(self, "fail_at", None):
+            raise RuntimeError("an update that fails")
         assert (t["x"] == n).all()  # the tensors staged for this very batch
         self.trained.append(n)
         if n in self.nonfinite_at:
@@ -105,3 +110,79 @@ def test_apex_dqn_runs_with_overlapped_transfers(tmp_path):
     s = distrl.train("apex-dqn", env="CartPole-v1", runtime="local", overlap_transfers="on", total_steps=10_000,
                      run_dir=str(tmp_path / "run"))
     assert s["learner_updates"] > 0 and np.isfinite(s["episode_return_mean"])
+
+
+class DemoReplay:
+    """A demo replay whose items say their slot (x = 1000 + slot); records the priority writes it gets."""
+
+    def __init__(self):
+        self.rng, self.writes = np.random.default_rng(1), []
+
+    def sample(self, n, beta=1.0):
+        slots = self.rng.integers(0, 50, n)
+        items = {"x": np.repeat((1000 + slots)[:, None], 3, axis=1).astype(np.float32)}
+        return SampledBatch(items, slots, np.ones(n), np.ones(n, np.float32))
+
+    def update_priorities(self, slots, priorities):
+        self.writes.append(np.asarray(slots).copy())
+
+
+class MixingLearner(ReplayLearner):
+    """Records, per update, the demo slots its batch holds (from the items, x = 1000 + slot)."""
+
+    class Cfg(Cfg):
+        batch_size, demo_ratio, demo_mix = 8, 0.25, "bernoulli"
+
+    def __init__(self, replay, demos):
+        super().__init__(self.Cfg(), replay, {}, demos)
+        self.demo_slots = []
+
+    def update(self, batch):
+        t = self.tensors(batch)
+        if self._sampler is not None:
+            assert self._staged is not None and self._staged[0] is batch  # trained on what was staged for it
+        rows = batch.items["demo"]
+        self.demo_slots.append(t["x"][:, 0].numpy()[rows].astype(int) - 1000)
+        return 1.0, np.ones(len(batch.slots))
+
+
+class AgentReplay(FakeReplay):
+    def update_priorities(self, slots, priorities):
+        self._enter()
+        try:
+            self.written.append(len(slots))
+        finally:
+            self.busy.release()
+
+
+def test_with_a_demo_replay_each_batch_s_demo_priorities_go_to_its_own_demo_slots():
+    """R2D3 with prefetch: the batch after is mixed while one is updated; the demo priorities written after an
+    update are for the demo items that update trained on, not for the batch mixed meanwhile."""
+    for prefetch in (False, True):
+        demos = DemoReplay()
+        learner = MixingLearner(AgentReplay(120), demos)
+        learner.prefetch(prefetch)
+        try:
+            while learner.step() is not None:
+                pass
+        finally:
+            learner.prefetch(False)
+        expected = [s for s in learner.demo_slots if len(s)]
+        assert len(expected) > 10 and len(demos.writes) == len(expected)
+        for written, trained in zip(demos.writes, expected):
+            np.testing.assert_array_equal(written, trained)
+
+
+def test_an_update_that_raises_leaves_no_draw_out():
+    """The draw for the batch after a failing update has finished when the error reaches the trainer (which then
+    checkpoints and closes: nothing may sample the replay meanwhile)."""
+    replay = FakeReplay(100)
+    learner = RecordingLearner(replay)
+    learner.fail_at = 5
+    learner.prefetch(True)
+    try:
+        with pytest.raises(RuntimeError, match="fails"):
+            learner.step()
+        assert replay.drawn == 7 and not replay.busy.locked()  # batches 0..5 and the one drawn ahead of 5
+    finally:
+        learner.prefetch(False)

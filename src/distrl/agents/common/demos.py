@@ -61,6 +61,9 @@ def demo_service(cfg, ctx, replay_for, to_outputs, items=as_items) -> ReplayServ
                          preload=partial(to_outputs, episodes))
 
 
+_LAST = object()  # DemoMixer.update's default: the demo slots of the batch just mixed
+
+
 class DemoMixer:
     def __init__(self, demos, ratio: float, mode: str, batch_size: int, beta: float, seed: int | None = None):
         """``seed``: of the Bernoulli draws; by default drawn from torch's generator, which the run's seed sets."""
@@ -120,16 +123,23 @@ class DemoMixer:
                             np.concatenate([p.slots for p in parts]), np.concatenate([p.probabilities for p in parts]),
                             np.concatenate([p.weights for p in parts]))
 
-    def update(self, is_demo: np.ndarray, priorities: np.ndarray) -> np.ndarray:
-        """Send the demo elements' priorities to the demo replay; returns the agent elements' mask."""
+    def taken(self) -> np.ndarray | None:
+        """The demo replay's slots of the demo elements in the batch just mixed (None if it has none)."""
+        return self._taken
+
+    def update(self, is_demo: np.ndarray, priorities: np.ndarray, taken=_LAST) -> np.ndarray:
+        """Send the demo elements' priorities to the demo replay; returns the agent elements' mask. ``taken``:
+        their demo slots, as :meth:`taken` gave them right after that batch's mix (a learner that mixes the
+        next batch before it writes this one's priorities); by default the batch just mixed."""
         agent = ~is_demo
         self.elements += len(is_demo)
         self.demo_elements += int(is_demo.sum())
         for name, rows in (("agent", agent), ("demo", is_demo)):
             self.td[name][0] += float(priorities[rows].sum())
             self.td[name][1] += int(rows.sum())
-        if self._taken is not None and is_demo.any():
-            self.demos.update_priorities(self._taken, priorities[is_demo])
+        taken = self._taken if taken is _LAST else taken
+        if taken is not None and is_demo.any():
+            self.demos.update_priorities(taken, priorities[is_demo])
         return agent
 
     def metrics(self) -> dict[str, float]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import threading
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, wait
 from typing import Mapping
 
 import numpy as np
@@ -67,52 +67,60 @@ class ReplayLearner(OnDevice):
         self._lock = threading.Lock()
 
     def _draw(self):
-        """(batch, which elements are demos or None, its staged tensors or None), or None if the replay (its
-        rate limiter) has none to give."""
+        """(batch, which elements are demos or None, their demo slots, its staged tensors), or None if the replay
+        (its rate limiter) has none to give. The demo slots travel with the batch: the mixer's own record of
+        them is the next batch's by the time this one's priorities are written."""
         with self._lock:
             sampled = self.replay.sample(self.cfg.batch_size, beta=getattr(self.cfg, "priority_beta", 1.0))
             if sampled is None:
                 return None
-            is_demo = None
+            is_demo = taken = None
             if self.mixer is not None:
                 sampled, is_demo = self.mixer.mix(sampled)
-        return sampled, is_demo, self.stage(dict(sampled.items, weights=sampled.weights))
+                taken = self.mixer.taken()
+        return sampled, is_demo, taken, self.stage(dict(sampled.items, weights=sampled.weights))
 
     def step(self, batch=None) -> dict[str, float] | None:
         losses, tried, ahead = [], 0, None
-        while tried < self.max_updates_per_step:
-            if self._sampler is None:
-                sampled = self.replay.sample(self.cfg.batch_size, beta=getattr(self.cfg, "priority_beta", 1.0))
-                if sampled is None:
-                    break
-                is_demo = None
-                if self.mixer is not None:
-                    sampled, is_demo = self.mixer.mix(sampled)
-            else:
-                drawn = ahead.result() if ahead is not None else self._draw()
-                if drawn is None:
-                    break
-                sampled, is_demo, staged = drawn
-                self._staged = (sampled, staged)
-                ahead = self._sampler.submit(self._draw) if tried + 1 < self.max_updates_per_step else None
-            tried += 1
-            try:
-                loss, td_abs = self.update(sampled)
-            finally:
-                self._staged = None
-            if loss is None:  # a non-finite loss or gradient: not applied, priorities left as they were
-                self.nonfinite += 1
-                continue
-            if self._sampler is not None:
-                with self._lock:
-                    self._write_priorities(sampled, is_demo, td_abs)
-            else:
-                self._write_priorities(sampled, is_demo, td_abs)
-            self.updates += 1
-            self.version += 1
-            losses.append(loss)
-        if ahead is not None:  # (a draw still out: the loop ended on a non-finite update at its last turn)
-            ahead.result()
+        try:
+            while tried < self.max_updates_per_step:
+                taken = None
+                if self._sampler is None:
+                    sampled = self.replay.sample(self.cfg.batch_size, beta=getattr(self.cfg, "priority_beta", 1.0))
+                    if sampled is None:
+                        break
+                    is_demo = None
+                    if self.mixer is not None:
+                        sampled, is_demo = self.mixer.mix(sampled)
+                        taken = self.mixer.taken()
+                else:
+                    drawn = ahead.result() if ahead is not None else self._draw()
+                    ahead = None
+                    if drawn is None:
+                        break
+                    sampled, is_demo, taken, staged = drawn
+                    self._staged = (sampled, staged)
+                    if tried + 1 < self.max_updates_per_step:
+                        ahead = self._sampler.submit(self._draw)
+                tried += 1
+                try:
+                    loss, td_abs = self.update(sampled)
+                finally:
+                    self._staged = None
+                if loss is None:  # a non-finite loss or gradient: not applied, priorities left as they were
+                    self.nonfinite += 1
+                    continue
+                if self._sampler is not None:
+                    with self._lock:
+                        self._write_priorities(sampled, is_demo, td_abs, taken)
+                else:
+                    self._write_priorities(sampled, is_demo, td_abs, taken)
+                self.updates += 1
+                self.version += 1
+                losses.append(loss)
+        finally:
+            if ahead is not None:  # an update raised with a draw out: it ends before the error leaves the step
+                wait([ahead])  # (the trainer then checkpoints and closes: nothing may sample meanwhile)
         if not tried:
             return None
         out = {**self.lrs, "nonfinite_skipped": float(self.nonfinite)}
@@ -122,11 +130,13 @@ class ReplayLearner(OnDevice):
             out.update(self.mixer.metrics())
         return out
 
-    def _write_priorities(self, sampled: SampledBatch, is_demo, td_abs) -> None:
+    def _write_priorities(self, sampled: SampledBatch, is_demo, td_abs, taken) -> None:
+        """``taken``: the batch's demo slots, as the mixer gave them right after its mix (with prefetch, the
+        mixer has mixed the next batch since)."""
         if td_abs is None:  # a uniform replay (QT-Opt's training buffer): no priorities to write
             return
         if is_demo is not None:
-            agent = self.mixer.update(is_demo, td_abs)
+            agent = self.mixer.update(is_demo, td_abs, taken)
             self.replay.update_priorities(sampled.slots[agent], td_abs[agent])
         else:
             self.replay.update_priorities(sampled.slots, td_abs)
