@@ -362,9 +362,10 @@ class Trainer:
             o.on_step(self)
 
     def _next_batch(self, timeout: float):
-        """(batch, infos, token) from the consumed channel, or None. With ``overlap_transfers`` the batch comes staged on
-        the learner's device, and the one after it, if already delivered, is handed to the staging thread to be
-        copied there while this one's update runs (its slot is held until its own update, like this one's)."""
+        """(batch, infos, token) from the consumed channel, or None. With ``overlap_transfers`` the batch after
+        it, if already delivered, is handed to the staging thread to be copied to the learner's device while
+        this one's update runs (its slots held until its own update, like this one's); the next iteration takes
+        it staged. A batch nobody staged ahead is staged in the update, as without overlap (learner time)."""
         if self._stager is None:
             return self.backend.next_batch(timeout)
         if self._ahead is not None:
@@ -373,7 +374,6 @@ class Trainer:
             item = self.backend.next_batch(timeout)
             if item is None:
                 return None
-            item = (self.learner.stage(item[0]), *item[1:])
         after = self.backend.next_batch(0.0)
         if after is not None:
             self._ahead = self._stager.submit(lambda: (self.learner.stage(after[0]), *after[1:]))
