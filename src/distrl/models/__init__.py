@@ -3,10 +3,10 @@
 from distrl.models.actor_critic import ActorCritic
 from distrl.models.continuous_q import ContinuousQ
 from distrl.models.ddpg import DDPGNets
-from distrl.models.flat import FlatParameters, load_flat, to_flat
+from distrl.models.flat import FlatParameters, flat_tensor, load_flat, to_flat
 from distrl.models.lstm import LSTMCore
 from distrl.models.q_networks import QNetwork
 from distrl.models.recurrent_q import RecurrentQNetwork
 from distrl.models.torsos import MLPTorso, NatureCNN, make_torso
 
-__all__ = ["ActorCritic", "ContinuousQ", "DDPGNets", "FlatParameters", "LSTMCore", "MLPTorso", "NatureCNN", "QNetwork", "RecurrentQNetwork", "load_flat", "make_torso", "to_flat"]
+__all__ = ["ActorCritic", "ContinuousQ", "DDPGNets", "FlatParameters", "flat_tensor", "LSTMCore", "MLPTorso", "NatureCNN", "QNetwork", "RecurrentQNetwork", "load_flat", "make_torso", "to_flat"]

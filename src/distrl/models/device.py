@@ -74,6 +74,13 @@ def _as_float32(x):
     return x
 
 
+class Staged(dict):
+    """A batch already staged for the learner's device by :meth:`Staging.stage` (its tensors by key), with, on a
+    GPU, the event after its copies: the learner's stream waits on it before the first use."""
+
+    event = None
+
+
 class Staging:
     """Batches from numpy to ``device``. On the CPU: zero-copy views where numpy allows it (read-only arrays,
     from Ray's object store, are copied: torch wants writable memory). On a GPU: each key's array is copied
@@ -202,13 +209,6 @@ class WeightsToHost:
         view = self._buffers[turn].numpy()
         view.flags.writeable = False
         return view, version
-
-
-class Staged(dict):
-    """A batch already staged for the learner's device by :meth:`Staging.stage` (its tensors by key), with, on a
-    GPU, the event after its copies: the learner's stream waits on it before the first use."""
-
-    event = None
 
 
 def _torch_dtype(dtype: np.dtype) -> torch.dtype:

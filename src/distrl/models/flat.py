@@ -25,9 +25,14 @@ def load_flat(params, flat: np.ndarray) -> None:
         torch._foreach_copy_(params, [v.view_as(p) for v, p in zip(src.split(sizes), params)])
 
 
+def flat_tensor(params) -> torch.Tensor:
+    """The parameters as one new flat tensor, where they live (a GPU's copy stays on the GPU)."""
+    return torch.cat([p.detach().reshape(-1) for p in params])
+
+
 def to_flat(params) -> np.ndarray:
     """The parameters as a new flat float32 array."""
-    return torch.cat([p.detach().reshape(-1) for p in params]).cpu().numpy()
+    return flat_tensor(params).cpu().numpy()
 
 
 class FlatParameters:

@@ -87,6 +87,7 @@ class Trainer:
         self._to_host: WeightsToHost | None = None  # overlap_transfers: weights leave the device without a wait
         self._stager: ThreadPoolExecutor | None = None  # overlap_transfers: stages the next batch while an update runs
         self._ahead = None  # the next batch's staging (a future), taken by the iteration after
+        self._prefetching = False  # overlap_transfers=on: the learner, sampling its replays, draws ahead itself
 
     # --- life cycle ------------------------------------------------------------------------------
     def start(self) -> None:
@@ -115,8 +116,9 @@ class Trainer:
             if self.program.consumes is not None and cfg.num_learners == 1:
                 self._stager = ThreadPoolExecutor(1, thread_name_prefix="distrl-stage")
             elif cfg.num_learners == 1 and cfg.overlap_transfers == "on":
-                # a learner that samples its replays draws ahead itself; only when asked for, until measured on a
-                # GPU (on this 2-core CPU the extra thread made Ape-X DQN's CartPole run 20.2 -> 25.7 s)
+                # only when asked for, until measured on a GPU (on this 2-core CPU the extra thread made Ape-X
+                # DQN's CartPole run 20.2 -> 25.7 s)
+                self._prefetching = True
                 self.learner.prefetch(True)
         if self.on_ready is not None:  # everything loaded: now the run dir may change (config.yaml)
             self.on_ready()
@@ -239,7 +241,7 @@ class Trainer:
         if self._stager is not None:  # a batch being staged finishes first (its arrays are slot views)
             self._stager.shutdown(wait=True)
             self._stager = self._ahead = None
-        elif self._to_host is not None and self.cfg.num_learners == 1 and self.cfg.overlap_transfers == "on":
+        elif self._prefetching:
             self.learner.prefetch(False)
         close = getattr(self.learner, "close", None)  # several learners: their processes end with the run
         if close is not None:

@@ -10,6 +10,7 @@ import torch.nn.functional as F
 
 from distrl.agents.common.optim import polyak_
 from distrl.agents.common.replay_learner import ReplayLearner
+from distrl.models import flat_tensor
 from distrl.ops import ddpg_critic_target
 from distrl.replay import SampledBatch
 
@@ -41,7 +42,7 @@ class ApexDDPGLearner(ReplayLearner):
         return float(critic_loss.detach()), delta.detach().abs().cpu().numpy()
 
     def device_weights(self) -> torch.Tensor:
-        return torch.cat([p.detach().reshape(-1) for p in self.params])
+        return flat_tensor(self.params)
 
     def checkpoint_parts(self):
         return {"model": self.model, "target": self.target}, {"actor_optimizer": self.actor_opt, "critic_optimizer": self.critic_opt}

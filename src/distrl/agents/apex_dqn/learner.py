@@ -10,6 +10,7 @@ import torch
 from distrl.agents.common.dqn_loss import dqn_loss
 from distrl.agents.common.optim import make_optimizer, polyak_
 from distrl.agents.common.replay_learner import ReplayLearner
+from distrl.models import flat_tensor
 from distrl.replay import SampledBatch
 
 
@@ -34,7 +35,7 @@ class ApexDQNLearner(ReplayLearner):
         return float(loss.detach()), delta.detach().abs().cpu().numpy()
 
     def device_weights(self) -> torch.Tensor:
-        return torch.cat([p.detach().reshape(-1) for p in self.params])
+        return flat_tensor(self.params)
 
     def checkpoint_parts(self):
         return {"model": self.model, "target": self.target}, {"optimizer": self.optimizer}

@@ -66,33 +66,36 @@ class ReplayLearner(OnDevice):
         self._sampler = ThreadPoolExecutor(1, thread_name_prefix="distrl-sample") if on else None
         self._lock = threading.Lock()
 
-    def _draw(self):
-        """(batch, which elements are demos or None, their demo slots, its staged tensors), or None if the replay
-        (its rate limiter) has none to give. The demo slots travel with the batch: the mixer's own record of
+    def _sample(self):
+        """(batch, which elements are demos or None, their demo slots or None), or None if the replay (its rate
+        limiter) has none to give. The demo slots travel with the batch: with prefetch, the mixer's own record of
         them is the next batch's by the time this one's priorities are written."""
+        sampled = self.replay.sample(self.cfg.batch_size, beta=getattr(self.cfg, "priority_beta", 1.0))
+        if sampled is None:
+            return None
+        if self.mixer is None:
+            return sampled, None, None
+        sampled, is_demo = self.mixer.mix(sampled)
+        return sampled, is_demo, self.mixer.taken()
+
+    def _draw(self):
+        """What :meth:`_sample` gives, with the batch's tensors staged on the device (the prefetch thread)."""
         with self._lock:
-            sampled = self.replay.sample(self.cfg.batch_size, beta=getattr(self.cfg, "priority_beta", 1.0))
-            if sampled is None:
-                return None
-            is_demo = taken = None
-            if self.mixer is not None:
-                sampled, is_demo = self.mixer.mix(sampled)
-                taken = self.mixer.taken()
-        return sampled, is_demo, taken, self.stage(dict(sampled.items, weights=sampled.weights))
+            drawn = self._sample()
+        if drawn is None:
+            return None
+        sampled = drawn[0]
+        return *drawn, self.stage(dict(sampled.items, weights=sampled.weights))
 
     def step(self, batch=None) -> dict[str, float] | None:
         losses, tried, ahead = [], 0, None
         try:
             while tried < self.max_updates_per_step:
-                taken = None
                 if self._sampler is None:
-                    sampled = self.replay.sample(self.cfg.batch_size, beta=getattr(self.cfg, "priority_beta", 1.0))
-                    if sampled is None:
+                    drawn = self._sample()
+                    if drawn is None:
                         break
-                    is_demo = None
-                    if self.mixer is not None:
-                        sampled, is_demo = self.mixer.mix(sampled)
-                        taken = self.mixer.taken()
+                    sampled, is_demo, taken = drawn
                 else:
                     drawn = ahead.result() if ahead is not None else self._draw()
                     ahead = None

@@ -27,6 +27,7 @@ import torch.nn.functional as F
 
 from distrl.agents.common.optim import polyak_
 from distrl.agents.common.replay_learner import ReplayLearner
+from distrl.models import flat_tensor
 from distrl.replay import SampledBatch
 
 
@@ -80,7 +81,7 @@ class QTOptLearner(ReplayLearner):
         return out
 
     def device_weights(self) -> torch.Tensor:
-        return torch.cat([p.detach().reshape(-1) for p in self.nets.parameters()])
+        return flat_tensor(self.nets.parameters())
 
     def checkpoint_parts(self):
         return {"model": self.nets}, {"optimizer": self.optimizer}
