@@ -17,13 +17,21 @@ keeps what it measured):
 - ``e2e``: IMPALA on ``local`` with the learner on the CPU and on CUDA, and SEED with its inference server
   and learner on CUDA, ``--actors`` actor processes each; steady-state env steps/s (first quarter of the rows
   left out) over the actors-alone rate of the same number of processes, measured in the same run.
+- ``replay``: Ape-X DQN on Pong on ``local`` with a CUDA learner, ``overlap_transfers`` off and on (on: the
+  next sample drawn from the replay and staged on a thread while the update runs), ``--actors`` actors for
+  ``--e2e-seconds`` each; learner updates/s and env steps/s over the second half of the rows (the replay
+  has filled to ``min_replay`` by then).
 - ``pong``: IMPALA with a CUDA learner on Pong for ``--pong-seconds``; its curve (``pong_curve.png``) and
-  ``pong_metrics.csv``.
+  metrics (``pong_leg/metrics.csv``). A run longer than one machine's lease goes in legs: each leg writes what the next needs
+  into ``DIR/pong_leg/`` (config, metrics, the last checkpoint: five flat files, each under 16 MiB, so they come
+  back from a device machine), and ``--pong-resume FOLDER`` continues from such a folder (``distrl train
+  --resume`` on a run dir rebuilt from it): the metrics keep every leg's rows and the curve spans them all.
 """
 
 from __future__ import annotations
 
 import argparse
+import csv
 import json
 import os
 import shutil
@@ -144,23 +152,68 @@ def end_to_end(system: str, settings: dict, actors: int, seconds: float, alone: 
             "update_ms": 1000 * split["learn_s"] / updates, "publish_ms": 1000 * split["publish_s"] / updates}
 
 
-def pong_run(out: Path, actors: int, seconds: float, settings: dict) -> dict:
-    run = Path(tempfile.mkdtemp()) / "pong_run"  # outside ``out``: only the curve and the metrics are kept
+def replay_run(settings: dict, actors: int, seconds: float) -> dict:
+    with tempfile.TemporaryDirectory() as d:
+        summary = distrl.train("apex-dqn", env=ENV, runtime="local", num_actors=actors, total_steps=10**9,
+                               max_wall_s=seconds, log_interval_s=1.0, run_dir=str(Path(d) / "r"), **settings)
+        with open(Path(d) / "r" / "metrics.csv") as f:
+            rows = [(int(r["env_steps"]), float(r["wall_s"]), int(r["learner_updates"] or 0)) for r in csv.DictReader(f)]
+    rows = rows[len(rows) // 2:]
+    dt = max(rows[-1][1] - rows[0][1], 1e-9)
+    split = summary["time_split_s"]
+    updates = max(summary["learner_updates"], 1)
+    return {"system": "apex-dqn", "settings": settings, "actors": actors, "sps": (rows[-1][0] - rows[0][0]) / dt,
+            "updates_per_s": (rows[-1][2] - rows[0][2]) / dt, "update_ms": 1000 * split["learn_s"] / updates,
+            "learner_wait_frac": summary["learner_wait_frac"], "bottleneck": summary["bottleneck"]}
+
+
+LEG_FILES = ("config.yaml", "metrics.csv")  # with the last checkpoint's files: what a leg hands to the next
+
+
+def _rebuild_run(leg: Path, run: Path) -> None:
+    """A run dir from a leg folder: its config and metrics, and its checkpoint under ``checkpoints/step-N/``."""
+    state = json.loads((leg / "state.json").read_text())
+    ckpt = run / "checkpoints" / f"step-{state['counters']['env_steps']:012d}"
+    ckpt.mkdir(parents=True)
+    for f in leg.iterdir():
+        shutil.copy(f, run / f.name if f.name in LEG_FILES else ckpt / f.name)
+
+
+def _export_leg(run: Path, leg: Path) -> None:
+    from distrl.runtime.run.checkpoint import latest_checkpoint
+
+    ckpt = latest_checkpoint(run / "checkpoints")
+    if leg.exists():
+        shutil.rmtree(leg)
+    leg.mkdir(parents=True)
+    for f in [run / name for name in LEG_FILES] + sorted(ckpt.iterdir()):
+        shutil.copy(f, leg / f.name)
+
+
+def pong_run(out: Path, actors: int, seconds: float, settings: dict, resume_from: Path | None = None) -> dict:
+    run = Path(tempfile.mkdtemp()) / "pong_run"  # outside ``out``: only the curve, the metrics and the leg are kept
+    if resume_from is not None:
+        _rebuild_run(resume_from, run)
     s = distrl.train("impala", env=ENV, runtime="local", num_actors=actors, total_steps=10**10, max_wall_s=seconds,
-                     log_interval_s=5.0, checkpoint_interval_s=10**6, run_dir=str(run), force=True, **settings)
+                     log_interval_s=5.0, checkpoint_interval_s=120.0, run_dir=str(run), force=resume_from is None,
+                     resume=resume_from is not None, **settings)
+    _export_leg(run, out / "pong_leg")
     points = read_curve(run)
     plot_curves([(f"IMPALA, CUDA learner, {actors} actors", points)], out / "pong_curve.png")
-    shutil.copy(run / "metrics.csv", out / "pong_metrics.csv")
     best = max((p[2] for p in points if p[2] == p[2]), default=None)
     return {"settings": settings, "actors": actors, "seconds": seconds, "env_steps": s["env_steps"],
             "frames": 4 * s["env_steps"], "sps": s["sps"], "return_last": s["episode_return_mean"], "return_best": best,
-            "bottleneck": s["bottleneck"]}
+            "bottleneck": s["bottleneck"], "resumed_from_steps": _leg_steps(resume_from)}
+
+
+def _leg_steps(leg: Path | None) -> int | None:
+    return None if leg is None else json.loads((leg / "state.json").read_text())["counters"]["env_steps"]
 
 
 class Results:
     def __init__(self, out: Path):
-        self.out, self.data = out, {"machine": machine.describe(), "learner": [], "loop": [], "e2e": [], "pong": None,
-                                    "errors": []}
+        self.out, self.data = out, {"machine": machine.describe(), "learner": [], "loop": [], "e2e": [], "replay": [],
+                                    "pong": None, "errors": []}
 
     def save(self) -> None:
         (self.out / "gpu.json").write_text(json.dumps(self.data, indent=1, default=str))
@@ -168,18 +221,22 @@ class Results:
 
 
 def markdown(d: dict) -> str:
-    lines = [f"Machine: {machine.one_line(d['machine'])}", "",
-             "| learner | precision | torch.compile | batch | samples/s | warm-up s |", "|---|---|---|---|---|---|"]
+    """The report: one table per part that has rows (a part not run leaves no empty table)."""
+    lines = [f"Machine: {machine.one_line(d['machine'])}"]
+    if d["learner"]:
+        lines += ["", "| learner | precision | torch.compile | batch | samples/s | warm-up s |", "|---|---|---|---|---|---|"]
     for r in d["learner"]:
         where = f"cpu, {r['threads']} thread{'s' if r['threads'] > 1 else ''}" if r["device"] == "cpu" else r["device"]
         lines.append(f"| {where} | {r['precision']} | {'yes' if r['compile'] else 'no'} | {r['batch']} | "
                      f"{r['samples_per_s']:,.0f} | {r['warmup_s']:.1f} |")
-    lines += ["", "| learner | overlap | batch | samples/s | ms per update |", "|---|---|---|---|---|"]
+    if d["loop"]:
+        lines += ["", "| learner | overlap | batch | samples/s | ms per update |", "|---|---|---|---|---|"]
     for r in d["loop"]:
         lines.append(f"| {r['device']} | {'on' if r['overlap'] else 'off'} | {r['batch']} | {r['samples_per_s']:,.0f} | "
                      f"{r['ms_per_update']:.2f} |")
-    lines += ["", "| system | learner | actors | env steps/s | frames/s | actors alone steps/s | ratio | learner wait | "
-              "policy lag | update ms | publish ms | bottleneck |", "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    if d["e2e"]:
+        lines += ["", "| system | learner | actors | env steps/s | frames/s | actors alone steps/s | ratio | learner wait | "
+                  "policy lag | update ms | publish ms | bottleneck |", "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in d["e2e"]:
         where = r["settings"].get("device", "cpu") + (f", inference {r['settings']['inference_device']}"
                                                       if "inference_device" in r["settings"] else "")
@@ -187,11 +244,19 @@ def markdown(d: dict) -> str:
         lines.append(f"| {r['system']} | {where} | {r['actors']} | {r['sps']:,.0f} | {r['frames_per_s']:,.0f} | "
                      f"{r['actors_alone_sps']:,.0f} | {r['ratio']:.2f} | {r['learner_wait_frac']} | "
                      f"{r['policy_lag_mean']} | {r['update_ms']:.2f} | {r['publish_ms']:.2f} | {r['bottleneck']} |")
+    if d["replay"]:
+        lines += ["", "| system | learner | overlap | actors | env steps/s | learner updates/s | update ms | learner wait | "
+                  "bottleneck |", "|---|---|---|---|---|---|---|---|---|"]
+        for r in d["replay"]:
+            lines.append(f"| {r['system']} | {r['settings'].get('device', 'cpu')} | {r['settings']['overlap_transfers']} | "
+                         f"{r['actors']} | {r['sps']:,.0f} | {r['updates_per_s']:,.1f} | {r['update_ms']:.2f} | "
+                         f"{r['learner_wait_frac']} | {r['bottleneck']} |")
     if d["pong"]:
         p = d["pong"]
         lines += ["", f"Pong run: {p['seconds']:.0f} s, {p['actors']} actors, {p['env_steps']:,} env steps "
                       f"({p['frames']:,} frames), {p['sps']:,.0f} steps/s; return (100-episode mean) last "
-                      f"{p['return_last']}, best {p['return_best']}"]
+                      f"{p['return_last']}, best {p['return_best']}"
+                      + (f"; resumed from {p['resumed_from_steps']:,} env steps" if p.get("resumed_from_steps") else "")]
     lines += [f"error: {e}" for e in d["errors"]]
     return "\n".join(lines) + "\n"
 
@@ -199,12 +264,14 @@ def markdown(d: dict) -> str:
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--out", default="gpu-out")
-    p.add_argument("--parts", nargs="+", default=["learner", "loop", "e2e", "pong"],
-                   choices=["learner", "loop", "e2e", "pong"])
+    p.add_argument("--parts", nargs="+", default=["learner", "loop", "e2e", "replay", "pong"],
+                   choices=["learner", "loop", "e2e", "replay", "pong"])
     p.add_argument("--seconds", type=float, default=4.0, help="timed window of each learner row")
     p.add_argument("--e2e-seconds", type=float, default=25.0)
     p.add_argument("--pong-seconds", type=float, default=240.0)
     p.add_argument("--pong-batch-unrolls", type=int, default=4, help="unrolls per learner batch in the Pong run")
+    p.add_argument("--pong-resume", type=Path, default=None,
+                   help="continue the Pong run from a previous leg's folder (DIR/pong_leg of that run)")
     p.add_argument("--actors", type=int, default=max((os.cpu_count() or 2) - 1, 1))
     p.add_argument("--batch-unrolls", type=int, nargs="+", default=[1, 4])
     p.add_argument("--compile-batches", type=int, nargs="*", default=[4], help="batch_unrolls with torch.compile rows")
@@ -267,12 +334,20 @@ def main() -> None:
                 if r:
                     res.data["e2e"].append(r)
                     print(r, flush=True)
+    if "replay" in args.parts:
+        for overlap in ("off", "on"):
+            settings = {"device": "cuda" if cuda else "cpu", "overlap_transfers": overlap}
+            r = attempt(f"apex_dqn {settings}", lambda: replay_run(settings, args.actors, args.e2e_seconds))
+            if r:
+                res.data["replay"].append(r)
+                print(r, flush=True)
     if "pong" in args.parts:
         settings = dict(big, batch_unrolls=args.pong_batch_unrolls, device="cuda" if cuda else "cpu")
-        res.data["pong"] = attempt("pong run", lambda: pong_run(out, args.actors, args.pong_seconds, settings))
+        res.data["pong"] = attempt("pong run", lambda: pong_run(out, args.actors, args.pong_seconds, settings,
+                                                                args.pong_resume))
         if res.data["pong"] is None and cuda:  # a failure shows at the first update: the time left is the run's
             res.data["pong"] = attempt("pong run, overlap off", lambda: pong_run(
-                out, args.actors, args.pong_seconds, dict(settings, overlap_transfers="off")))
+                out, args.actors, args.pong_seconds, dict(settings, overlap_transfers="off"), args.pong_resume))
     res.save()
     print(markdown(res.data), flush=True)
 
