@@ -1,4 +1,6 @@
+import pytest
 import torch
+from torch import nn
 
 from distrl.models import ActorCritic, LSTMCore, NatureCNN, QNetwork
 
@@ -49,6 +51,24 @@ def test_nature_cnn_on_uint8_frames():
     assert out.shape == (2, 512)
     m = ActorCritic((4, 84, 84), 6, discrete=True)
     assert m.shared
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_nature_cnn_starts_keeping_the_frames_scale_and_their_differences(seed):
+    """He et al. 2015: a ReLU layer whose weights have variance 2 / fan_in keeps the second moment of its input;
+    orthogonal weights with gain sqrt(2) have that variance. So the torso's output at init has about the mean
+    square of its [0, 1] input, and two frames' difference reaches the heads at about its own size. (PyTorch's
+    default init passes on ~0.1% of the mean square and ~2% of the difference: the torso Pong never trained.)"""
+    torch.manual_seed(seed)
+    net = NatureCNN(4)
+    frames = torch.randint(0, 256, (64, 4, 84, 84), dtype=torch.uint8)
+    scaled = frames.float() / 255.0
+    with torch.no_grad():
+        out = net(frames)
+        diff = net(frames[:32]) - net(frames[32:])
+    assert 0.25 < out.pow(2).mean() / scaled.pow(2).mean() < 4.0
+    assert diff.pow(2).mean().sqrt() / (scaled[:32] - scaled[32:]).pow(2).mean().sqrt() > 0.25
+    assert all(float(m.bias.abs().max()) == 0.0 for m in net.modules() if isinstance(m, (nn.Conv2d, nn.Linear)))
 
 
 def test_dueling_q_network_mean_zero_advantage():

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import torch
 from torch import nn
 
@@ -23,7 +25,14 @@ class MLPTorso(nn.Module):
 class NatureCNN(nn.Module):
     """Mnih et al. 2015 (Nature) torso: 32x8x8/4, 64x4x4/2, 64x3x3/1, then 512 units.
     Takes ``[N, C, 84, 84]`` uint8 frames and scales them to [0, 1] inside, so uint8 is what
-    travels between processes (4x smaller than float)."""
+    travels between processes (4x smaller than float).
+
+    Weights start orthogonal with gain sqrt(2) (the ReLU gain; Saxe et al. 2014), biases at zero, as the
+    actor-critic Atari agents of OpenAI Baselines and CleanRL start theirs. PyTorch's default init
+    (U(+-1/sqrt(fan_in)): a third of the variance a ReLU layer needs to keep its input's scale) shrinks the
+    signal at every layer: on Pong frames the default torso's 512 outputs varied across states by 0.00045 on
+    average against 0.017 with this init, and an IMPALA run with it on a GPU ended 6.2M env steps with a
+    value that explained 0.1% of the returns' variance and a uniform policy (README, learners on a GPU)."""
 
     def __init__(self, in_channels: int = 4, out_dim: int = 512):
         super().__init__()
@@ -33,6 +42,10 @@ class NatureCNN(nn.Module):
             nn.Conv2d(64, 64, 3, stride=1), nn.ReLU(), nn.Flatten())
         self.fc = nn.Sequential(nn.Linear(64 * 7 * 7, out_dim), nn.ReLU())
         self.out_dim = out_dim
+        for layer in [*self.conv, *self.fc]:
+            if isinstance(layer, (nn.Conv2d, nn.Linear)):
+                nn.init.orthogonal_(layer.weight, math.sqrt(2.0))
+                nn.init.zeros_(layer.bias)
 
     def forward(self, obs: torch.Tensor) -> torch.Tensor:
         return self.fc(self.conv(obs.float() / 255.0))
