@@ -295,7 +295,9 @@ def record(out: str | Path, run_dir: str | Path | None = None, policy: str | Non
     if policy is not None:
         if env is None:
             raise ConfigError("--policy needs --env (the env to record on)")
-        act, reset, env_id, algorithm = batch_policy(scripted_policy(policy)), None, env, f"scripted:{policy}"
+        scripted = scripted_policy(policy)  # one with memory has a reset(), called at every episode start
+        act, reset, env_id = batch_policy(scripted), getattr(scripted, "reset", None), env
+        algorithm = f"scripted:{policy}"
     else:
         if env is not None:
             raise ConfigError("--env goes with --policy; a run records on its own env")
