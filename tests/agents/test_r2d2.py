@@ -9,6 +9,7 @@ import distrl
 from distrl.agents.r2d2.learner import trainable_steps
 from distrl.envs import env_spec
 from distrl.models import RecurrentQNetwork
+from distrl.replay import SampledBatch
 
 SMALL = dict(num_actors=2, num_envs=4, unroll_length=10, min_replay=20, batch_size=8, replay_size=500,
              sequence_length=10, overlap=5, burn_in=2, n_step=3)
@@ -23,6 +24,46 @@ def test_trainable_steps_need_the_whole_window_or_an_episode_end():
     ended = cut.clone()
     ended[5:] = 0.0
     assert trainable_steps(mask, ended, 2)[:, 0].tolist() == [True] * 6 + [False] * 2
+
+
+def sequence_batch(starts, burn_in_reward: float, L=8, obs_dim=3, state=5):
+    """Two identical sequences of one episode (every step real, the last terminal), ``starts`` saying which of
+    them starts its episode; ``burn_in_reward`` is the reward of their first step (a burn-in step)."""
+    rng = np.random.default_rng(0)
+    obs = np.repeat(rng.standard_normal((1, L, obs_dim)).astype(np.float32), 2, axis=0)
+    reward = np.zeros((2, L), np.float32)
+    reward[:, 0] = burn_in_reward
+    discount = np.full((2, L), 0.9, np.float32)
+    discount[:, -1] = 0.0
+    items = {"obs": obs, "action": np.zeros((2, L), np.int64), "reward": reward, "discount": discount,
+             "mask": np.ones((2, L), bool), "initial_state": np.zeros((2, 2 * state), np.float32),
+             "burn_in_state": np.zeros((2, 2 * state), np.float32), "episode_start": np.array(starts)}
+    return SampledBatch(items, np.arange(2), np.full(2, 0.5), np.ones(2, np.float32))
+
+
+def test_a_sequence_that_starts_its_episode_trains_its_burn_in_steps_and_no_other_does():
+    """Burn-in refreshes a stale stored state; at an episode's first step the state is exact, so those steps
+    are trained there. The proof: the first step's reward moves a starting sequence's priority (|delta| of the
+    steps it trains) and leaves a later one's alone."""
+    from distrl.agents.r2d2.config import R2D2Config
+    from distrl.agents.r2d2.learner import R2D2Learner
+
+    cfg = R2D2Config(sequence_length=8, overlap=4, burn_in=3, n_step=1, lstm=5, hidden=(8,), lr=0.0)
+    torch.manual_seed(0)
+    learner = R2D2Learner(cfg, RecurrentQNetwork((3,), 2, (8,), lstm=5), replay=None)
+    _, quiet = learner.update(sequence_batch([True, False], 0.0))
+    _, loud = learner.update(sequence_batch([True, False], 5.0))
+    assert loud[0] > quiet[0] + 0.5  # the starting sequence trains step 0: its delta carries the reward
+    assert loud[1] == pytest.approx(quiet[1])  # the other one's first trained step is 3: step 0 is burn-in only
+    # ... and the gradient reaches the network from those steps alone: episodes of 3 steps, all of them burn-in
+    for starts, moved in (([True, True], True), ([False, False], False)):
+        batch = sequence_batch(starts, 5.0)
+        batch.items["mask"][:, 3:] = False
+        batch.items["discount"][:, 2] = 0.0
+        learner.update(batch)
+        grads = [p.grad for p in learner.params]
+        assert (all(g is not None and float(g.abs().sum()) > 0 for g in grads) if moved
+                else all(g is None or float(g.abs().sum()) == 0 for g in grads))
 
 
 def test_unroll_equals_stepping_and_carries_the_state():

@@ -77,3 +77,23 @@ def test_a_sequence_never_splices_steps_from_a_chunk_that_is_not_its_streams_pre
 def test_bad_overlap():
     with pytest.raises(ValueError):
         SequenceAdder(1, 4, 4, 1)
+
+
+def starts_of(steps, length=4, overlap=2):
+    """(first obs of each emitted sequence, its episode_start flag) for one env's steps (obs, terminated, valid)."""
+    adder = SequenceAdder(1, length, overlap, state_size=1)
+    seen, out = [], []
+    for o, term, valid in steps:
+        seen.append(o)
+        e = adder.step(np.array([term]), np.array([False]), np.array([valid]), np.zeros((1, 1), np.float32))
+        out += [(seen[-int(n)], bool(s)) for n, s in zip(e["length"], e["episode_start"])]
+    return out
+
+
+def test_only_a_sequence_whose_first_step_starts_the_episode_is_flagged_as_starting_it():
+    """By hand, L = 4, overlap 2: an episode of 1..5, a reset step, then a short episode 7..9."""
+    steps = [(1, False, True), (2, False, True), (3, False, True), (4, False, True), (5, True, True),
+             (0, False, False), (7, False, True), (8, False, True), (9, True, True)]
+    assert starts_of(steps) == [(1, True), (2, False), (7, True)]
+    long = [(o, False, True) for o in range(1, 9)]
+    assert starts_of(long) == [(1, True), (3, False), (5, False)]

@@ -174,6 +174,25 @@ def test_checkpoint_round_trip_continues_exactly(tmp_path):
     assert b.storage.dropped == 0
 
 
+def test_a_replay_saved_before_a_per_sequence_field_existed_loads_with_it_zeroed(tmp_path):
+    """R2D2's ``episode_start`` came after replays were first checkpointed: such a replay loads, its sequences
+    unflagged (what the version that saved them did), the rest exactly as saved."""
+    old = Replay(None, 50, PrioritizedSampler(50, 0.9), storage=SequenceStorage(STEP, STATE, 5, 50, 120))
+    actor = FakeActor(0, 2, 4, 5, 2, np.random.default_rng(1), 0.1)
+    for _ in range(6):
+        items, _ = actor.chunk(1.0 + 100 * actor.chunks, {})
+        old.add(items)
+    old.save(tmp_path)
+    flagged = dict(STATE, episode_start=ArraySpec((), "bool"))
+    new = Replay(None, 50, PrioritizedSampler(50, 0.9), storage=SequenceStorage(STEP, flagged, 5, 50, 120))
+    new.load(tmp_path)
+    slots = old.storage.oldest_slots(old.size)
+    saved, loaded = old.storage.read(slots), new.storage.read(slots)
+    assert new.size == old.size > 0 and not loaded["episode_start"].any()
+    for k in saved:
+        np.testing.assert_array_equal(loaded[k], saved[k])
+
+
 def test_a_stream_that_lags_a_whole_ring_behind_loses_its_sequence_not_the_replay():
     storage = SequenceStorage(STEP, STATE, 4, capacity=16, step_capacity=8)
     replay = Replay(None, 16, PrioritizedSampler(16, 0.9), storage=storage)

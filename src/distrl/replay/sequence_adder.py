@@ -25,25 +25,31 @@ class SequenceAdder:
         self.states = np.zeros((length, num_envs, state_size), dtype=np.float32)
         self.count = np.zeros(num_envs, dtype=np.int64)  # steps held for the current window (<= L)
         self.fresh = np.zeros(num_envs, dtype=np.int64)  # steps not yet part of an emitted sequence
+        self.age = np.zeros(num_envs, dtype=np.int64)  # steps since the episode started
         self.t = 0
 
     def step(self, terminated, truncated, valid, state) -> dict[str, np.ndarray]:
         """Record one vector step taken with recurrent ``state`` (the core's input state); returns the
         sequences that end at this step: ``env``, ``length`` (real steps, <= L), ``initial_state`` (the
-        state at their first step) and ``burn_in_state`` (the state at step ``burn_in``)."""
+        state at their first step), ``burn_in_state`` (the state at step ``burn_in``) and ``episode_start``
+        (whether their first step is their episode's first: the stored state there is the exact initial one,
+        so the learner needs no burn-in to refresh it)."""
         p = self.t % self.L
         self.states[p] = state
         self.t += 1
         self.count = np.where(valid, np.minimum(self.count + 1, self.L), 0)
         self.fresh = np.where(valid, self.fresh + 1, 0)
+        self.age = np.where(valid, self.age + 1, 0)
         done = valid & (terminated | truncated)
         periodic = valid & ~done & (self.count == self.L) & (self.fresh >= self.period)
         envs = np.flatnonzero(periodic | (done & (self.fresh > 0)))
         n = self.count[envs]
+        starts = self.age[envs] == n
         self.fresh[periodic] = 0
         self.count[done] = 0
         self.fresh[done] = 0
+        self.age[done] = 0
         first = (p - n + 1) % self.L  # ring position of each sequence's first step
         at_burn_in = (first + np.minimum(self.burn_in, n - 1)) % self.L
         return {"env": envs, "length": n, "initial_state": self.states[first, envs],
-                "burn_in_state": self.states[at_burn_in, envs]}
+                "burn_in_state": self.states[at_burn_in, envs], "episode_start": starts}

@@ -146,7 +146,13 @@ class SequenceStorage(OverItemRing):
         return arrays, {**item_counters, "steps": step_counters, "dropped": self.dropped}
 
     def load(self, arrays: dict[str, np.ndarray], counters: dict) -> None:
-        self.items.load({k[5:]: v for k, v in arrays.items() if k.startswith("item.")}, counters)
+        """``arrays`` as :meth:`state` gave them. A per-sequence field added since the replay was saved (R2D2's
+        ``episode_start``) is filled with zeros: what the version that saved it did not have, it did not do."""
+        items = {k[5:]: v for k, v in arrays.items() if k.startswith("item.")}
+        for name, array in self.items.arrays.items():
+            if name not in items and name in self.state_spec:
+                items[name] = np.zeros_like(array)
+        self.items.load(items, counters)
         self.steps.load({k[5:]: v for k, v in arrays.items() if k.startswith("step.")}, counters["steps"])
         self.history, self.last_chunk = arrays["history"].copy(), arrays["last_chunk"].copy()
         self.dropped = counters["dropped"]

@@ -24,7 +24,7 @@ from distrl.models import FlatParameters, RecurrentQNetwork
 from distrl.replay import SequenceAdder
 
 STEP_FIELDS = ("obs", "action", "reward", "discount")
-STATE_FIELDS = ("initial_state", "burn_in_state")
+STATE_FIELDS = ("initial_state", "burn_in_state", "episode_start")
 SEQUENCE_FIELDS = ("seq_env", "seq_end", "seq_length", *STATE_FIELDS)
 
 
@@ -44,6 +44,7 @@ def chunk_spec(env: EnvSpec, cfg, state_size: int) -> dict[str, ArraySpec]:
             "seq_length": ArraySpec((K,), "int64", batch_axis=0),
             "initial_state": ArraySpec((K, 2 * state_size), "float32", batch_axis=0),
             "burn_in_state": ArraySpec((K, 2 * state_size), "float32", batch_axis=0),
+            "episode_start": ArraySpec((K,), "bool", batch_axis=0),
             "valid": ArraySpec((K,), "bool", batch_axis=0)}
 
 
@@ -79,6 +80,7 @@ def write_step(out: dict[str, np.ndarray], t: int, filled: int, adder: SequenceA
     seqs = slice(filled, filled + k)
     out["seq_env"][seqs], out["seq_end"][seqs], out["seq_length"][seqs] = ended["env"], t, ended["length"]
     out["initial_state"][seqs], out["burn_in_state"][seqs] = ended["initial_state"], ended["burn_in_state"]
+    out["episode_start"][seqs] = ended["episode_start"]
     out["valid"][seqs] = True
     return filled + k
 
@@ -86,7 +88,8 @@ def write_step(out: dict[str, np.ndarray], t: int, filled: int, adder: SequenceA
 def episodes_to_chunks(episodes, cfg, state_size: int) -> list[dict]:
     """Whole recorded episodes (demonstrations) as chunks, one stream each, cut into sequences as an actor
     would; a recording carries no recurrent state, so every stored state is zero (the learner's burn-in
-    refreshes it). An episode that stops with neither flag is closed as truncated."""
+    refreshes it; at an episode's first step zero is the exact state, and that sequence trains its burn-in
+    steps too). An episode that stops with neither flag is closed as truncated."""
     out = []
     for i, (obs, actions, rewards, term, trunc) in enumerate(episodes.closed(cfg.reward_clip)):
         T = len(actions)
@@ -95,7 +98,8 @@ def episodes_to_chunks(episodes, cfg, state_size: int) -> list[dict]:
                  "stream": np.array([i]), "chunk": np.array([0]),
                  "seq_env": np.zeros(T, np.int64), "seq_end": np.zeros(T, np.int64), "seq_length": np.zeros(T, np.int64),
                  "initial_state": np.zeros((T, 2 * state_size), np.float32),
-                 "burn_in_state": np.zeros((T, 2 * state_size), np.float32), "valid": np.zeros(T, bool)}
+                 "burn_in_state": np.zeros((T, 2 * state_size), np.float32), "episode_start": np.zeros(T, bool),
+                 "valid": np.zeros(T, bool)}
         adder = SequenceAdder(1, cfg.sequence_length, cfg.overlap, 2 * state_size, cfg.burn_in)
         filled, zero = 0, np.zeros((1, 2 * state_size), np.float32)
         for t in range(T):

@@ -10,6 +10,8 @@ linear lr decay 116, 79, 42, 106; with lr 5e-4 and 6 samples per insert 169, 500
 182, 237, 500, 281 at 1M; lr 2.5e-4 at 1M: 311, 319 (seeds 0-1); the linear lr decay at 1M: 262, 492, 394,
 500; batch 64 at 500k: 384, 261 (seeds 0-1): the
 greedy policy of the last weights swings from run to run, and no variant tried holds 475 on all four.
+Since sequences that start their episode train their burn-in steps too (``learner.py``), 500k, seeds 0-3:
+500, 465, 259, 175 (the version before, in the same session: 233, 236, 322, 225).
 Set the paper's values for long-horizon tasks."""
 
 from __future__ import annotations
@@ -28,7 +30,8 @@ class R2D2Config(DemoSettings):
     unroll_length: int = common.unroll_length(20, "Vector steps per chunk of sequences an actor sends")
     sequence_length: int = setting(30, "Steps per replayed sequence (m; the paper: 80).", low=2)
     overlap: int = setting(15, "Steps two consecutive sequences of an env share (the paper: m/2).", low=0)
-    burn_in: int = setting(8, "Leading steps of a sequence that only refresh the recurrent state (the paper: 40).", low=0)
+    burn_in: int = setting(8, "Leading steps of a sequence that only refresh the recurrent state (the paper: 40); a "
+                                 "sequence that starts its episode trains them too.", low=0)
     initial_state: str = setting("stored", "The state a replayed sequence starts from: the actor's stored one, or zero.",
                                  choices=("stored", "zero"))
     n_step: int = setting(5, "n of the n-step double-Q target.", low=1)

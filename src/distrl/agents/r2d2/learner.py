@@ -3,8 +3,14 @@ burn-in, trains on n-step double-Q targets under the value rescaling h, and give
 priority eta * max |delta| + (1 - eta) * mean |delta|.
 
 A step t of a replayed sequence is trained only where its whole n-step window lies inside the sequence
-(or the episode ends inside it): the bootstrap x_{t+n} must be one of the sequence's own steps. With
-overlapping sequences every step but an episode's last few is trained in at least one of them.
+(or the episode ends inside it): the bootstrap x_{t+n} must be one of the sequence's own steps.
+
+Burn-in exists to refresh a stored state the network has moved on from; a sequence that starts its episode
+starts from the exact initial state (zero), so its burn-in steps get the loss too (unrolled again with the
+gradient; the state passed on to the later steps stays the no-gradient one, as for every sequence). Without that, no sequence ever trained an episode's first ``burn_in`` steps (the paper's scheme: the first
+sequence of an episode spends them on burn-in, the next starts later): harmless in 10^4-step Atari episodes, but
+on bsuite's Deep Sea (20 steps, burn-in 8) R2D3 learned the demonstrated path everywhere but its first 8
+cells and never found the treasure, where Ape-X DQN with the same demos did (README, Demonstrations).
 """
 
 from __future__ import annotations
@@ -70,23 +76,28 @@ class R2D2Learner(ReplayLearner):
         h0, c0 = b["initial_state"].split(self.model.state_size, dim=1)
         state = (torch.zeros_like(h0), torch.zeros_like(c0)) if cfg.initial_state == "zero" else (h0, c0)
         with torch.no_grad():  # burn-in: refresh the state, no gradient (R2D2 section 3)
-            online_state, target_state = state, state
-            if burn:
-                _, online_state = self.model.unroll(obs[:burn], state)
-                _, target_state = self.target.unroll(obs[:burn], state)
+            q_head, online_state = self.model.unroll(obs[:burn], state) if burn else (None, state)
             own = b["mask"][:, burn] & ~b["demo"] if "demo" in b else b["mask"][:, burn]  # demos store no state
             self.delta_q.append(float(staleness(self.model, obs[burn], online_state, b["burn_in_state"], own)))
-        q, _ = self.model.unroll(obs[burn:], online_state)  # [T, B, A]
-        action = b["action"].transpose(0, 1)[burn:].long()
-        reward, discount = b["reward"].transpose(0, 1)[burn:], b["discount"].transpose(0, 1)[burn:]
-        mask = b["mask"].transpose(0, 1)[burn:]
+        q, _ = self.model.unroll(obs[burn:], online_state)
+        first = np.flatnonzero(batch.items["episode_start"]) if burn else ()  # read on the host: no device sync
+        if len(first):  # these start their episode: their burn-in steps are trained too (module docstring), so
+            # they alone are unrolled over them again, with the gradient (few in long episodes)
+            idx = torch.as_tensor(first, device=q.device)
+            q_head = q_head.index_copy(1, idx, self.model.unroll(obs[:burn, idx], tuple(s[idx] for s in state))[0])
+        q = q if q_head is None else torch.cat([q_head, q])  # [L, B, A]
+        starts = b["episode_start"]
+        action = b["action"].transpose(0, 1).long()
+        reward, discount = b["reward"].transpose(0, 1), b["discount"].transpose(0, 1)
+        mask = b["mask"].transpose(0, 1)
         with torch.no_grad():
-            q_target, _ = self.target.unroll(obs[burn:], target_state)
+            q_target, _ = self.target.unroll(obs, state)
             best = q.detach().argmax(-1, keepdim=True)  # double Q: the online argmax, the target's value
             q_next = q_target.gather(-1, best).squeeze(-1)
             values_tp1 = torch.cat([q_next[1:], q_next.new_zeros(1, B)])  # v(x_{t+1}); the last one is never used
             target = transformed_n_step_q_target(reward, discount, values_tp1, n, cfg.value_rescale_eps)
-            train = trainable_steps(mask, discount, n).float()
+            after_burn_in = torch.arange(obs.shape[0], device=q.device).unsqueeze(1) >= burn
+            train = (trainable_steps(mask, discount, n) & (after_burn_in | starts.unsqueeze(0))).float()
         q_sa = q.gather(-1, action.unsqueeze(-1)).squeeze(-1)
         delta = (target - q_sa) * train
         per_sequence = 0.5 * (delta ** 2).sum(0) / train.sum(0).clamp(min=1.0)
