@@ -1,10 +1,13 @@
-"""Variants of the actor-critic normalised config on one env (the defaults issue, #22): for each variant and seed,
-the peak of the training mean (last 100 episodes) and where it was, the final training mean, the greedy
+"""Variants of one system's config on one env (the defaults issue, #22, and R2D2's, #15): for each variant and
+seed, the peak of the training mean (last 100 episodes) and where it was, the final training mean, the greedy
 evaluation over 20 episodes (mean and worst episode), the wall time and ten points of the curve. Variants are
-settings laid over ``normaliser_study.NORMALISED``; runs one at a time.
+settings laid over ``normaliser_study.NORMALISED`` (the actor-critic normalised config; ``--over defaults``:
+over the system's defaults); runs one at a time.
 
     python benchmarks/ac_variants.py --env LunarLander-v3 --steps 2e6 --seeds 0 1 2 \\
         --variants '{"base": {}, "lr 6e-4": {"lr": 6e-4}, "gamma 0.999": {"gamma": 0.999}}'
+    python benchmarks/ac_variants.py --system r2d2 --env distrl/CartPoleNoVelocity-v1 --over defaults \\
+        --steps 1e6 --seeds 0 1 2 3 --variants '{"base": {}, "importance weights": {"importance_weights": true}}'
 """
 
 from __future__ import annotations
@@ -24,12 +27,15 @@ def main() -> None:
     p.add_argument("--env", default="LunarLander-v3")
     p.add_argument("--steps", type=float, default=2e6)
     p.add_argument("--seeds", type=int, nargs="+", default=[0])
-    p.add_argument("--variants", default='{"base": {}}', help="JSON: name -> settings over the normalised config")
+    p.add_argument("--variants", default='{"base": {}}', help="JSON: name -> settings over the base config")
+    p.add_argument("--over", choices=["normalised", "defaults"], default="normalised",
+                   help="the base config: the actor-critic normalised one, or the system's defaults")
     args = p.parse_args()
+    base = NORMALISED if args.over == "normalised" else {}
     print("| variant | seed | peak (at env steps) | final | greedy (worst) | wall s | curve |\n|---|---|---|---|---|---|---|")
     for name, extra in json.loads(args.variants).items():
         for seed in args.seeds:
-            r = run_cell(args.system, args.env, int(args.steps), dict(NORMALISED, **extra), seed)
+            r = run_cell(args.system, args.env, int(args.steps), dict(base, **extra), seed)
             points = [round(c[1]) for c in r["curve"][::max(1, len(r["curve"]) // 10)]]
             print(f"| {name} | {seed} | {r['peak']:.0f} ({r['peak_at'] / 1e6:.2f}M) | {r['final']:.0f} | "
                   f"{r['greedy']:.0f} ({r['greedy_min']:.0f}) | {r['wall_s']:.0f} | {points} |", flush=True)
