@@ -132,7 +132,8 @@ class Replay:
         meta = json.loads((folder / f"{name}.json").read_text())
         # arrays the saved replay lacks are left to the storage (a sequence storage fills per-sequence fields added
         # since; any other storage raises, which the trainer reports as a replay that does not fit the run)
-        self.storage.load({k: data[f"storage.{k}"] for k in self.storage.arrays if f"storage.{k}" in data}, meta["storage"])
+        saved = {k: data[f"storage.{k}"] for k in self.storage.arrays if f"storage.{k}" in data}
+        self.storage.load(saved, meta["storage"])
         self.sampler.load({k.split(".", 1)[1]: v for k, v in data.items() if k.startswith("sampler.")})
         self.samples, self.evicted = meta["samples"], meta["evicted"]
         self.rng.bit_generator.state = meta["rng"]

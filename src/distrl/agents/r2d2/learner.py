@@ -7,10 +7,11 @@ A step t of a replayed sequence is trained only where its whole n-step window li
 
 Burn-in exists to refresh a stored state the network has moved on from; a sequence that starts its episode
 starts from the exact initial state (zero), so its burn-in steps get the loss too (unrolled again with the
-gradient; the state passed on to the later steps stays the no-gradient one, as for every sequence). Without that, no sequence ever trained an episode's first ``burn_in`` steps (the paper's scheme: the first
-sequence of an episode spends them on burn-in, the next starts later): harmless in 10^4-step Atari episodes, but
-on bsuite's Deep Sea (20 steps, burn-in 8) R2D3 learned the demonstrated path everywhere but its first 8
-cells and never found the treasure, where Ape-X DQN with the same demos did (README, Demonstrations).
+gradient; the state passed on to the later steps stays the no-gradient one, as for every sequence). Without
+that, no sequence ever trained an episode's first ``burn_in`` steps (the paper's scheme: the first sequence of
+an episode spends them on burn-in, the next starts later): harmless in 10^4-step Atari episodes, but on
+bsuite's Deep Sea (20 steps, burn-in 8) R2D3 learned the demonstrated path everywhere but its first 8 cells
+and never found the treasure, where Ape-X DQN with the same demos did (README, Demonstrations).
 """
 
 from __future__ import annotations
