@@ -11,7 +11,9 @@ linear lr decay 116, 79, 42, 106; with lr 5e-4 and 6 samples per insert 169, 500
 500; batch 64 at 500k: 384, 261 (seeds 0-1): the
 greedy policy of the last weights swings from run to run, and no variant tried holds 475 on all four.
 Since sequences that start their episode train their burn-in steps too (``learner.py``), 500k, seeds 0-3:
-500, 465, 259, 175 (the version before, in the same session: 233, 236, 322, 225).
+500, 465, 259, 175 (the version before, in the same session: 233, 236, 322, 225); over these defaults
+(``benchmarks/ac_variants.py --system r2d2 --over defaults``, 500k): importance weights 200, 265, 500, 458;
+priority exponent 0.6: 475, 176, 221, 205; n = 3: 500, 260, 484, 183.
 Set the paper's values for long-horizon tasks."""
 
 from __future__ import annotations
