@@ -31,7 +31,6 @@ keeps what it measured):
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import os
 import shutil
@@ -156,27 +155,26 @@ def replay_run(settings: dict, actors: int, seconds: float) -> dict:
     with tempfile.TemporaryDirectory() as d:
         summary = distrl.train("apex-dqn", env=ENV, runtime="local", num_actors=actors, total_steps=10**9,
                                max_wall_s=seconds, log_interval_s=1.0, run_dir=str(Path(d) / "r"), **settings)
-        with open(Path(d) / "r" / "metrics.csv") as f:
-            rows = [(int(r["env_steps"]), float(r["wall_s"]), int(r["learner_updates"] or 0)) for r in csv.DictReader(f)]
-    rows = rows[len(rows) // 2:]
-    dt = max(rows[-1][1] - rows[0][1], 1e-9)
+        sps, updates_per_s = throughput.steady_rates(Path(d) / "r", "learner_updates", 0.5)
     split = summary["time_split_s"]
     updates = max(summary["learner_updates"], 1)
-    return {"system": "apex-dqn", "settings": settings, "actors": actors, "sps": (rows[-1][0] - rows[0][0]) / dt,
-            "updates_per_s": (rows[-1][2] - rows[0][2]) / dt, "update_ms": 1000 * split["learn_s"] / updates,
+    return {"system": "apex-dqn", "settings": settings, "actors": actors, "sps": sps,
+            "updates_per_s": updates_per_s, "update_ms": 1000 * split["learn_s"] / updates,
             "learner_wait_frac": summary["learner_wait_frac"], "bottleneck": summary["bottleneck"]}
 
 
 LEG_FILES = ("config.yaml", "metrics.csv")  # with the last checkpoint's files: what a leg hands to the next
 
 
-def _rebuild_run(leg: Path, run: Path) -> None:
-    """A run dir from a leg folder: its config and metrics, and its checkpoint under ``checkpoints/step-N/``."""
-    state = json.loads((leg / "state.json").read_text())
-    ckpt = run / "checkpoints" / f"step-{state['counters']['env_steps']:012d}"
+def _rebuild_run(leg: Path, run: Path) -> int:
+    """A run dir from a leg folder: its config and metrics, and its checkpoint under ``checkpoints/step-N/``;
+    returns N, the env steps the leg ended at."""
+    steps = json.loads((leg / "state.json").read_text())["counters"]["env_steps"]
+    ckpt = run / "checkpoints" / f"step-{steps:012d}"
     ckpt.mkdir(parents=True)
     for f in leg.iterdir():
         shutil.copy(f, run / f.name if f.name in LEG_FILES else ckpt / f.name)
+    return steps
 
 
 def _export_leg(run: Path, leg: Path) -> None:
@@ -192,8 +190,7 @@ def _export_leg(run: Path, leg: Path) -> None:
 
 def pong_run(out: Path, actors: int, seconds: float, settings: dict, resume_from: Path | None = None) -> dict:
     run = Path(tempfile.mkdtemp()) / "pong_run"  # outside ``out``: only the curve, the metrics and the leg are kept
-    if resume_from is not None:
-        _rebuild_run(resume_from, run)
+    resumed_from_steps = None if resume_from is None else _rebuild_run(resume_from, run)
     s = distrl.train("impala", env=ENV, runtime="local", num_actors=actors, total_steps=10**10, max_wall_s=seconds,
                      log_interval_s=5.0, checkpoint_interval_s=120.0, run_dir=str(run), force=resume_from is None,
                      resume=resume_from is not None, **settings)
@@ -203,11 +200,7 @@ def pong_run(out: Path, actors: int, seconds: float, settings: dict, resume_from
     best = max((p[2] for p in points if p[2] == p[2]), default=None)
     return {"settings": settings, "actors": actors, "seconds": seconds, "env_steps": s["env_steps"],
             "frames": 4 * s["env_steps"], "sps": s["sps"], "return_last": s["episode_return_mean"], "return_best": best,
-            "bottleneck": s["bottleneck"], "resumed_from_steps": _leg_steps(resume_from)}
-
-
-def _leg_steps(leg: Path | None) -> int | None:
-    return None if leg is None else json.loads((leg / "state.json").read_text())["counters"]["env_steps"]
+            "bottleneck": s["bottleneck"], "resumed_from_steps": resumed_from_steps}
 
 
 class Results:

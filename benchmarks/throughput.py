@@ -93,16 +93,22 @@ def end_to_end(env_id: str, settings: dict, n: int, runtime: str, seconds: float
     return steady_sps(points, s["sps"]), s  # steady state: the first quarter of the rows left out
 
 
+def steady_rates(run: Path, updates: str, skip: float) -> tuple[float, float]:
+    """(env steps/s, ``updates`` column per s) from a run's metrics.csv, the first ``skip`` of the rows left out."""
+    with open(run / "metrics.csv") as f:
+        rows = [(int(r["env_steps"]), float(r["wall_s"]), float(r[updates] or 0)) for r in csv.DictReader(f)]
+    rows = rows[int(len(rows) * skip):]
+    dt = max(rows[-1][1] - rows[0][1], 1e-9)
+    return (rows[-1][0] - rows[0][0]) / dt, (rows[-1][2] - rows[0][2]) / dt
+
+
 def gradient_system(system: str, n: int, runtime: str, seconds: float) -> dict:
     """A3C / GORILA: env steps/s and parameter-server updates/s, steady state, from metrics.csv."""
     with tempfile.TemporaryDirectory() as d:
         s = distrl.train(system, env="CartPole-v1", runtime=runtime, num_actors=n, total_steps=10**9,
                          max_wall_s=seconds, log_interval_s=0.5, run_dir=str(Path(d) / "r"))
-        with open(Path(d) / "r" / "metrics.csv") as f:
-            rows = [(int(r["env_steps"]), float(r["wall_s"]), float(r["updates_total"] or 0)) for r in csv.DictReader(f)]
-    rows = rows[len(rows) // 4:]
-    dt = max(rows[-1][1] - rows[0][1], 1e-9)
-    return {"sps": (rows[-1][0] - rows[0][0]) / dt, "updates_per_s": (rows[-1][2] - rows[0][2]) / dt, "summary": s}
+        sps, updates_per_s = steady_rates(Path(d) / "r", "updates_total", 0.25)
+    return {"sps": sps, "updates_per_s": updates_per_s, "summary": s}
 
 
 def main() -> None:

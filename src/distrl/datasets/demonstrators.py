@@ -16,6 +16,8 @@ the action that moves right (``distrl.envs.deep_sea.action_mapping``); it return
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from distrl.envs.deep_sea import action_mapping
@@ -46,7 +48,12 @@ class PositionsMountainCar:
 mountain_car_positions = PositionsMountainCar()
 
 
+@functools.lru_cache(maxsize=8)
+def _right(size: int) -> np.ndarray:
+    return action_mapping(size)  # drawn once per size, not at every step
+
+
 def deep_sea(obs: np.ndarray) -> np.ndarray:
     size = obs.shape[-1]
     cells = obs.reshape(len(obs), -1).argmax(axis=1)  # the agent's cell (a terminal, all-zero grid: cell 0, unused)
-    return action_mapping(size)[cells // size, cells % size].astype(np.int64)
+    return _right(size)[cells // size, cells % size].astype(np.int64)
