@@ -6,9 +6,10 @@ The README's benchmark figures are then the report's own rows, never retyped:
         --quick benchmarks/reports/quick-2026-11-26 --beyond benchmarks/reports/beyond-2026-11-27
 
 Markers: `full-spread` (the full report's spread over seeds), `quick-cells`, `quick-peers`, `quick-ratios`
-(the quick report's tables), `quick-qtopt-r2d3` (the quick report's QT-Opt and R2D3 rows) and `beyond-cells`
-(the beyond suite's cells). Each report given fills its own markers; ``--qtopt-r2d3 DIR`` fills only
-`quick-qtopt-r2d3`, from a quick run of those two systems.
+(the quick report's tables), `quick-qtopt-r2d3` (the quick report's QT-Opt and R2D3 rows), `beyond-cells`
+and `beyond-spread` (the beyond suite's cells, and their spread where it has several seeds; ``--beyond`` takes
+several folders, e.g. a re-run of some systems, and joins their rows). Each report given fills its own markers;
+``--qtopt-r2d3 DIR`` fills only `quick-qtopt-r2d3`, from a quick run of those two systems.
 """
 
 from __future__ import annotations
@@ -31,6 +32,12 @@ def table(markdown: str, heading: str) -> str:
     return "\n".join(out)
 
 
+def joined(tables: list[str]) -> str:
+    """Tables with the same columns as one: the first one's header, every table's rows."""
+    header = tables[0].splitlines()[:2]
+    return "\n".join(header + [row for t in tables for row in t.splitlines()[2:]])
+
+
 def qtopt_r2d3(cells: list[str]) -> str:
     """The cells table's header and its QT-Opt and R2D3 rows."""
     return "\n".join(cells[:2] + [c for c in cells if c.startswith(("| qt-opt ", "| r2d3 "))])
@@ -40,7 +47,7 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--full", help="a full suite's bench folder")
     p.add_argument("--quick", help="a quick suite's bench folder (with --peers)")
-    p.add_argument("--beyond", help="a beyond suite's bench folder")
+    p.add_argument("--beyond", nargs="+", help="beyond suite bench folders (their rows in one table each, in order)")
     p.add_argument("--qtopt-r2d3", help="a quick suite's bench folder with (at least) the qt-opt and r2d3 cells: fills "
                    "only their block (after `distrl bench --suite quick --systems qt-opt r2d3`)")
     args = p.parse_args()
@@ -60,7 +67,11 @@ def main() -> None:
         blocks["quick-qtopt-r2d3"] = qtopt_r2d3(table((Path(args.qtopt_r2d3) / "report.md").read_text(),
                                                      "## Cells").splitlines())
     if args.beyond:
-        blocks["beyond-cells"] = table((Path(args.beyond) / "report.md").read_text(), "## Cells")
+        reports = [(Path(folder) / "report.md").read_text() for folder in args.beyond]
+        blocks["beyond-cells"] = joined([table(r, "## Cells") for r in reports])
+        spreads = [table(r, "## Spread over seeds") for r in reports if "## Spread over seeds" in r]
+        if spreads:  # a report has that section only where it has several seeds
+            blocks["beyond-spread"] = joined(spreads)
     text = README.read_text()
     for name, body in blocks.items():
         marker = re.compile(rf"(<!-- bench:{name} -->\n).*?(\n<!-- /bench:{name} -->)", re.S)

@@ -34,7 +34,7 @@ def test_cells_table():
 def test_spread_rows():
     rows = spread_rows([result(seed=s, evaluated=e, reached=r) for s, e, r in [(0, 500, 3.0), (1, 480, None), (2, 120, 5.0)]])
     line = rows[2]
-    assert "0, 1, 2" in line and "120.0 / 480.0 / 500.0" in line and "2 of 3" in line and "3.0 / 4.0 / 5.0" in line and line.endswith("| 8.0 (10.0) |")
+    assert "| 0, 1, 2 | 10,000 | 120.0 / 480.0 / 500.0 |" in line and "2 of 3" in line and "3.0 / 4.0 / 5.0" in line and line.endswith("| 8.0 (10.0) |")
 
 
 def test_peers_beside_distrl_with_ratios():

@@ -2,8 +2,8 @@
 
 import pytest
 
-from distrl.agents.registry import SYSTEMS
-from distrl.bench.suite import BEYOND_ENVS, SYSTEM_ENVS, THRESHOLDS, cells
+from distrl.agents.registry import SYSTEMS, get_system
+from distrl.bench.suite import BEYOND_ENVS, BEYOND_STEPS, SYSTEM_ENVS, THRESHOLDS, cells
 
 
 def test_quick_is_every_system_once_on_its_default_runtime_plus_pong():
@@ -52,3 +52,8 @@ def test_beyond_is_the_defaults_suite_without_pong():
     assert {c.runtime for c in beyond if c.system == "a2c"} == {"inline"}
     assert {c.threshold for c in beyond if c.env.startswith("LunarLander")} == {200.0}
     assert len(cells("beyond", systems=["impala"], seeds=[0, 1, 2])) == 3 * 3  # three envs, three seeds
+    budgets = {(c.system, c.env): c.total_steps for c in beyond}
+    assert all(budgets[key] == steps for key, steps in BEYOND_STEPS.items())  # a longer budget where one is set
+    assert all(steps > get_system(system).DEFAULT_TOTAL_STEPS for (system, _), steps in BEYOND_STEPS.items())
+    assert budgets[("impala", "LunarLander-v3")] is None  # else the system's default
+    assert all(c.total_steps is None for c in cells("quick", pong=False))

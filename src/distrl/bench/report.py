@@ -61,16 +61,16 @@ def cell_rows(results: list[dict]) -> list[str]:
 
 
 def spread_rows(results: list[dict]) -> list[str]:
-    """Per (system, env, runtime) over its seeds: greedy eval and time to threshold, min / median / max and
-    the IQM with its 95% bootstrap interval (three seeds or more)."""
+    """Per (system, env, runtime) over its seeds: the budget (the most env steps a seed ran), greedy eval and
+    time to threshold, min / median / max and the IQM with its 95% bootstrap interval (three seeds or more)."""
     groups = defaultdict(list)
     for r in results:
         if "error" not in r and r["cell"]["threshold"] is not None:
             groups[(r["cell"]["system"], r["cell"]["env"], r["cell"]["runtime"])].append(r)
-    lines = ["| system | env | runtime | seeds | greedy eval min / median / max | greedy eval IQM [95% CI] | "
+    lines = ["| system | env | runtime | seeds | env steps | greedy eval min / median / max | greedy eval IQM [95% CI] | "
              "reached threshold | training s to threshold min / median / max | env steps/s median | "
              "training s median (whole command) |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
     for (system, env, runtime), rs in groups.items():
         ev = spread([r["final_eval"] for r in rs])
         tt = spread([r["threshold_train_s"] for r in rs])
@@ -78,7 +78,7 @@ def spread_rows(results: list[dict]) -> list[str]:
         ci = f" [{ev['iqm_ci'][0]:.1f}, {ev['iqm_ci'][1]:.1f}]" if ev.get("iqm_ci") else ""
         lines.append(
             f"| {system} | {env} | {runtime} | {', '.join(str(r['cell']['seed']) for r in rs)} | "
-            f"{_n(ev.get('min'), '.1f')} / {_n(ev.get('median'), '.1f')} / {_n(ev.get('max'), '.1f')} | "
+            f"{max(r['env_steps'] for r in rs):,} | {_n(ev.get('min'), '.1f')} / {_n(ev.get('median'), '.1f')} / {_n(ev.get('max'), '.1f')} | "
             f"{_n(ev.get('iqm'), '.1f')}{ci} | {tt['n']} of {len(rs)} | "
             f"{_n(tt.get('min'), '.1f')} / {_n(tt.get('median'), '.1f')} / {_n(tt.get('max'), '.1f')} | "
             f"{_n(sps.get('median'))} | {_n(spread([r['train_s'] for r in rs]).get('median'), '.1f')} "
@@ -120,7 +120,8 @@ def peer_rows(peers: list[dict], results: list[dict]) -> list[str]:
 def markdown(machine: dict, command: str, results: list[dict], peers: list[dict], notes: list[str] = ()) -> str:
     parts = [f"# distrl bench\n\n`{command}`\n\nMachine: {one_line(machine)}\n",
              "Every cell is `distrl train SYSTEM --env ENV --runtime R --seed S` with the system's default config and "
-             "budget, then `distrl eval` (greedy). Env steps/s: steady state (the first quarter of the metrics rows "
+             "budget (the beyond suite's longer budgets for some cells: `BEYOND_STEPS` in `distrl/bench/suite.py`; "
+             "the env steps column says which), then `distrl eval` (greedy). Env steps/s: steady state (the first quarter of the metrics rows "
              "left out). Ceiling (same run): (a) the system's acting components alone, in as many processes as the "
              "run has, (b) its learner alone (env steps per second of learner time in a short inline run), combined "
              "as 1/(1/a + 1/b). Threshold: the mean training return of the last 100 episodes (exploration included: "
