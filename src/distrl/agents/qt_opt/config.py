@@ -4,8 +4,8 @@ Paper values where they carry over: CEM with 2 iterations, 64 samples and 6 elit
 double Q over a Polyak-averaged and a lagged target network; 1-step targets; offline data mixed with online
 data (the paper fed 50% offline data at first). The paper's ~10 Bellman updaters and 10 GPU trainers do not fit
 a 2-core machine: one updater and one trainer are the defaults here, and ``num_updaters`` scales the former
-(the trainer count waits for data-parallel learners). The network is smaller than the paper's image network
-(vector observations: MLP 128-128, its first layer split so CEM computes the state's part once per state;
+(the trainer count is the run's ``num_learners``, data-parallel). The network is smaller than the paper's image
+network (vector observations: MLP 128-128, its first layer split so CEM computes the state's part once per state;
 256-256 learned Pendulum as well at about twice the wall time).
 From a fixed dataset alone (``online=false``) the trainer adds CQL's conservative term with weight 0.1
 (``benchmarks/qt_opt_offline.py``, seeds 0-4 on Pendulum: the offline policy beat the one that recorded the data
