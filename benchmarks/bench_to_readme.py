@@ -3,7 +3,8 @@
 The README's benchmark figures are then the report's own rows, never retyped:
 
     python benchmarks/bench_to_readme.py --full benchmarks/reports/full-2026-11-26 \
-        --quick benchmarks/reports/quick-2026-11-26 --beyond benchmarks/reports/beyond-2026-11-27
+        --quick benchmarks/reports/quick-2026-11-26 --beyond benchmarks/reports/beyond-value-2026-11-27 \
+        benchmarks/reports/beyond-value-2026-11-27/apex-dqn-2m
 
 Markers: `full-spread` (the full report's spread over seeds), `quick-cells`, `quick-peers`, `quick-ratios`
 (the quick report's tables), `quick-qtopt-r2d3` (the quick report's QT-Opt and R2D3 rows), `beyond-cells`
@@ -35,6 +36,8 @@ def table(markdown: str, heading: str) -> str:
 def joined(tables: list[str]) -> str:
     """Tables with the same columns as one: the first one's header, every table's rows."""
     header = tables[0].splitlines()[:2]
+    if any(t.splitlines()[0] != header[0] for t in tables):
+        raise SystemExit("the reports' tables have different columns (a report rendered by older code?)")
     return "\n".join(header + [row for t in tables for row in t.splitlines()[2:]])
 
 
@@ -70,8 +73,8 @@ def main() -> None:
         reports = [(Path(folder) / "report.md").read_text() for folder in args.beyond]
         blocks["beyond-cells"] = joined([table(r, "## Cells") for r in reports])
         spreads = [table(r, "## Spread over seeds") for r in reports if "## Spread over seeds" in r]
-        if spreads:  # a report has that section only where it has several seeds
-            blocks["beyond-spread"] = joined(spreads)
+        # a report has that section only where it has several seeds
+        blocks["beyond-spread"] = joined(spreads) if spreads else "(one seed per cell: no spread over seeds)"
     text = README.read_text()
     for name, body in blocks.items():
         marker = re.compile(rf"(<!-- bench:{name} -->\n).*?(\n<!-- /bench:{name} -->)", re.S)

@@ -34,7 +34,11 @@ def test_cells_table():
 def test_spread_rows():
     rows = spread_rows([result(seed=s, evaluated=e, reached=r) for s, e, r in [(0, 500, 3.0), (1, 480, None), (2, 120, 5.0)]])
     line = rows[2]
-    assert "| 0, 1, 2 | 10,000 | 120.0 / 480.0 / 500.0 |" in line and "2 of 3" in line and "3.0 / 4.0 / 5.0" in line and line.endswith("| 8.0 (10.0) |")
+    assert "| 0, 1, 2 | 10,000 | 120.0 / 480.0 / 500.0 |" in line
+    longer = [result(seed=s) for s in (0, 1)]
+    for r in longer:
+        r["cell"]["total_steps"] = 2_000_000  # a budget set for the cell (the beyond suite's BEYOND_STEPS) is shown
+    assert "| 0, 1 | 2,000,000 |" in spread_rows(longer)[2] and "2 of 3" in line and "3.0 / 4.0 / 5.0" in line and line.endswith("| 8.0 (10.0) |")
 
 
 def test_peers_beside_distrl_with_ratios():

@@ -61,8 +61,9 @@ def cell_rows(results: list[dict]) -> list[str]:
 
 
 def spread_rows(results: list[dict]) -> list[str]:
-    """Per (system, env, runtime) over its seeds: the budget (the most env steps a seed ran), greedy eval and
-    time to threshold, min / median / max and the IQM with its 95% bootstrap interval (three seeds or more)."""
+    """Per (system, env, runtime) over its seeds: the budget (the cell's, else the most env steps a seed ran),
+    greedy eval and time to threshold, min / median / max and the IQM with its 95% bootstrap interval (three
+    seeds or more)."""
     groups = defaultdict(list)
     for r in results:
         if "error" not in r and r["cell"]["threshold"] is not None:
@@ -78,7 +79,7 @@ def spread_rows(results: list[dict]) -> list[str]:
         ci = f" [{ev['iqm_ci'][0]:.1f}, {ev['iqm_ci'][1]:.1f}]" if ev.get("iqm_ci") else ""
         lines.append(
             f"| {system} | {env} | {runtime} | {', '.join(str(r['cell']['seed']) for r in rs)} | "
-            f"{max(r['env_steps'] for r in rs):,} | {_n(ev.get('min'), '.1f')} / {_n(ev.get('median'), '.1f')} / {_n(ev.get('max'), '.1f')} | "
+            f"{rs[0]['cell'].get('total_steps') or max(r['env_steps'] for r in rs):,} | {_n(ev.get('min'), '.1f')} / {_n(ev.get('median'), '.1f')} / {_n(ev.get('max'), '.1f')} | "
             f"{_n(ev.get('iqm'), '.1f')}{ci} | {tt['n']} of {len(rs)} | "
             f"{_n(tt.get('min'), '.1f')} / {_n(tt.get('median'), '.1f')} / {_n(tt.get('max'), '.1f')} | "
             f"{_n(sps.get('median'))} | {_n(spread([r['train_s'] for r in rs]).get('median'), '.1f')} "
