@@ -111,6 +111,26 @@ def test_bad_shapes_and_small_tables_are_one_line():
         make_model(env_spec("ALE/Pong-v5"), build_config(Config, {}))
 
 
+def test_an_actor_counts_the_env_copies_it_stepped_alive_or_not():
+    """``slot_steps`` (the bench's actors-alone count): every copy of the 2P-copy vector env, each step until the
+    last episode ends; ``env_steps`` only the steps of episodes still running."""
+    from distrl.api import plan_run
+    from distrl.runtime.backends.inline import InlineBackend
+
+    program = plan_run("es", "CartPole-v1", runtime="inline", **SMALL)[4]
+    backend = InlineBackend(seed=0)
+    backend.open(program)
+    backend.start(None)
+    try:
+        worker = next(w for w in backend.workers if w.role.interval_steps is None)
+        info = worker.handle.step(worker.buffers[0])
+    finally:
+        backend.close()
+    lengths = info["episode_lengths"]
+    assert info["env_steps"] == lengths.sum() and info["slot_steps"] == lengths.max() * len(lengths) == 8 * lengths.max()
+    assert lengths.min() < lengths.max()  # the initial policies' episodes end at different times
+
+
 @pytest.mark.parametrize("runtime", ["inline", "local"])
 def test_es_smoke_reports_bytes_moved_and_checkpoints_the_normaliser(tmp_path, runtime):
     s = distrl.train("es", env="CartPole-v1", runtime=runtime, total_steps=6000, run_dir=str(tmp_path / "r"), **SMALL)

@@ -3,7 +3,9 @@
 (a) *Actors alone*: ``n`` processes, each stepping one component of the system's acting role (its actor,
 A3C's worker, GORILA's bundle, SEED's env actor with its inference in-process) as fast as it can, its
 services in its own process and its output dropped: no learner, no transport. A3C's and GORILA's workers
-learn themselves, so theirs includes their gradients.
+learn themselves, so theirs includes their gradients. ES's actor steps its population's env copies until the
+last episode ends, the finished ones with the rest: its ``slot_steps`` (every copy stepped) are counted, the rate
+at full occupancy, which the trained run reaches (every episode to the cap) and the initial policy does not.
 (b) *Learner alone*: a short ``inline`` run of the same config (one process; components take turns, so the
 learner's time is its own): env steps the run consumed per second of the learner's time, once it has begun
 to update (a replay's warm-up is left out). Learning that components do for the learner counts as learner time
@@ -67,7 +69,8 @@ def _acting_worker(args) -> float:
             _barrier.wait(timeout=120)
         steps, t0 = 0, time.perf_counter()
         while time.perf_counter() - t0 < seconds:
-            steps += worker.handle.step(out).get("env_steps", 0)
+            info = worker.handle.step(out)
+            steps += info.get("slot_steps", info.get("env_steps", 0))
             steps += _drop_served(backend)
         return steps / (time.perf_counter() - t0)
     finally:
