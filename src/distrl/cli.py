@@ -131,8 +131,8 @@ def _build_parser() -> argparse.ArgumentParser:
                            formatter_class=_Help)
     bench.add_argument("--suite", default="quick", help="quick (one seed, each system's default runtime, 180 s cap per "
                        "cell), full (every runtime, seeds 0-2, no cap) or beyond (each system's default config on "
-                       "LunarLander, Pendulum and LunarLanderContinuous, a longer budget where the default is too short; one seed, "
-                       "300 s cap; needs the box2d extra)")
+                       "LunarLander, Pendulum and LunarLanderContinuous, a longer budget where the default is too "
+                       "short; one seed, 300 s cap; needs the box2d extra)")
     bench.add_argument("--systems", nargs="+", default=None, help="only these systems (default: all)")
     bench.add_argument("--runtimes", nargs="+", default=None, help="only these runtimes (default: the suite's)")
     bench.add_argument("--seeds", nargs="+", type=int, default=None, help="replace the suite's seeds")

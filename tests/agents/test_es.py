@@ -129,6 +129,7 @@ def test_an_actor_counts_the_env_copies_it_stepped_alive_or_not():
     lengths = info["episode_lengths"]
     assert info["env_steps"] == lengths.sum() and info["slot_steps"] == lengths.max() * len(lengths) == 8 * lengths.max()
     assert lengths.min() < lengths.max()  # the initial policies' episodes end at different times
+    assert info["slot_steps"] > info["env_steps"]  # so the copies whose episodes ended are counted too
 
 
 @pytest.mark.parametrize("runtime", ["inline", "local"])

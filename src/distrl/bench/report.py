@@ -79,7 +79,8 @@ def spread_rows(results: list[dict]) -> list[str]:
         ci = f" [{ev['iqm_ci'][0]:.1f}, {ev['iqm_ci'][1]:.1f}]" if ev.get("iqm_ci") else ""
         lines.append(
             f"| {system} | {env} | {runtime} | {', '.join(str(r['cell']['seed']) for r in rs)} | "
-            f"{rs[0]['cell'].get('total_steps') or max(r['env_steps'] for r in rs):,} | {_n(ev.get('min'), '.1f')} / {_n(ev.get('median'), '.1f')} / {_n(ev.get('max'), '.1f')} | "
+            f"{rs[0]['cell'].get('total_steps') or max(r['env_steps'] for r in rs):,} | "
+            f"{_n(ev.get('min'), '.1f')} / {_n(ev.get('median'), '.1f')} / {_n(ev.get('max'), '.1f')} | "
             f"{_n(ev.get('iqm'), '.1f')}{ci} | {tt['n']} of {len(rs)} | "
             f"{_n(tt.get('min'), '.1f')} / {_n(tt.get('median'), '.1f')} / {_n(tt.get('max'), '.1f')} | "
             f"{_n(sps.get('median'))} | {_n(spread([r['train_s'] for r in rs]).get('median'), '.1f')} "
@@ -122,7 +123,8 @@ def markdown(machine: dict, command: str, results: list[dict], peers: list[dict]
     parts = [f"# distrl bench\n\n`{command}`\n\nMachine: {one_line(machine)}\n",
              "Every cell is `distrl train SYSTEM --env ENV --runtime R --seed S` with the system's default config and "
              "budget (the beyond suite's longer budgets for some cells: `BEYOND_STEPS` in `distrl/bench/suite.py`; "
-             "the env steps column says which), then `distrl eval` (greedy). Env steps/s: steady state (the first quarter of the metrics rows "
+             "the env steps column says which), then `distrl eval` (greedy). Env steps/s: steady state (the first "
+             "quarter of the metrics rows "
              "left out). Ceiling (same run): (a) the system's acting components alone, in as many processes as the "
              "run has, (b) its learner alone (env steps per second of learner time in a short inline run), combined "
              "as 1/(1/a + 1/b). Threshold: the mean training return of the last 100 episodes (exploration included: "

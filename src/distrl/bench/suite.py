@@ -2,13 +2,13 @@
 
 Every system runs its default config (no per-env presets) on the env its README measures it on, for the
 budget the system ships with (``DEFAULT_TOTAL_STEPS``; in ``beyond``, a longer one where ``BEYOND_STEPS`` says):
-the figures in the README are the figures a user gets. ``quick`` is one seed on each system's default runtime and finishes in minutes; ``full`` is every
-runtime the system supports, three seeds each. ``beyond`` is the defaults issue's suite (#22): each system's
+the figures in the README are the figures a user gets. ``quick`` is one seed on each system's default runtime
+and finishes in minutes; ``full`` is every runtime the system supports, three seeds each. ``beyond`` is the defaults issue's suite (#22): each system's
 default config beyond CartPole (LunarLander-v3 for the discrete systems; Pendulum-v1 and
 LunarLanderContinuous-v3 for those that take Box actions), one seed on the default runtime unless
 ``--seeds`` says more, for the system's default budget or a longer one where that is too short for the task
-(``BEYOND_STEPS``), 300 s per cell at most; it needs the box2d extra. The Pong cell is a smoke test of throughput on pixels
-(a few seconds; no threshold: learning Pong takes hours on two cores).
+(``BEYOND_STEPS``), 300 s per cell at most; it needs the box2d extra. The Pong cell is a smoke test of
+throughput on pixels (a few seconds; no threshold: learning Pong takes hours on two cores).
 """
 
 from __future__ import annotations

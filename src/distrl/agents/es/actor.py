@@ -68,9 +68,7 @@ class EsWorker(Stateless):
         obs_sum = np.zeros(obs.shape[1])
         obs_sumsq = np.zeros(obs.shape[1])
         infer_s = env_s = 0.0
-        vector_steps = 0
         for _ in range(self.cap):
-            vector_steps += 1
             alive = ~done
             o = np.asarray(obs, dtype=np.float32)
             live = o[alive].astype(np.float64)
@@ -97,9 +95,11 @@ class EsWorker(Stateless):
             out["version"][0] = self.version
         steps = int(lengths.sum())
         # ``slot_steps``: env copies stepped, alive or not (a copy whose episode ended is stepped with the rest until
-        # the last one ends). The bench's actors-alone rate counts these, the rate at full occupancy: the initial
-        # policy's episodes end at different times, a trained one's all run to the cap.
-        return {"env_steps": steps, "slot_steps": vector_steps * 2 * P, "version": self.version, "actor_index": self.index,
+        # the last one ends, so the vector stepped as often as the longest episode). The bench's actors-alone rate
+        # counts these, the rate at full occupancy: the initial policy's episodes end at different times, a trained
+        # one's all run to the cap.
+        return {"env_steps": steps, "slot_steps": int(lengths.max()) * 2 * P, "version": self.version,
+                "actor_index": self.index,
                 "episode_returns": returns, "episode_lengths": lengths, "env_s": env_s, "infer_s": infer_s,
                 "step_s": time.perf_counter() - t_start}
 
