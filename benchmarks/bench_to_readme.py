@@ -16,10 +16,11 @@ several folders, e.g. a re-run of some systems, and joins their rows). Each repo
 from __future__ import annotations
 
 import argparse
-import re
+import sys
 from pathlib import Path
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from readme_blocks import write_block  # noqa: E402  (the benchmarks folder's own helper)
 
 
 def table(markdown: str, heading: str) -> str:
@@ -75,14 +76,8 @@ def main() -> None:
         spreads = [table(r, "## Spread over seeds") for r in reports if "## Spread over seeds" in r]
         # a report has that section only where it has several seeds
         blocks["beyond-spread"] = joined(spreads) if spreads else "(one seed per cell: no spread over seeds)"
-    text = README.read_text()
     for name, body in blocks.items():
-        marker = re.compile(rf"(<!-- bench:{name} -->\n).*?(\n<!-- /bench:{name} -->)", re.S)
-        if not marker.search(text):
-            raise SystemExit(f"README has no <!-- bench:{name} --> block")
-        text = marker.sub(lambda m: m.group(1) + body + m.group(2), text)
-    README.write_text(text)
-
+        write_block(f"bench:{name}", body)
 
 if __name__ == "__main__":
     main()

@@ -15,10 +15,14 @@ from __future__ import annotations
 import argparse
 import csv
 import os
+import sys
 import tempfile
 from pathlib import Path
 
 import distrl
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from readme_blocks import write_tables  # noqa: E402  (the benchmarks folder's own helper)
 
 
 def measure(runtime: str, workers: int, seconds: float, **extra) -> dict:
@@ -53,6 +57,7 @@ def main() -> None:
     p.add_argument("--runtimes", nargs="+", default=["local", "ray-2-nodes"])
     p.add_argument("--set", dest="assignments", action="append", default=[], metavar="KEY=VALUE",
                    help="ES settings (default: the system's defaults)")
+    p.add_argument("--readme", action="store_true", help="write the tables into the README (readme_blocks.py)")
     args = p.parse_args()
     settings = dict(a.split("=", 1) for a in args.assignments)
     lines = ["| runtime | workers | generations/s | env steps/s | scaling vs 1 worker | bytes moved per env step |",
@@ -76,6 +81,8 @@ def main() -> None:
                 ray.shutdown()
                 cluster.shutdown()
     print("\n".join(lines))
+    if args.readme:
+        write_tables("es-scaling", ["\n".join(lines)])
 
 
 if __name__ == "__main__":

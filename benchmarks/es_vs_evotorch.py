@@ -14,12 +14,17 @@ episodes with fixed seeds; wall time includes each library's start-up.
 from __future__ import annotations
 
 import argparse
+import sys
 import tempfile
 import time
+from pathlib import Path
 
 import numpy as np
 
 import distrl
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from readme_blocks import write_tables  # noqa: E402  (the benchmarks folder's own helper)
 
 
 def run_distrl(env_id: str, steps: int, workers: int, seed: int) -> dict:
@@ -74,16 +79,21 @@ def main() -> None:
     p.add_argument("--workers", type=int, default=2)
     p.add_argument("--seeds", nargs="+", type=int, default=[0])
     p.add_argument("--only", choices=("distrl", "evotorch"), default=None)
+    p.add_argument("--readme", action="store_true", help="write the table into the README (readme_blocks.py)")
     args = p.parse_args()
-    print("| library | seed | env steps | generations | wall s | greedy return (10 ep.) |")
-    print("|---|---|---|---|---|---|")
+    lines = ["| library | seed | env steps | generations | wall s (with start-up) | greedy return (10 ep.) |",
+             "|---|---|---|---|---|---|"]
+    print("\n".join(lines))
     for seed in args.seeds:
         for name, fn in (("distrl ES", run_distrl), ("evotorch PGPE", run_evotorch)):
             if args.only and not name.startswith(args.only):
                 continue
             r = fn(args.env, args.steps, args.workers, seed)
-            print(f"| {name} | {seed} | {r['steps']:,} | {r['generations']} | {r['wall']:.1f} | {r['eval']:.1f} |", flush=True)
-
+            lines.append(f"| {name} | {seed} | {r['steps']:,} | {r['generations']} | {r['wall']:.1f} | "
+                         f"{r['eval']:.1f} |")
+            print(lines[-1], flush=True)
+    if args.readme:
+        write_tables("es-vs-evotorch", ["\n".join(lines)])
 
 if __name__ == "__main__":
     main()

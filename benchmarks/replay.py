@@ -13,12 +13,17 @@ from __future__ import annotations
 
 import argparse
 import gc
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 
 from distrl.core.types import ArraySpec
 from distrl.replay import Replay
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from readme_blocks import write_tables  # noqa: E402  (the benchmarks folder's own helper)
 
 
 def transitions(n: int, obs_shape, obs_dtype, rng):
@@ -149,6 +154,7 @@ def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--pixels", action="store_true", help="also 100k x 4x84x84 uint8 (about 5.6 GB per buffer)")
     p.add_argument("--seconds", type=float, default=3.0)
+    p.add_argument("--readme", action="store_true", help="write the table into the README (readme_blocks.py)")
     args = p.parse_args()
     cases = [(1_000_000, (4,), np.float32)]
     if args.pixels:
@@ -163,11 +169,13 @@ def main():
                 print(f"{cls.name} is not installed ({e}): pip install -e '.[bench]'")
                 continue
             print(rows[-1], flush=True)
-    print("\n| buffer | capacity | observation | inserts/s (chunks of 64) | sample(512)+update(512)/s | bytes/transition | allocate s | first fill s |")
-    print("|---|---|---|---|---|---|---|---|")
-    for name, cap, obs, ins, su, bpi, alloc, fill in rows:
-        print(f"| {name} | {cap:,} | {obs} | {ins:,.0f} | {su:,.0f} | {bpi:,.0f} | {alloc:.2f} | {fill:.2f} |")
-
+    lines = ["| buffer | capacity | observation | inserts/s (chunks of 64) | sample(512)+update(512)/s "
+             "| bytes/transition | allocate s | first fill s |", "|---|---|---|---|---|---|---|---|"]
+    lines += [f"| {name} | {cap:,} | {obs} | {ins:,.0f} | {su:,.0f} | {bpi:,.0f} | {alloc:.2f} | {fill:.2f} |"
+              for name, cap, obs, ins, su, bpi, alloc, fill in rows]
+    print("\n" + "\n".join(lines))
+    if args.readme:
+        write_tables("replay", ["\n".join(lines)])
 
 if __name__ == "__main__":
     main()

@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import csv
 import os
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -32,6 +33,9 @@ from distrl.core.types import allocate
 from distrl.envs import env_spec
 from distrl.plotting import read_curve
 from distrl.runtime.backends.batching import concatenate
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from readme_blocks import write_tables  # noqa: E402  (the benchmarks folder's own helper)
 
 PRESETS = {  # per-env settings; everything else is the default config
     "CartPole-v1": {},
@@ -119,6 +123,7 @@ def main() -> None:
     p.add_argument("--seconds", type=float, default=8.0)
     p.add_argument("--gradient-systems", nargs="*", default=["a3c", "gorila"],
                    help="gradient-sharing systems to measure on CartPole (updates/s and env steps/s)")
+    p.add_argument("--readme", action="store_true", help="write the tables into the README (readme_blocks.py)")
     args = p.parse_args()
     lines = ["| env | runtime | actors | (a) actors alone sps | (b) learner alone samples/s | ceiling 1/(1/a+1/b) | (c) end-to-end sps | c / ceiling | learner wait | policy lag | bottleneck |",
              "|---|---|---|---|---|---|---|---|---|---|---|"]
@@ -148,6 +153,10 @@ def main() -> None:
                 print(line, flush=True)
     print("\n" + "\n".join(lines))
     print("\n" + "\n".join(grad_lines))
+    if args.readme:
+        for name, table in (("throughput-impala", lines), ("throughput-gradient", grad_lines)):
+            if len(table) > 2:
+                write_tables(name, ["\n".join(table)])
 
 
 if __name__ == "__main__":
