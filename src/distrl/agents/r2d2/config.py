@@ -16,7 +16,7 @@ Since sequences that start their episode train their burn-in steps too (``learne
 priority exponent 0.6: 475, 176, 221, 205; n = 3: 500, 260, 484, 183; and
 (``benchmarks/reports/r2d2-variants-2026-11-27/``) LSTM 128: 500, 488, 226, 220; target period 200: 366, 366,
 498, 500; 3 samples per insert: 181, 378, 261, 308; gradient norm 10: 327, 499, 188, 430; m 40 / burn-in 10: 495,
-461, 338, 478.
+461, 338, 478; target period 200 at 1M: 476, 161, 227, 327.
 Set the paper's values for long-horizon tasks."""
 
 from __future__ import annotations
