@@ -29,8 +29,8 @@ class ContinuousQ(nn.Module):
             last = h
         layers.append(nn.Linear(last, 1))
         self.body = nn.Sequential(*layers)
-        self.register_buffer("low", torch.as_tensor(low, dtype=torch.float32).reshape(act_dim))
-        self.register_buffer("high", torch.as_tensor(high, dtype=torch.float32).reshape(act_dim))
+        self.register_buffer("low", torch.tensor(low, dtype=torch.float32).reshape(act_dim))
+        self.register_buffer("high", torch.tensor(high, dtype=torch.float32).reshape(act_dim))
         self.cem = dict(iterations=cem_iterations, samples=cem_samples, elites=cem_elites)
 
     def q(self, obs: torch.Tensor, action: torch.Tensor) -> torch.Tensor:

@@ -32,8 +32,9 @@ class EsPolicy(nn.Module):
         self.linears = nn.ModuleList(nn.Linear(a, b) for a, b in zip(sizes[:-1], sizes[1:]))
         self.discrete = discrete
         if not discrete:
-            self.register_buffer("low", torch.as_tensor(low, dtype=torch.float32))
-            self.register_buffer("high", torch.as_tensor(high, dtype=torch.float32))
+            # copies (torch.tensor): on ray the action bounds arrive as read-only arrays, which as_tensor warns about
+            self.register_buffer("low", torch.tensor(low, dtype=torch.float32))
+            self.register_buffer("high", torch.tensor(high, dtype=torch.float32))
 
     def trainable(self) -> list[nn.Parameter]:
         """The parameters ES perturbs (the noise's dimension), in flat-vector order."""
