@@ -20,7 +20,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from readme_blocks import write_block  # noqa: E402  (the benchmarks folder's own helper)
+from readme_blocks import write_blocks  # noqa: E402  (the benchmarks folder's own helper)
 
 
 def table(markdown: str, heading: str) -> str:
@@ -76,8 +76,8 @@ def main() -> None:
         spreads = [table(r, "## Spread over seeds") for r in reports if "## Spread over seeds" in r]
         # a report has that section only where it has several seeds
         blocks["beyond-spread"] = joined(spreads) if spreads else "(one seed per cell: no spread over seeds)"
-    for name, body in blocks.items():
-        write_block(f"bench:{name}", body)
+    write_blocks({f"bench:{name}": body for name, body in blocks.items()})
+
 
 if __name__ == "__main__":
     main()

@@ -22,7 +22,7 @@ from pathlib import Path
 import distrl
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from readme_blocks import write_tables  # noqa: E402  (the benchmarks folder's own helper)
+from readme_blocks import start  # noqa: E402  (the benchmarks folder's own helper)
 
 
 def measure(runtime: str, workers: int, seconds: float, **extra) -> dict:
@@ -59,6 +59,9 @@ def main() -> None:
                    help="ES settings (default: the system's defaults)")
     p.add_argument("--readme", action="store_true", help="write the tables into the README (readme_blocks.py)")
     args = p.parse_args()
+    if args.readme and (args.workers != p.get_default("workers") or args.runtimes != p.get_default("runtimes")):
+        p.error("--readme replaces the README's full table: keep the default --workers and --runtimes")
+    writer = start(["es-scaling"], args.readme)
     settings = dict(a.split("=", 1) for a in args.assignments)
     lines = ["| runtime | workers | generations/s | env steps/s | scaling vs 1 worker | bytes moved per env step |",
              "|---|---|---|---|---|---|"]
@@ -71,7 +74,8 @@ def main() -> None:
                 r = measure("ray" if cluster else runtime, n, args.seconds, **extra)
                 base = base or r
                 scaling = r["gens"] / (n * base["gens"]) if base["gens"] else float("nan")
-                lines.append(f"| {runtime} | {n} | {r['gens']:.2f} | {r['sps']:,.0f} | {scaling:.2f} | "
+                label = "ray, two nodes on this machine (1 CPU each)" if cluster else runtime
+                lines.append(f"| {label} | {n} | {r['gens']:.2f} | {r['sps']:,.0f} | {scaling:.2f} | "
                              f"{r['bytes_per_step']:.1f} |")
                 print(lines[-1], flush=True)
         finally:
@@ -81,8 +85,8 @@ def main() -> None:
                 ray.shutdown()
                 cluster.shutdown()
     print("\n".join(lines))
-    if args.readme:
-        write_tables("es-scaling", ["\n".join(lines)])
+    if writer:
+        writer.write({"es-scaling": "\n".join(lines)})
 
 
 if __name__ == "__main__":

@@ -24,7 +24,7 @@ import numpy as np
 import distrl
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from readme_blocks import write_tables  # noqa: E402  (the benchmarks folder's own helper)
+from readme_blocks import start  # noqa: E402  (the benchmarks folder's own helper)
 
 
 def run_distrl(env_id: str, steps: int, workers: int, seed: int) -> dict:
@@ -81,6 +81,9 @@ def main() -> None:
     p.add_argument("--only", choices=("distrl", "evotorch"), default=None)
     p.add_argument("--readme", action="store_true", help="write the table into the README (readme_blocks.py)")
     args = p.parse_args()
+    if args.readme and args.only:
+        p.error("--readme replaces the README's table of both libraries: leave out --only")
+    writer = start(["es-vs-evotorch"], args.readme)
     lines = ["| library | seed | env steps | generations | wall s (with start-up) | greedy return (10 ep.) |",
              "|---|---|---|---|---|---|"]
     print("\n".join(lines))
@@ -92,8 +95,9 @@ def main() -> None:
             lines.append(f"| {name} | {seed} | {r['steps']:,} | {r['generations']} | {r['wall']:.1f} | "
                          f"{r['eval']:.1f} |")
             print(lines[-1], flush=True)
-    if args.readme:
-        write_tables("es-vs-evotorch", ["\n".join(lines)])
+    if writer:
+        writer.write({"es-vs-evotorch": "\n".join(lines)})
+
 
 if __name__ == "__main__":
     main()

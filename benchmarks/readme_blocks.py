@@ -3,8 +3,10 @@
 The README's benchmark tables are then the measuring script's rows, never retyped: `bench_to_readme.py` copies a
 `distrl bench` report's tables (markers `bench:...`), and the scripts that measure what the bench does not
 (actor-count scaling, ES's workers, the replay buffers against cpprb and tianshou, ES against evotorch) take
-``--readme`` and write their table with a line naming the command, the date and the machine (markers
-`script:...`).
+``--readme`` and write their table under a line naming the command, the date and the machine (markers
+`script:...`). Such a script calls :func:`start` before it measures: a README without the block is refused
+then, not after minutes of measuring, and the provenance names the code that measured (a commit made during
+the run is not it).
 """
 
 from __future__ import annotations
@@ -12,23 +14,37 @@ from __future__ import annotations
 import datetime
 import re
 import shlex
+import subprocess
 import sys
 from pathlib import Path
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 
 
-def write_block(name: str, body: str, readme: Path = README) -> None:
-    """Replace what lies between ``<!-- name -->`` and ``<!-- /name -->`` in ``readme`` with ``body``."""
+def _marker(name: str) -> re.Pattern:
+    return re.compile(rf"(<!-- {re.escape(name)} -->\n).*?(<!-- /{re.escape(name)} -->)", re.S)
+
+
+def _check(text: str, names, readme: Path) -> None:
+    for name in names:
+        found = len(_marker(name).findall(text))
+        if found != 1:
+            raise SystemExit(f"{readme.name} has {found} <!-- {name} --> blocks (needs exactly one)")
+
+
+def write_blocks(blocks: dict[str, str], readme: Path = README) -> None:
+    """Replace what lies between ``<!-- name -->`` and ``<!-- /name -->`` with the body, for every block;
+    nothing is written unless every block is there exactly once."""
     text = readme.read_text()
-    marker = re.compile(rf"(<!-- {re.escape(name)} -->\n).*?(\n<!-- /{re.escape(name)} -->)", re.S)
-    if not marker.search(text):
-        raise SystemExit(f"{readme.name} has no <!-- {name} --> block")
-    readme.write_text(marker.sub(lambda m: m.group(1) + body + m.group(2), text))
+    _check(text, blocks, readme)
+    for name, body in blocks.items():
+        text = _marker(name).sub(lambda m: m.group(1) + body.rstrip("\n") + "\n" + m.group(2), text)
+    readme.write_text(text)
 
 
 def provenance() -> str:
-    """One line: the command that is running (as typed from the repository root), today's date, the machine."""
+    """One line: the command that is running (as typed from the repository root), today's date, the machine and
+    its commit (``+dirty`` when the working tree has changes)."""
     from distrl.bench.machine import describe, one_line
 
     script = Path(sys.argv[0]).resolve()
@@ -37,9 +53,27 @@ def provenance() -> str:
     except ValueError:
         pass
     command = shlex.join(["python", str(script), *sys.argv[1:]])
-    return f"Written by `{command}` on {datetime.date.today().isoformat()}; {one_line(describe())}."
+    machine = one_line(describe())
+    status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=README.parent,
+                            capture_output=True, text=True)
+    if status.returncode == 0 and status.stdout.strip():
+        machine += "+dirty"
+    return f"Written by `{command}` on {datetime.date.today().isoformat()}; {machine}."
 
 
-def write_tables(name: str, tables: list[str]) -> None:
-    """The provenance line, then ``tables`` (blank lines between), as the README's ``script:name`` block."""
-    write_block(f"script:{name}", "\n\n".join([provenance(), *tables]))
+class Writer:
+    """The blocks a script will write, checked and dated when it starts; :meth:`write` after measuring."""
+
+    def __init__(self, names: list[str], readme: Path = README):
+        self.names, self.readme = [f"script:{n}" for n in names], readme
+        _check(readme.read_text(), self.names, readme)
+        self.line = provenance()
+
+    def write(self, tables: dict[str, str]) -> None:
+        """``tables``: block name (without ``script:``) -> markdown table, each under the provenance line."""
+        write_blocks({f"script:{n}": f"{self.line}\n\n{t}" for n, t in tables.items()}, self.readme)
+
+
+def start(names: list[str], enabled: bool) -> Writer | None:
+    """A :class:`Writer` for ``names`` when ``--readme`` was given (``enabled``), else None."""
+    return Writer(names) if enabled else None

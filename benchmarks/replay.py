@@ -23,7 +23,7 @@ from distrl.core.types import ArraySpec
 from distrl.replay import Replay
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from readme_blocks import write_tables  # noqa: E402  (the benchmarks folder's own helper)
+from readme_blocks import start  # noqa: E402  (the benchmarks folder's own helper)
 
 
 def transitions(n: int, obs_shape, obs_dtype, rng):
@@ -156,6 +156,9 @@ def main():
     p.add_argument("--seconds", type=float, default=3.0)
     p.add_argument("--readme", action="store_true", help="write the table into the README (readme_blocks.py)")
     args = p.parse_args()
+    if args.readme and not args.pixels:
+        p.error("--readme replaces the README's full table, pixel rows included: add --pixels")
+    writer = start(["replay"], args.readme)
     cases = [(1_000_000, (4,), np.float32)]
     if args.pixels:
         cases.append((100_000, (4, 84, 84), np.uint8))
@@ -174,8 +177,9 @@ def main():
     lines += [f"| {name} | {cap:,} | {obs} | {ins:,.0f} | {su:,.0f} | {bpi:,.0f} | {alloc:.2f} | {fill:.2f} |"
               for name, cap, obs, ins, su, bpi, alloc, fill in rows]
     print("\n" + "\n".join(lines))
-    if args.readme:
-        write_tables("replay", ["\n".join(lines)])
+    if writer:
+        writer.write({"replay": "\n".join(lines)})
+
 
 if __name__ == "__main__":
     main()

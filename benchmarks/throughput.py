@@ -35,7 +35,7 @@ from distrl.plotting import read_curve
 from distrl.runtime.backends.batching import concatenate
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from readme_blocks import write_tables  # noqa: E402  (the benchmarks folder's own helper)
+from readme_blocks import start  # noqa: E402  (the benchmarks folder's own helper)
 
 PRESETS = {  # per-env settings; everything else is the default config
     "CartPole-v1": {},
@@ -125,6 +125,11 @@ def main() -> None:
                    help="gradient-sharing systems to measure on CartPole (updates/s and env steps/s)")
     p.add_argument("--readme", action="store_true", help="write the tables into the README (readme_blocks.py)")
     args = p.parse_args()
+    narrowed = [k for k in ("envs", "actors", "runtimes", "gradient_systems") if getattr(args, k) != p.get_default(k)]
+    if args.readme and narrowed:
+        p.error("--readme replaces the README's full tables: keep the default --envs, --actors, --runtimes and "
+                "--gradient-systems")
+    writer = start(["throughput-impala", "throughput-gradient"], args.readme)
     lines = ["| env | runtime | actors | (a) actors alone sps | (b) learner alone samples/s | ceiling 1/(1/a+1/b) | (c) end-to-end sps | c / ceiling | learner wait | policy lag | bottleneck |",
              "|---|---|---|---|---|---|---|---|---|---|---|"]
     for env_id in args.envs:
@@ -153,10 +158,8 @@ def main() -> None:
                 print(line, flush=True)
     print("\n" + "\n".join(lines))
     print("\n" + "\n".join(grad_lines))
-    if args.readme:
-        for name, table in (("throughput-impala", lines), ("throughput-gradient", grad_lines)):
-            if len(table) > 2:
-                write_tables(name, ["\n".join(table)])
+    if writer:
+        writer.write({"throughput-impala": "\n".join(lines), "throughput-gradient": "\n".join(grad_lines)})
 
 
 if __name__ == "__main__":

@@ -1,29 +1,53 @@
-"""The benchmarks' README writer replaces exactly its own block and refuses a README without it."""
+"""The benchmarks' README writer replaces exactly its own blocks, all or none, and refuses a README without them."""
 
+import importlib.util
 import sys
 from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-import readme_blocks  # noqa: E402
+_SPEC = importlib.util.spec_from_file_location(
+    "readme_blocks", Path(__file__).resolve().parents[2] / "benchmarks" / "readme_blocks.py")
+readme_blocks = importlib.util.module_from_spec(_SPEC)
+_SPEC.loader.exec_module(readme_blocks)
+
+TWO_BLOCKS = "intro\n<!-- script:a -->\nold a\n<!-- /script:a -->\nmiddle\n<!-- script:b -->\n<!-- /script:b -->\nend\n"
 
 
-def test_write_block_replaces_only_its_block(tmp_path):
+def test_write_blocks_replaces_only_the_named_blocks(tmp_path):
     readme = tmp_path / "README.md"
-    readme.write_text("intro\n<!-- script:a -->\nold a\n<!-- /script:a -->\nmiddle\n"
-                      "<!-- script:b -->\nold b\n<!-- /script:b -->\nend\n")
-    readme_blocks.write_block("script:a", "| new |\n|---|", readme)
-    assert readme.read_text() == ("intro\n<!-- script:a -->\n| new |\n|---|\n<!-- /script:a -->\nmiddle\n"
-                                  "<!-- script:b -->\nold b\n<!-- /script:b -->\nend\n")
+    readme.write_text(TWO_BLOCKS)
+    readme_blocks.write_blocks({"script:a": "| new |\n|---|"}, readme)
+    assert readme.read_text() == TWO_BLOCKS.replace("old a", "| new |\n|---|")
 
 
-def test_write_block_refuses_a_missing_block(tmp_path):
+def test_an_empty_block_is_filled_and_backslashes_are_kept(tmp_path):
     readme = tmp_path / "README.md"
-    readme.write_text("no markers here\n")
-    with pytest.raises(SystemExit, match="no <!-- script:a --> block"):
-        readme_blocks.write_block("script:a", "x", readme)
-    assert readme.read_text() == "no markers here\n"
+    readme.write_text(TWO_BLOCKS)
+    readme_blocks.write_blocks({"script:b": r"| a \1 b \g<0> |"}, readme)
+    assert "<!-- script:b -->\n| a \\1 b \\g<0> |\n<!-- /script:b -->" in readme.read_text()
+
+
+def test_nothing_is_written_unless_every_block_is_there_once(tmp_path):
+    readme = tmp_path / "README.md"
+    readme.write_text(TWO_BLOCKS)
+    with pytest.raises(SystemExit, match="0 <!-- script:c --> blocks"):
+        readme_blocks.write_blocks({"script:a": "x", "script:c": "y"}, readme)
+    readme.write_text(TWO_BLOCKS + "<!-- script:a -->\n<!-- /script:a -->\n")
+    with pytest.raises(SystemExit, match="2 <!-- script:a --> blocks"):
+        readme_blocks.write_blocks({"script:a": "x"}, readme)
+    assert readme.read_text() == TWO_BLOCKS + "<!-- script:a -->\n<!-- /script:a -->\n"
+
+
+def test_a_writer_checks_its_blocks_before_the_measuring_starts(tmp_path):
+    readme = tmp_path / "README.md"
+    readme.write_text(TWO_BLOCKS)
+    with pytest.raises(SystemExit, match="script:missing"):
+        readme_blocks.Writer(["a", "missing"], readme)
+    writer = readme_blocks.Writer(["a", "b"], readme)
+    writer.write({"a": "| 1 |", "b": "| 2 |"})
+    text = readme.read_text()
+    assert text.count(writer.line) == 2 and "| 1 |" in text and "| 2 |" in text and "old a" not in text
 
 
 def test_provenance_names_the_command_and_the_machine(monkeypatch):
