@@ -44,7 +44,7 @@ def write_blocks(blocks: dict[str, str], readme: Path = README) -> None:
 
 def provenance() -> str:
     """One line: the command that is running (as typed from the repository root), today's date, the machine and
-    its commit (``+dirty`` when the working tree has changes)."""
+    its commit (``+dirty`` when ``src/`` or ``benchmarks/`` has uncommitted changes)."""
     from distrl.bench.machine import describe, one_line
 
     script = Path(sys.argv[0]).resolve()
@@ -54,8 +54,9 @@ def provenance() -> str:
         pass
     command = shlex.join(["python", str(script), *sys.argv[1:]])
     machine = one_line(describe())
-    status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=README.parent,
-                            capture_output=True, text=True)
+    # the code that measures: a README or report edited meanwhile does not make the figures another commit's
+    status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--", "src", "benchmarks"],
+                            cwd=README.parent, capture_output=True, text=True)
     if status.returncode == 0 and status.stdout.strip():
         machine += "+dirty"
     return f"Written by `{command}` on {datetime.date.today().isoformat()}; {machine}."
