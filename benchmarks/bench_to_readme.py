@@ -3,7 +3,7 @@
 The README's benchmark figures are then the report's own rows, never retyped:
 
     python benchmarks/bench_to_readme.py --full benchmarks/reports/full-2026-11-27 \
-        --quick benchmarks/reports/quick-2026-11-26 --beyond benchmarks/reports/beyond-value-2026-11-27 \
+        --quick benchmarks/reports/quick-2026-11-27 --beyond benchmarks/reports/beyond-value-2026-11-27 \
         benchmarks/reports/beyond-value-2026-11-27/apex-dqn-2m
 
 Markers: `full-spread` (the full report's spread over seeds), `quick-cells`, `quick-peers`, `quick-ratios`

@@ -55,7 +55,8 @@ def provenance() -> str:
     command = shlex.join(["python", str(script), *sys.argv[1:]])
     machine = one_line(describe())
     # the code that measures: a README or report edited meanwhile does not make the figures another commit's
-    status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--", "src", "benchmarks"],
+    status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--", "src", "benchmarks",
+                             ":(exclude)benchmarks/reports"],
                             cwd=README.parent, capture_output=True, text=True)
     if status.returncode == 0 and status.stdout.strip():
         machine += "+dirty"
