@@ -67,8 +67,8 @@ class Writer:
     """The blocks a script will write, checked and dated when it starts; :meth:`write` after measuring."""
 
     def __init__(self, names: list[str], readme: Path = README):
-        self.names, self.readme = [f"script:{n}" for n in names], readme
-        _check(readme.read_text(), self.names, readme)
+        self.readme = readme
+        _check(readme.read_text(), [f"script:{n}" for n in names], readme)
         self.line = provenance()
 
     def write(self, tables: dict[str, str]) -> None:

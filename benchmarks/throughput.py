@@ -127,8 +127,8 @@ def main() -> None:
     args = p.parse_args()
     narrowed = [k for k in ("envs", "actors", "runtimes", "gradient_systems") if getattr(args, k) != p.get_default(k)]
     if args.readme and narrowed:
-        p.error("--readme replaces the README's full tables: keep the default --envs, --actors, --runtimes and "
-                "--gradient-systems")
+        p.error("--readme replaces the README's full tables: leave "
+                + ", ".join("--" + k.replace("_", "-") for k in narrowed) + " at the default")
     writer = start(["throughput-impala", "throughput-gradient"], args.readme)
     lines = ["| env | runtime | actors | (a) actors alone sps | (b) learner alone samples/s | ceiling 1/(1/a+1/b) | (c) end-to-end sps | c / ceiling | learner wait | policy lag | bottleneck |",
              "|---|---|---|---|---|---|---|---|---|---|---|"]

@@ -68,7 +68,8 @@ def test_nature_cnn_starts_keeping_the_frames_scale_and_their_differences(seed):
         diff = net(frames[:32]) - net(frames[32:])
     assert 0.25 < out.pow(2).mean() / scaled.pow(2).mean() < 4.0
     assert diff.pow(2).mean().sqrt() / (scaled[:32] - scaled[32:]).pow(2).mean().sqrt() > 0.25
-    assert all(float(m.bias.detach().abs().max()) == 0.0 for m in net.modules() if isinstance(m, (nn.Conv2d, nn.Linear)))
+    layers = [m for m in net.modules() if isinstance(m, (nn.Conv2d, nn.Linear))]
+    assert all(float(m.bias.detach().abs().max()) == 0.0 for m in layers)
 
 
 def test_dueling_q_network_mean_zero_advantage():
