@@ -22,7 +22,7 @@ from pathlib import Path
 import distrl
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from readme_blocks import start  # noqa: E402  (the benchmarks folder's own helper)
+from readme_blocks import add_flag, start  # noqa: E402  (the benchmarks folder's own helper)
 
 
 def measure(runtime: str, workers: int, seconds: float, **extra) -> dict:
@@ -57,11 +57,9 @@ def main() -> None:
     p.add_argument("--runtimes", nargs="+", default=["local", "ray-2-nodes"])
     p.add_argument("--set", dest="assignments", action="append", default=[], metavar="KEY=VALUE",
                    help="ES settings (default: the system's defaults)")
-    p.add_argument("--readme", action="store_true", help="write the tables into the README (readme_blocks.py)")
+    add_flag(p)
     args = p.parse_args()
-    if args.readme and (args.workers != p.get_default("workers") or args.runtimes != p.get_default("runtimes")):
-        p.error("--readme replaces the README's full table: keep the default --workers and --runtimes")
-    writer = start(["es-scaling"], args.readme)
+    writer = start(["es-scaling"], p, args, keep=("workers", "runtimes"))
     settings = dict(a.split("=", 1) for a in args.assignments)
     lines = ["| runtime | workers | generations/s | env steps/s | scaling vs 1 worker | bytes moved per env step |",
              "|---|---|---|---|---|---|"]

@@ -24,7 +24,7 @@ import numpy as np
 import distrl
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from readme_blocks import start  # noqa: E402  (the benchmarks folder's own helper)
+from readme_blocks import add_flag, start  # noqa: E402  (the benchmarks folder's own helper)
 
 
 def run_distrl(env_id: str, steps: int, workers: int, seed: int) -> dict:
@@ -79,11 +79,9 @@ def main() -> None:
     p.add_argument("--workers", type=int, default=2)
     p.add_argument("--seeds", nargs="+", type=int, default=[0])
     p.add_argument("--only", choices=("distrl", "evotorch"), default=None)
-    p.add_argument("--readme", action="store_true", help="write the table into the README (readme_blocks.py)")
+    add_flag(p)
     args = p.parse_args()
-    if args.readme and args.only:
-        p.error("--readme replaces the README's table of both libraries: leave out --only")
-    writer = start(["es-vs-evotorch"], args.readme)
+    writer = start(["es-vs-evotorch"], p, args, keep=("only",))
     lines = ["| library | seed | env steps | generations | wall s (with start-up) | greedy return (10 ep.) |",
              "|---|---|---|---|---|---|"]
     print("\n".join(lines))

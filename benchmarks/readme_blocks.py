@@ -11,6 +11,7 @@ the run is not it).
 
 from __future__ import annotations
 
+import argparse
 import datetime
 import re
 import shlex
@@ -76,6 +77,18 @@ class Writer:
         write_blocks({f"script:{n}": f"{self.line}\n\n{t}" for n, t in tables.items()}, self.readme)
 
 
-def start(names: list[str], enabled: bool) -> Writer | None:
-    """A :class:`Writer` for ``names`` when ``--readme`` was given (``enabled``), else None."""
-    return Writer(names) if enabled else None
+def add_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--readme", action="store_true", help="write the table(s) into the README (readme_blocks.py)")
+
+
+def start(names: list[str], parser: argparse.ArgumentParser, args: argparse.Namespace,
+          keep: tuple[str, ...] = ()) -> Writer | None:
+    """A :class:`Writer` for ``names`` when ``--readme`` was given, else None. The options in ``keep`` narrow the
+    run: with ``--readme`` they must stay at their defaults, so a partial run cannot replace a full table."""
+    if not args.readme:
+        return None
+    narrowed = [k for k in keep if getattr(args, k) != parser.get_default(k)]
+    if narrowed:
+        parser.error("--readme replaces the README's full table: leave "
+                     + ", ".join("--" + k.replace("_", "-") for k in narrowed) + " at the default")
+    return Writer(names)

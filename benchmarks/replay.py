@@ -23,7 +23,7 @@ from distrl.core.types import ArraySpec
 from distrl.replay import Replay
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from readme_blocks import start  # noqa: E402  (the benchmarks folder's own helper)
+from readme_blocks import add_flag, start  # noqa: E402  (the benchmarks folder's own helper)
 
 
 def transitions(n: int, obs_shape, obs_dtype, rng):
@@ -154,11 +154,11 @@ def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--pixels", action="store_true", help="also 100k x 4x84x84 uint8 (about 5.6 GB per buffer)")
     p.add_argument("--seconds", type=float, default=3.0)
-    p.add_argument("--readme", action="store_true", help="write the table into the README (readme_blocks.py)")
+    add_flag(p)
     args = p.parse_args()
     if args.readme and not args.pixels:
         p.error("--readme replaces the README's full table, pixel rows included: add --pixels")
-    writer = start(["replay"], args.readme)
+    writer = start(["replay"], p, args)
     cases = [(1_000_000, (4,), np.float32)]
     if args.pixels:
         cases.append((100_000, (4, 84, 84), np.uint8))

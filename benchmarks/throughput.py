@@ -35,7 +35,7 @@ from distrl.plotting import read_curve
 from distrl.runtime.backends.batching import concatenate
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from readme_blocks import start  # noqa: E402  (the benchmarks folder's own helper)
+from readme_blocks import add_flag, start  # noqa: E402  (the benchmarks folder's own helper)
 
 PRESETS = {  # per-env settings; everything else is the default config
     "CartPole-v1": {},
@@ -123,13 +123,10 @@ def main() -> None:
     p.add_argument("--seconds", type=float, default=8.0)
     p.add_argument("--gradient-systems", nargs="*", default=["a3c", "gorila"],
                    help="gradient-sharing systems to measure on CartPole (updates/s and env steps/s)")
-    p.add_argument("--readme", action="store_true", help="write the tables into the README (readme_blocks.py)")
+    add_flag(p)
     args = p.parse_args()
-    narrowed = [k for k in ("envs", "actors", "runtimes", "gradient_systems") if getattr(args, k) != p.get_default(k)]
-    if args.readme and narrowed:
-        p.error("--readme replaces the README's full tables: leave "
-                + ", ".join("--" + k.replace("_", "-") for k in narrowed) + " at the default")
-    writer = start(["throughput-impala", "throughput-gradient"], args.readme)
+    writer = start(["throughput-impala", "throughput-gradient"], p, args,
+                   keep=("envs", "actors", "runtimes", "gradient_systems"))
     lines = ["| env | runtime | actors | (a) actors alone sps | (b) learner alone samples/s | ceiling 1/(1/a+1/b) | (c) end-to-end sps | c / ceiling | learner wait | policy lag | bottleneck |",
              "|---|---|---|---|---|---|---|---|---|---|---|"]
     for env_id in args.envs:

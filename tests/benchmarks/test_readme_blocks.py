@@ -55,3 +55,16 @@ def test_provenance_names_the_command_and_the_machine(monkeypatch):
     line = readme_blocks.provenance()
     assert line.startswith("Written by `python benchmarks/replay.py --seconds 3` on ")
     assert "logical cores" in line and "torch" in line
+
+
+def test_start_refuses_a_narrowed_run_and_returns_no_writer_without_the_flag(capsys):
+    import argparse
+
+    p = argparse.ArgumentParser(prog="bench")
+    p.add_argument("--envs", nargs="*", default=["a", "b"])
+    readme_blocks.add_flag(p)
+    assert readme_blocks.start(["a"], p, p.parse_args(["--envs", "a"]), keep=("envs",)) is None
+    with pytest.raises(SystemExit) as exit_info:
+        readme_blocks.start(["a"], p, p.parse_args(["--envs", "a", "--readme"]), keep=("envs",))
+    assert exit_info.value.code == 2
+    assert "leave --envs at the default" in capsys.readouterr().err
