@@ -4,7 +4,7 @@ greedy evaluation (20 episodes) per seed and the Q-value discrepancy ``delta_q``
 step from the replay's state against Q from the state the actor had there), mean over the run's last
 quarter of metrics rows.
 
-    python benchmarks/r2d2_ablation.py --seeds 0 1 --steps 500000
+    python benchmarks/r2d2_ablation.py --readme    # the README's table (seeds 0-3, 500k env steps per run)
 """
 
 from __future__ import annotations
@@ -12,22 +12,27 @@ from __future__ import annotations
 import argparse
 import csv
 import statistics
+import sys
 import tempfile
 from pathlib import Path
 
 import distrl
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from readme_blocks import Table, add_flag, start  # noqa: E402  (the benchmarks folder's own helper)
 
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--env", default="distrl/CartPoleNoVelocity-v1")
     p.add_argument("--steps", type=int, default=500_000)
-    p.add_argument("--seeds", type=int, nargs="+", default=[0, 1])
+    p.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3])
     p.add_argument("--burn-in", type=int, default=8, help="the burn-in of the cells that have one")
+    add_flag(p)
     args = p.parse_args()
+    writer = start(["r2d2-ablation"], p, args, keep=("env", "steps", "seeds", "burn_in"))
     print(f"R2D2 on {args.env}, {args.steps:,} env steps per run")
-    print("| initial state | burn-in | greedy eval per seed | delta_q (last quarter) |")
-    print("|---|---|---|---|")
+    table = Table("initial state", "burn-in", "greedy eval per seed", "delta_q (last quarter)")
     for initial in ("stored", "zero"):
         for burn in (args.burn_in, 0):
             evals, gaps = [], []
@@ -39,8 +44,9 @@ def main() -> None:
                     evals.append(distrl.evaluate(run, episodes=20)["mean_return"])
                     rows = [float(r["delta_q"]) for r in csv.DictReader(open(run / "metrics.csv")) if r.get("delta_q")]
                     gaps.append(statistics.mean(rows[-max(1, len(rows) // 4):]) if rows else float("nan"))
-            print(f"| {initial} | {burn} | {', '.join(f'{e:.0f}' for e in evals)} | {statistics.mean(gaps):.3f} |",
-                  flush=True)
+            table.row(initial, burn, ", ".join(f"{e:.0f}" for e in evals), f"{statistics.mean(gaps):.3f}")
+    if writer:
+        writer.write({"r2d2-ablation": str(table)})
 
 
 if __name__ == "__main__":

@@ -64,6 +64,22 @@ def provenance() -> str:
     return f"Written by `{command}` on {datetime.date.today().isoformat()}; {machine}."
 
 
+class Table:
+    """A markdown table a script prints row by row while it measures (a long study shows its progress) and keeps
+    for its README block (``str(table)``)."""
+
+    def __init__(self, *columns: str):
+        self.lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+        print(*self.lines, sep="\n", flush=True)
+
+    def row(self, *cells) -> None:
+        self.lines.append("| " + " | ".join(str(c) for c in cells) + " |")
+        print(self.lines[-1], flush=True)
+
+    def __str__(self) -> str:
+        return "\n".join(self.lines)
+
+
 class Writer:
     """The blocks a script will write, checked and dated when it starts; :meth:`write` after measuring."""
 

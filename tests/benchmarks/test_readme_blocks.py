@@ -68,3 +68,11 @@ def test_start_refuses_a_narrowed_run_and_returns_no_writer_without_the_flag(cap
         readme_blocks.start(["a"], p, p.parse_args(["--envs", "a", "--readme"]), keep=("envs",))
     assert exit_info.value.code == 2
     assert "leave --envs at the default" in capsys.readouterr().err
+
+
+def test_a_table_prints_its_rows_as_they_come_and_keeps_them(capsys):
+    table = readme_blocks.Table("seed", "return")
+    assert capsys.readouterr().out == "| seed | return |\n|---|---|\n"
+    table.row(0, "500")
+    assert capsys.readouterr().out == "| 0 | 500 |\n"
+    assert str(table) == "| seed | return |\n|---|---|\n| 0 | 500 |"
