@@ -16,6 +16,8 @@ Sea 0 or just below that the treasure was not), its worst episode and the env st
 return (last 100 episodes) first rose above the env's threshold (``TASKS``: -199, or 0.1 on Deep Sea).
 
     python benchmarks/r2d3_demo_ratio.py --seeds 0 1 2 --steps 150000
+
+With ``--readme`` the table goes into the README's block for its env and budget (``script:r2d3-ENV-STEPSk``).
     python benchmarks/r2d3_demo_ratio.py --env distrl/MountainCarNoVelocity-v0 --cells r2d2 r2d3
     python benchmarks/r2d3_demo_ratio.py --env distrl/DeepSea-v0 --steps 100000 --seeds 0 1 2
 """
@@ -25,11 +27,15 @@ from __future__ import annotations
 import argparse
 import csv
 import math
+import sys
 import tempfile
 from pathlib import Path
 
 import distrl
 from distrl.envs import DEEP_SEA, MOUNTAIN_CAR_NO_VELOCITY
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from readme_blocks import Table, add_flag, start  # noqa: E402  (the benchmarks folder's own helper)
 
 # per env: the demonstrator, and the training mean (last 100 episodes) above which some episodes found the reward
 TASKS = {"MountainCar-v0": ("mountain_car", -199.0), MOUNTAIN_CAR_NO_VELOCITY: ("mountain_car_positions", -199.0),
@@ -53,18 +59,21 @@ def main() -> None:
     p.add_argument("--demo-episodes", type=int, default=10)
     p.add_argument("--cells", nargs="+", default=["r2d2", "r2d3", "apex-dqn"], choices=["r2d2", "r2d3", "apex-dqn"],
                    help="which systems' rows (apex-dqn: without and with demos at rho 1/4)")
+    add_flag(p)
     args = p.parse_args()
+    block = f"r2d3-{args.env.split('/')[-1]}-{args.steps // 1000}k"
+    writer = start([block], p, args)
     demonstrator, threshold = TASKS[args.env]
     digits = 2 if args.env == DEEP_SEA else 0
     with tempfile.TemporaryDirectory() as tmp:
         demos = str(Path(tmp) / "demos")
         rec = distrl.record(demos, policy=f"distrl.datasets.demonstrators:{demonstrator}", env=args.env,
                             episodes=args.demo_episodes)
-        print(f"{args.env}, {args.steps:,} env steps per run; demos: {rec['episodes']} episodes, {rec['steps']} steps, "
-              f"mean return {rec['mean_return']}")
-        print("| system | demo ratio | greedy eval per seed | worst greedy episode per seed | "
-              f"training return first above {threshold:g} |")
-        print("|---|---|---|---|---|")
+        setting = (f"{args.env}, {args.steps:,} env steps per run, seeds {', '.join(map(str, args.seeds))}; demos: "
+                   f"{rec['episodes']} episodes, {rec['steps']} steps, mean return {rec['mean_return']:g}")
+        print(setting)
+        table = Table("system", "demo ratio", "greedy eval per seed", "worst greedy episode per seed",
+                      f"training return first above {threshold:g}")
         cells = ([("r2d2", None)] * ("r2d2" in args.cells) + [("r2d3", r) for r in args.ratios if "r2d3" in args.cells]
                  + [("apex-dqn", None), ("apex-dqn", 0.25)] * ("apex-dqn" in args.cells))
         for system, ratio in cells:
@@ -78,8 +87,10 @@ def main() -> None:
                 worst.append(ev["min_return"])
                 firsts.append(first_success(run, threshold))
             shown = "none" if ratio is None else (f"1/{round(1 / ratio)}" if ratio < 1 else "1")
-            print(f"| {system} | {shown} | {', '.join(f'{e:.{digits}f}' for e in evals)} | "
-                  f"{', '.join(f'{w:.{digits}f}' for w in worst)} | {', '.join(firsts)} |", flush=True)
+            table.row(system, shown, ", ".join(f"{e:.{digits}f}" for e in evals),
+                      ", ".join(f"{w:.{digits}f}" for w in worst), ", ".join(firsts))
+    if writer:
+        writer.write({block: f"{setting}\n\n{table}"})
 
 
 if __name__ == "__main__":
