@@ -14,7 +14,8 @@ waits and targets/s grows with their count; once it stops growing the cores (or 
 
 An offline-only run's trainer adds the conservative term by default (``conservative_weight``: Q at
 ``conservative_samples`` more actions per sample); ``--conservative-weight 0`` measures the plain regression the
-trainer of an online run does.
+trainer of an online run does. With ``--readme`` the table goes into the README's block for its trainer
+(``script:qt-opt-updaters-plain`` for weight 0, ``script:qt-opt-updaters-conservative`` for the default).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import argparse
 import csv
 import json
 import os
+import sys
 import tempfile
 from pathlib import Path
 
@@ -31,6 +33,9 @@ import numpy as np
 import distrl
 from distrl.datasets import record_episodes, write_episodes
 from distrl.runtime.run.metrics import blocked_fraction
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from readme_blocks import Table, add_flag, start  # noqa: E402  (the benchmarks folder's own helper)
 
 
 def inserted_per_s(run: Path) -> float:
@@ -50,13 +55,17 @@ def main() -> None:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--conservative-weight", type=float, default=None,
                    help="the trainer's conservative term (default: an offline-only run's default)")
+    add_flag(p)
     args = p.parse_args()
+    weight = args.conservative_weight
+    block = ("qt-opt-updaters-conservative" if weight is None
+             else "qt-opt-updaters-plain" if weight == 0 else f"qt-opt-updaters-{weight:g}")
+    writer = start([block], p, args, keep=("updaters", "wall", "seed"))
     rng = np.random.default_rng(args.seed)
     print(f"Pendulum-v1, offline-only, {args.wall:.0f} s per run, {os.cpu_count()} cores, conservative_weight "
           f"{'default' if args.conservative_weight is None else args.conservative_weight}, defaults otherwise")
-    print("| updaters | targets/s | trainer updates/s | trainer wait fraction | target staleness (updates) | "
-          "updaters blocked | verdict |")
-    print("|---|---|---|---|---|---|---|")
+    table = Table("updaters", "targets/s", "trainer updates/s", "trainer wait fraction", "target staleness (updates)",
+                  "updaters blocked", "verdict")
     with tempfile.TemporaryDirectory() as tmp:
         data = Path(tmp) / "data"
         write_episodes(data, record_episodes("Pendulum-v1", lambda obs: rng.uniform(-2, 2, 1).astype(np.float32),
@@ -68,9 +77,11 @@ def main() -> None:
                              conservative_weight=args.conservative_weight)
             summary = json.loads((run / "summary.json").read_text())
             blocked = blocked_fraction(summary["role_time_s"]["updater"])
-            print(f"| {n} | {inserted_per_s(run):,.0f} | {s['learner_updates'] / s['wall_s']:,.0f} | "
-                  f"{summary['learner_wait_frac']:.2f} | {summary['target_staleness_mean']:.0f} | {blocked:.2f} | "
-                  f"{summary['bottleneck']} |", flush=True)
+            table.row(n, f"{inserted_per_s(run):,.0f}", f"{s['learner_updates'] / s['wall_s']:,.0f}",
+                      f"{summary['learner_wait_frac']:.2f}", f"{summary['target_staleness_mean']:.0f}", f"{blocked:.2f}",
+                      summary["bottleneck"])
+    if writer:
+        writer.write({block: str(table)})
 
 
 if __name__ == "__main__":
