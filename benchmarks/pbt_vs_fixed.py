@@ -7,7 +7,7 @@ over the population. For PBT: the population's total env steps when the first me
 own env steps to the target (or "not reached" within --total-steps), and their median, the figure the
 PBT paper's claim is about (PBT finds a good schedule for less than what a typical fixed choice costs).
 
-    python benchmarks/pbt_vs_fixed.py --seeds 0 1 2
+    python benchmarks/pbt_vs_fixed.py --readme    # the README's table (seeds 0-2)
 """
 
 from __future__ import annotations
@@ -15,11 +15,15 @@ from __future__ import annotations
 import argparse
 import csv
 import statistics
+import sys
 import tempfile
 import time
 from pathlib import Path
 
 from distrl.pbt import run_pbt
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from readme_blocks import Table, add_flag, start  # noqa: E402  (the benchmarks folder's own helper)
 
 
 def population_steps_to_target(pop: Path, target: float) -> int | None:
@@ -54,13 +58,14 @@ def main() -> None:
     p.add_argument("--ready-steps", type=int, default=20_000)
     p.add_argument("--total-steps", type=int, default=300_000)
     p.add_argument("--target", type=float, default=475.0)
-    p.add_argument("--seeds", type=int, nargs="+", default=[0])
+    p.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+    add_flag(p)
     args = p.parse_args()
+    writer = start(["pbt-vs-fixed"], p, args, keep=tuple(k for k in vars(args) if k != "readme"))
     print(f"{args.system} on {args.env}, population {args.population}, explore {' '.join(args.explore)}, ready every "
           f"{args.ready_steps:,} steps, {args.total_steps:,} per member, target {args.target}")
-    print("| seed | PBT: population env steps to target | PBT wall s | fixed: each member's env steps to target | "
-          "fixed: median member | fixed wall s |")
-    print("|---|---|---|---|---|---|")
+    table = Table("seed", "PBT: population env steps to target", "PBT wall s", "fixed: each member's env steps to target",
+                  "fixed: median member", "fixed wall s")
     for seed in args.seeds:
         out = {}
         for arm, flags in (("pbt", {}), ("fixed", {"exploit": False, "explore_hyperparameters": False})):
@@ -76,8 +81,10 @@ def main() -> None:
         big = float("inf")
         median = statistics.median([m if m is not None else big for m in members])
         fmt = lambda v: "not reached" if v is None or v == big else f"{int(v):,}"  # noqa: E731
-        print(f"| {seed} | {fmt(pbt_steps)} | {pbt_wall:.0f} | {', '.join(fmt(m) for m in members)} | {fmt(median)} | "
-              f"{fixed_wall:.0f} |", flush=True)
+        table.row(seed, fmt(pbt_steps), f"{pbt_wall:.0f}", ", ".join(fmt(m) for m in members), fmt(median),
+                  f"{fixed_wall:.0f}")
+    if writer:
+        writer.write({"pbt-vs-fixed": str(table)})
 
 
 if __name__ == "__main__":
