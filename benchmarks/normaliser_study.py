@@ -5,7 +5,7 @@ CartPole suite. One seed per cell, cells in turn (never two timed runs at once).
 For each cell: the peak of the training mean (last 100 episodes) and where it was, the final training mean,
 the greedy evaluation (20 episodes) and the wall time; the curves go to ``curves.png``.
 
-    python benchmarks/normaliser_study.py --out benchmarks/reports/normalisers-2026-11-27
+    python benchmarks/normaliser_study.py --out benchmarks/reports/normalisers-2026-11-27 [--readme]
 """
 
 from __future__ import annotations
@@ -13,11 +13,15 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import sys
 import tempfile
 import time
 from pathlib import Path
 
 import distrl
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from readme_blocks import Table, add_flag, start  # noqa: E402  (the benchmarks folder's own helper)
 
 NORMALISED = {"obs_norm": True, "value_norm": True, "normalize_advantages": True, "optimizer": "adam", "lr": 3e-4,
               "optimizer_eps": 1e-5, "entropy_coef": 0.01}
@@ -43,7 +47,9 @@ def main() -> None:
     p.add_argument("--out", required=True)
     p.add_argument("--system", default="impala")
     p.add_argument("--seed", type=int, default=0)
+    add_flag(p)
     args = p.parse_args()
+    writer = start(["normalisers"], p, args, keep=("system", "seed"))
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     results = []
@@ -55,15 +61,15 @@ def main() -> None:
             print(f"{env} {name}: peak {r['peak']:.0f} at {r['peak_at']:,}, final {r['final']:.0f}, "
                   f"greedy {r['greedy']:.0f}, {r['wall_s']:.0f} s", flush=True)
     (out / "study.json").write_text(json.dumps(results, indent=1))
-    lines = [f"`python benchmarks/normaliser_study.py --out {args.out}` ({args.system}, seed {args.seed}); "
-             f"normalised = {json.dumps(NORMALISED)}", "",
-             "| env | config | env steps | peak training mean (at env steps) | final training mean | greedy eval | wall s |",
-             "|---|---|---|---|---|---|---|"]
+    table = Table("env", "config", "env steps", "peak training mean (at env steps)", "final training mean",
+                  "greedy eval", "wall s")
     for r in results:
-        lines.append(f"| {r['env']} | {r['config']} | {r['steps']:,} | {r['peak']:.0f} ({r['peak_at']:,}) | "
-                     f"{r['final']:.0f} | {r['greedy']:.0f} | {r['wall_s']:.0f} |")
-    (out / "report.md").write_text("\n".join(lines) + "\n")
-    print("\n".join(lines))
+        table.row(r["env"], r["config"], f"{r['steps']:,}", f"{r['peak']:.0f} ({r['peak_at']:,})", f"{r['final']:.0f}",
+                  f"{r['greedy']:.0f}", f"{r['wall_s']:.0f}")
+    (out / "report.md").write_text(f"`python benchmarks/normaliser_study.py --out {args.out}` ({args.system}, seed "
+                                   f"{args.seed}); normalised = {json.dumps(NORMALISED)}\n\n{table}\n")
+    if writer:
+        writer.write({"normalisers": str(table)})
     import matplotlib
 
     matplotlib.use("Agg")
