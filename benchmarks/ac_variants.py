@@ -8,6 +8,9 @@ over the system's defaults); runs one at a time.
         --variants '{"base": {}, "lr 6e-4": {"lr": 6e-4}, "gamma 0.999": {"gamma": 0.999}}'
     python benchmarks/ac_variants.py --system r2d2 --env distrl/CartPoleNoVelocity-v1 --over defaults \\
         --steps 1e6 --seeds 0 1 2 3 --variants '{"base": {}, "importance weights": {"importance_weights": true}}'
+
+With ``--readme`` the table goes into the README's block for the system, env and budget
+(``script:variants-SYSTEM-ENV-STEPS``, e.g. ``script:variants-qt-opt-Pendulum-v1-45k``).
 """
 
 from __future__ import annotations
@@ -19,6 +22,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from normaliser_study import NORMALISED, run_cell  # noqa: E402  (the benchmarks folder's own helpers)
+from readme_blocks import Table, add_flag, start  # noqa: E402
+
+
+def budget(steps: int) -> str:
+    """45000 -> 45k, 2000000 -> 2M: the block name's budget."""
+    return f"{steps / 1e6:g}M" if steps >= 1_000_000 else f"{steps / 1e3:g}k"
 
 
 def main() -> None:
@@ -30,15 +39,20 @@ def main() -> None:
     p.add_argument("--variants", default='{"base": {}}', help="JSON: name -> settings over the base config")
     p.add_argument("--over", choices=["normalised", "defaults"], default="normalised",
                    help="the base config: the actor-critic normalised one, or the system's defaults")
+    add_flag(p)
     args = p.parse_args()
+    block = f"variants-{args.system}-{args.env.split('/')[-1]}-{budget(int(args.steps))}"
+    writer = start([block], p, args)
     base = NORMALISED if args.over == "normalised" else {}
-    print("| variant | seed | peak (at env steps) | final | greedy (worst) | wall s | curve |\n|---|---|---|---|---|---|---|")
+    table = Table("variant", "seed", "peak (at env steps)", "final", "greedy (worst)", "wall s", "curve")
     for name, extra in json.loads(args.variants).items():
         for seed in args.seeds:
             r = run_cell(args.system, args.env, int(args.steps), dict(base, **extra), seed)
             points = [round(c[1]) for c in r["curve"][::max(1, len(r["curve"]) // 10)]]
-            print(f"| {name} | {seed} | {r['peak']:.0f} ({r['peak_at'] / 1e6:.2f}M) | {r['final']:.0f} | "
-                  f"{r['greedy']:.0f} ({r['greedy_min']:.0f}) | {r['wall_s']:.0f} | {points} |", flush=True)
+            table.row(name, seed, f"{r['peak']:.0f} ({r['peak_at'] / 1e6:.2f}M)", f"{r['final']:.0f}",
+                      f"{r['greedy']:.0f} ({r['greedy_min']:.0f})", f"{r['wall_s']:.0f}", points)
+    if writer:
+        writer.write({block: str(table)})
 
 
 if __name__ == "__main__":
