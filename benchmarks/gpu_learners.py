@@ -3,6 +3,7 @@ against the actors-alone rate of the same machine, and a Pong learning run with 
 
     python benchmarks/gpu_learners.py --out DIR                       # everything, on a machine with a GPU
     python benchmarks/gpu_learners.py --parts learner --seconds 3     # only the learner matrix
+    python benchmarks/gpu_learners.py --readme-from REPORT.json ...   # the README's tables, from saved reports
 
 Parts (each writes its rows into DIR/gpu.json and DIR/gpu.md as soon as it has them, so a run cut short
 keeps what it measured):
@@ -44,6 +45,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import throughput  # noqa: E402  (the benchmarks folder's own helpers)
+from readme_blocks import report_line, write_blocks  # noqa: E402
 
 import distrl  # noqa: E402
 from distrl.bench import ceiling, machine  # noqa: E402
@@ -213,37 +215,59 @@ class Results:
         (self.out / "gpu.md").write_text(markdown(self.data))
 
 
-def markdown(d: dict) -> str:
-    """The report: one table per part that has rows (a part not run leaves no empty table)."""
-    lines = [f"Machine: {machine.one_line(d['machine'])}"]
+def _overlap(settings: dict) -> str | None:
+    """The run's overlap setting if it set one (``overlap`` in reports from before it was ``overlap_transfers``)."""
+    return settings.get("overlap_transfers", settings.get("overlap"))
+
+
+def part_tables(d: dict) -> dict[str, str]:
+    """One markdown table per part that has rows (a part not run has none). Reports written before a column
+    existed (the e2e part's update and publish times) render without it."""
+    tables = {}
     if d["learner"]:
-        lines += ["", "| learner | precision | torch.compile | batch | samples/s | warm-up s |", "|---|---|---|---|---|---|"]
-    for r in d["learner"]:
-        where = f"cpu, {r['threads']} thread{'s' if r['threads'] > 1 else ''}" if r["device"] == "cpu" else r["device"]
-        lines.append(f"| {where} | {r['precision']} | {'yes' if r['compile'] else 'no'} | {r['batch']} | "
-                     f"{r['samples_per_s']:,.0f} | {r['warmup_s']:.1f} |")
-    if d["loop"]:
-        lines += ["", "| learner | overlap | batch | samples/s | ms per update |", "|---|---|---|---|---|"]
-    for r in d["loop"]:
-        lines.append(f"| {r['device']} | {'on' if r['overlap'] else 'off'} | {r['batch']} | {r['samples_per_s']:,.0f} | "
-                     f"{r['ms_per_update']:.2f} |")
+        rows = ["| learner | precision | torch.compile | batch | samples/s | warm-up s |", "|---|---|---|---|---|---|"]
+        for r in d["learner"]:
+            where = f"cpu, {r['threads']} thread{'s' if r['threads'] > 1 else ''}" if r["device"] == "cpu" else r["device"]
+            rows.append(f"| {where} | {r['precision']} | {'yes' if r['compile'] else 'no'} | {r['batch']} | "
+                        f"{r['samples_per_s']:,.0f} | {r['warmup_s']:.1f} |")
+        tables["learner"] = "\n".join(rows)
+    if d.get("loop"):
+        rows = ["| learner | overlap | batch | samples/s | ms per update |", "|---|---|---|---|---|"]
+        rows += [f"| {r['device']} | {'on' if r['overlap'] else 'off'} | {r['batch']} | {r['samples_per_s']:,.0f} | "
+                 f"{r['ms_per_update']:.2f} |" for r in d["loop"]]
+        tables["loop"] = "\n".join(rows)
     if d["e2e"]:
-        lines += ["", "| system | learner | actors | env steps/s | frames/s | actors alone steps/s | ratio | learner wait | "
-                  "policy lag | update ms | publish ms | bottleneck |", "|---|---|---|---|---|---|---|---|---|---|---|---|"]
-    for r in d["e2e"]:
-        where = r["settings"].get("device", "cpu") + (f", inference {r['settings']['inference_device']}"
-                                                      if "inference_device" in r["settings"] else "")
-        where += f", overlap {r['settings']['overlap_transfers']}" if "overlap_transfers" in r["settings"] else ""
-        lines.append(f"| {r['system']} | {where} | {r['actors']} | {r['sps']:,.0f} | {r['frames_per_s']:,.0f} | "
-                     f"{r['actors_alone_sps']:,.0f} | {r['ratio']:.2f} | {r['learner_wait_frac']} | "
-                     f"{r['policy_lag_mean']} | {r['update_ms']:.2f} | {r['publish_ms']:.2f} | {r['bottleneck']} |")
-    if d["replay"]:
-        lines += ["", "| system | learner | overlap | actors | env steps/s | learner updates/s | update ms | learner wait | "
-                  "bottleneck |", "|---|---|---|---|---|---|---|---|---|"]
-        for r in d["replay"]:
-            lines.append(f"| {r['system']} | {r['settings'].get('device', 'cpu')} | {r['settings']['overlap_transfers']} | "
-                         f"{r['actors']} | {r['sps']:,.0f} | {r['updates_per_s']:,.1f} | {r['update_ms']:.2f} | "
-                         f"{r['learner_wait_frac']} | {r['bottleneck']} |")
+        timed = all("update_ms" in r for r in d["e2e"])
+        columns = ["system", "learner", "actors", "env steps/s", "frames/s", "actors alone steps/s", "ratio",
+                   "learner wait", "policy lag"] + ["ms per update", "ms per publish"] * timed + ["bottleneck"]
+        rows = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+        for r in d["e2e"]:
+            where = r["settings"].get("device", "cpu") + (f", inference {r['settings']['inference_device']}"
+                                                          if "inference_device" in r["settings"] else "")
+            if _overlap(r["settings"]):
+                where += f", overlap {_overlap(r['settings'])}"
+            elif any(_overlap(other["settings"]) for other in d["e2e"]):
+                where += ", overlap default"
+            times = f"{r['update_ms']:.2f} | {r['publish_ms']:.2f} | " if timed else ""
+            rows.append(f"| {r['system']} | {where} | {r['actors']} | {r['sps']:,.0f} | {r['frames_per_s']:,.0f} | "
+                        f"{r['actors_alone_sps']:,.0f} | {r['ratio']:.2f} | {r['learner_wait_frac']:.2f} | "
+                        f"{r['policy_lag_mean']:.1f} | {times}{r['bottleneck']} |")
+        tables["e2e"] = "\n".join(rows)
+    if d.get("replay"):
+        rows = ["| system | learner | overlap | actors | env steps/s | learner updates/s | ms per update | learner wait | "
+                "bottleneck |", "|---|---|---|---|---|---|---|---|---|"]
+        rows += [f"| {r['system']} | {r['settings'].get('device', 'cpu')} | {_overlap(r['settings'])} | "
+                 f"{r['actors']} | {r['sps']:,.0f} | {r['updates_per_s']:,.1f} | {r['update_ms']:.2f} | "
+                 f"{r['learner_wait_frac']:.2f} | {r['bottleneck']} |" for r in d["replay"]]
+        tables["replay"] = "\n".join(rows)
+    return tables
+
+
+def markdown(d: dict) -> str:
+    """The report: the machine, one table per part that has rows, the Pong run's line and any errors."""
+    lines = [f"Machine: {machine.one_line(d['machine'])}"]
+    for table in part_tables(d).values():
+        lines += ["", table]
     if d["pong"]:
         p = d["pong"]
         lines += ["", f"Pong run: {p['seconds']:.0f} s, {p['actors']} actors, {p['env_steps']:,} env steps "
@@ -252,6 +276,21 @@ def markdown(d: dict) -> str:
                       + (f"; resumed from {p['resumed_from_steps']:,} env steps" if p.get("resumed_from_steps") else "")]
     lines += [f"error: {e}" for e in d["errors"]]
     return "\n".join(lines) + "\n"
+
+
+def write_readme(reports: list[Path]) -> None:
+    """The README's GPU tables, rendered from the JSON reports device sessions brought back (this machine has no
+    GPU to measure them again): block ``script:FOLDER-PART`` per part with rows, under a line naming the
+    report and the machine and commit that measured it."""
+    blocks = {}
+    for path in reports:
+        d = json.loads(path.read_text())
+        log = path.parent / "run.log"
+        how = " (the command is in its folder's `run.log`)" if log.exists() and "gpu_learners.py" in log.read_text() else ""
+        line = report_line(path, machine.one_line(d["machine"]), how)
+        blocks.update({f"{path.parent.name}-{part}": f"{line}\n\n{table}" for part, table in part_tables(d).items()})
+    write_blocks({f"script:{name}": body for name, body in blocks.items()})
+    print(f"wrote {', '.join(blocks)}")
 
 
 def main() -> None:
@@ -272,7 +311,11 @@ def main() -> None:
                    help="the learner part's CPU rows (--no-cpu-rows: CUDA rows only)")
     p.add_argument("--e2e-cpu", action=argparse.BooleanOptionalAction, default=True,
                    help="the e2e part's IMPALA run with a CPU learner (--no-e2e-cpu where it was measured before)")
+    p.add_argument("--readme-from", type=Path, nargs="+", metavar="REPORT_JSON",
+                   help="measure nothing: write the README's GPU tables from these reports (readme_blocks.py)")
     args = p.parse_args()
+    if args.readme_from:
+        return write_readme(args.readme_from)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     res = Results(out)

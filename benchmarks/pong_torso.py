@@ -10,7 +10,8 @@ then plays its policy on fresh envs to ask whether the network tells Pong's stat
 - ``feature_spread``: the torso's output units' spread over the states, relative to their mean.
 
 Run it once per version to compare (``PYTHONPATH=<checkout>/src python benchmarks/pong_torso.py --label ...``);
-rows are appended to ``--out`` as JSON lines.
+rows are appended to ``--out`` as JSON lines. ``--readme-from FILE`` measures nothing and writes the README's table
+from such a file (one row per label, its values seed by seed; block ``script:pong-torso``).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import throughput  # noqa: E402  (the benchmarks folder's own helpers)
+from readme_blocks import report_line, write_blocks  # noqa: E402
 
 import distrl  # noqa: E402
 from distrl.envs.make import make_vec_env  # noqa: E402
@@ -66,14 +68,36 @@ def play(model, steps: int, envs: int, seed: int, gamma: float) -> dict:
             "target_std": float(target.std())}
 
 
+def table(rows: list[dict]) -> str:
+    """One row per label (in the file's order), each column its values seed by seed."""
+    labels = list(dict.fromkeys(r["label"] for r in rows))
+    columns = [("value vs the return that followed: correlation", "value_corr", ".2f"),
+               ("explained variance", "explained_var", ".3f"), ("value spread", "value_std", ".3f"),
+               ("logit spread across states", "logit_std", ".4f"), ("return (100 episodes)", "return_mean", ".2f")]
+    lines = ["| version | seeds | " + " | ".join(c[0] for c in columns) + " |", "|" + "---|" * (len(columns) + 2)]
+    for label in labels:
+        mine = sorted((r for r in rows if r["label"] == label), key=lambda r: r["seed"])
+        cells = [", ".join(format(r[key], fmt) for r in mine) for _, key, fmt in columns]
+        lines.append(f"| {label} | {', '.join(str(r['seed']) for r in mine)} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--label", required=True, help="the version measured (a row's name)")
+    p.add_argument("--label", help="the version measured (a row's name)")
     p.add_argument("--steps", type=int, default=300_000, help="env steps of training")
     p.add_argument("--actors", type=int, default=2)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", default="pong_torso.jsonl")
+    p.add_argument("--readme-from", type=Path, metavar="JSONL", help="measure nothing: write the README's table from it")
     args = p.parse_args()
+    if args.readme_from:
+        rows = [json.loads(line) for line in args.readme_from.read_text().splitlines() if line.strip()]
+        line = report_line(args.readme_from, f"the 2-core CPU machine, {rows[0]['steps']:,} env steps per run",
+                           " by `python benchmarks/pong_torso.py --label LABEL --seed SEED`, one checkout per label")
+        return write_blocks({"script:pong-torso": f"{line}\n\n{table(rows)}"})
+    if not args.label:
+        p.error("--label is required (the version measured), unless --readme-from")
     settings = dict(throughput.PRESETS[ENV], batch_unrolls=4)
     with tempfile.TemporaryDirectory() as d:
         run = Path(d) / "run"

@@ -64,6 +64,16 @@ def provenance() -> str:
     return f"Written by `{command}` on {datetime.date.today().isoformat()}; {machine}."
 
 
+def report_line(report: Path, measured_on: str, how: str = "") -> str:
+    """The line above a table rendered from a saved report (a device session's, which this machine cannot
+    measure again): the report, how it was measured and on what machine, not today's date and machine."""
+    try:
+        report = report.resolve().relative_to(README.parent)
+    except ValueError:
+        pass
+    return f"Rendered from `{report}`{how}; measured on {measured_on}."
+
+
 class Table:
     """A markdown table a script prints row by row while it measures (a long study shows its progress) and keeps
     for its README block (``str(table)``)."""

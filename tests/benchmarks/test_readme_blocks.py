@@ -1,6 +1,7 @@
 """The benchmarks' README writer replaces exactly its own blocks, all or none, and refuses a README without them."""
 
 import importlib.util
+import re
 import sys
 from pathlib import Path
 
@@ -76,3 +77,18 @@ def test_a_table_prints_its_rows_as_they_come_and_keeps_them(capsys):
     table.row(0, "500")
     assert capsys.readouterr().out == "| 0 | 500 |\n"
     assert str(table) == "| seed | return |\n|---|---|\n| 0 | 500 |"
+
+
+def test_a_table_from_a_saved_report_names_the_report_and_its_machine(tmp_path):
+    report = tmp_path / "gpu.json"
+    assert readme_blocks.report_line(report, "an H200 machine; commit abc") == (
+        f"Rendered from `{report}`; measured on an H200 machine; commit abc.")
+    assert readme_blocks.report_line(report, "m", " by `x.py`") == f"Rendered from `{report}` by `x.py`; measured on m."
+
+
+def test_every_script_block_in_the_readme_says_where_its_table_came_from():
+    text = readme_blocks.README.read_text()
+    blocks = re.findall(r"<!-- (script:[^ ]+) -->\n(.*?)<!-- /\1 -->", text, re.S)
+    assert len(blocks) >= 20
+    for name, body in blocks:
+        assert body.startswith(("Written by `python benchmarks/", "Rendered from `benchmarks/reports/")), name
