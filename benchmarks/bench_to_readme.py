@@ -10,7 +10,8 @@ Markers: `full-spread` (the full report's spread over seeds), `quick-cells`, `qu
 (the quick report's tables), `quick-qtopt-r2d3` (the quick report's QT-Opt and R2D3 rows), `beyond-cells`
 and `beyond-spread` (the beyond suite's cells, and their spread where it has several seeds; ``--beyond`` takes
 several folders, e.g. a re-run of some systems, and joins their rows). Each report given fills its own markers;
-``--qtopt-r2d3 DIR`` fills only `quick-qtopt-r2d3`, from a quick run of those two systems.
+``--qtopt-r2d3 DIR`` fills only `quick-qtopt-r2d3`, from a quick run of those two systems; ``--beyond-defaults DIR``
+fills `beyond-defaults` with the cells of a beyond run of every system at its default budget.
 """
 
 from __future__ import annotations
@@ -54,6 +55,7 @@ def main() -> None:
     p.add_argument("--beyond", nargs="+", help="beyond suite bench folders (their rows in one table each, in order)")
     p.add_argument("--qtopt-r2d3", help="a quick suite's bench folder with (at least) the qt-opt and r2d3 cells: fills "
                    "only their block (after `distrl bench --suite quick --systems qt-opt r2d3`)")
+    p.add_argument("--beyond-defaults", help="a beyond suite's bench folder of every system at its default budget")
     args = p.parse_args()
     blocks = {}
     if args.full:
@@ -76,6 +78,8 @@ def main() -> None:
         spreads = [table(r, "## Spread over seeds") for r in reports if "## Spread over seeds" in r]
         # a report has that section only where it has several seeds
         blocks["beyond-spread"] = joined(spreads) if spreads else "(one seed per cell: no spread over seeds)"
+    if args.beyond_defaults:
+        blocks["beyond-defaults"] = table((Path(args.beyond_defaults) / "report.md").read_text(), "## Cells")
     write_blocks({f"bench:{name}": body for name, body in blocks.items()})
 
 
