@@ -222,3 +222,15 @@ def test_a_replay_smaller_than_two_chunks_is_one_line():
 
     with pytest.raises(ConfigError, match="raise replay_size"):
         distrl.train("r2d2", env="distrl/CartPoleNoVelocity-v1", runtime="inline", total_steps=100, replay_size=2)
+
+
+def test_obs_norm_statistics_come_from_the_replayed_steps_and_reach_the_policy(tmp_path):
+    run = tmp_path / "r"
+    distrl.train("r2d2", env="distrl/CartPoleNoVelocity-v1", runtime="inline", total_steps=3000, run_dir=str(run),
+                 obs_norm=True, **SMALL)
+    norm = distrl.load_policy(run).model.obs_norm
+    # CartPole starts every episode near 0 and the masked env shows the cart position and the pole angle:
+    # learned from real steps, the std is small and positive and the mean near 0 (not the initial 0 and 1)
+    assert norm.count > 0
+    assert torch.all(norm.std < 1.0) and torch.all(norm.std > 1e-3) and torch.all(norm.mean.abs() < 1.0)
+    assert torch.allclose(norm.std, torch.sqrt(norm.total_sq / norm.count - (norm.total / norm.count) ** 2).float())

@@ -4,7 +4,9 @@ Sequences are time-major ``[T, B, ...]``; the LSTM state is a pair ``(h, c)`` of
 learner replays a sequence from the state the actor stored at its first step (``unroll``); acting and
 greedy evaluation go step by step (``step``). ``greedy`` keeps a policy state inside the module for
 callers that pass observations only (``distrl eval``, ``load_policy``, the evaluator role): it follows
-the batch, and ``reset_state()`` starts new episodes (call it at every episode start).
+the batch, and ``reset_state()`` starts new episodes (call it at every episode start). ``obs_norm``: vector
+observations pass through a running normaliser first (``models/normalisers.py``; the learner updates it, and it
+travels with the weights to the actors and to ``distrl eval``).
 """
 
 from __future__ import annotations
@@ -12,13 +14,15 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from distrl.models.normalisers import ObsNormaliser
 from distrl.models.torsos import make_torso
 
 
 class RecurrentQNetwork(nn.Module):
     def __init__(self, obs_shape: tuple[int, ...], num_actions: int, hidden: tuple[int, ...] = (64,),
-                 lstm: int = 64, dueling: bool = True):
+                 lstm: int = 64, dueling: bool = True, obs_norm: bool = False):
         super().__init__()
+        self.obs_norm = ObsNormaliser(obs_shape) if obs_norm and len(obs_shape) == 1 else None
         self.torso = make_torso(obs_shape, hidden, nn.ReLU)
         self.lstm = nn.LSTM(self.torso.out_dim, lstm)
         self.state_size = lstm
@@ -41,6 +45,8 @@ class RecurrentQNetwork(nn.Module):
         """Q of every step of ``obs`` ``[T, B, ...]`` from ``state`` (no resets inside: a replayed
         sequence holds one episode); returns (Q ``[T, B, A]``, the state after the last step)."""
         T, B = obs.shape[:2]
+        if self.obs_norm is not None:
+            obs = self.obs_norm(obs)
         feat = self.torso(obs.reshape((T * B,) + obs.shape[2:])).view(T, B, -1)
         out, (h, c) = self.lstm(feat, (state[0].unsqueeze(0).contiguous(), state[1].unsqueeze(0).contiguous()))
         return self._head(out), (h[0], c[0])

@@ -61,6 +61,7 @@ class R2D2Config(DemoSettings):
     target_update_period: int = setting(100, "Learner updates between target-network syncs (the paper: 2500).", low=1)
     max_grad_norm: float = common.max_grad_norm(40.0)
     dueling: bool = setting(True, "Dueling Q head (Wang et al. 2016).")
+    obs_norm: bool = common.obs_norm(False)
     hidden: tuple = common.hidden((64,))
     lstm: int = setting(64, "LSTM units (the paper: 512).", low=1)
     reward_clip: float | None = common.reward_clip("actor")

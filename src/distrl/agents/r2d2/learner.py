@@ -106,6 +106,8 @@ class R2D2Learner(ReplayLearner):
         loss = (weights * per_sequence).mean()
         if not self.finite_step(loss, self.params, self.optimizer):
             return None, None
+        if self.model.obs_norm is not None:  # after the update: it used the statistics the actors acted with
+            self.model.obs_norm.update(obs, b["mask"].transpose(0, 1), self.reduce_sums)
         if (self.updates + 1) % cfg.target_update_period == 0:
             self.target.load_state_dict(self.model.state_dict())
         priorities = sequence_priority(delta.detach(), cfg.priority_eta, mask=train.bool())

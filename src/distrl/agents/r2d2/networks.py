@@ -5,4 +5,5 @@ from distrl.models import RecurrentQNetwork
 
 
 def make_model(env: EnvSpec, cfg) -> RecurrentQNetwork:
-    return RecurrentQNetwork(env.obs_shape, env.action_space.n, tuple(cfg.hidden), cfg.lstm, dueling=cfg.dueling)
+    return RecurrentQNetwork(env.obs_shape, env.action_space.n, tuple(cfg.hidden), cfg.lstm, dueling=cfg.dueling,
+                             obs_norm=cfg.obs_norm)
