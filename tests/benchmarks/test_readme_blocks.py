@@ -92,3 +92,14 @@ def test_every_script_block_in_the_readme_says_where_its_table_came_from():
     assert len(blocks) >= 20
     for name, body in blocks:
         assert body.startswith(("Written by `python benchmarks/", "Rendered from `benchmarks/reports/")), name
+
+
+def test_every_table_of_figures_in_the_readme_is_written_by_a_script_or_copied_from_a_bench_report():
+    """A table outside a ``script:``/``bench:`` block would be typed by hand; only the reference tables
+    (systems, runtimes, services) may be."""
+    text = readme_blocks.README.read_text()
+    outside = re.sub(r"<!-- ((?:script|bench):[^ ]+) -->\n.*?<!-- /\1 -->", "", text, flags=re.S)
+    headers = [line for line, before in zip(outside.splitlines(), [""] + outside.splitlines())
+               if line.startswith("|") and not before.startswith("|")]
+    assert headers == ["| system | command | status |", "| runtime | what runs where | data path | when |",
+                       "| service | `inline` | `local` | `ray` |"]
