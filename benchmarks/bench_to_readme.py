@@ -6,7 +6,8 @@ The README's benchmark figures are then the report's own rows, never retyped:
         --quick benchmarks/reports/quick-2026-11-27 --beyond benchmarks/reports/beyond-value-2026-11-27 \
         benchmarks/reports/beyond-value-2026-11-27/apex-dqn-2m
 
-Markers: `full-spread` (the full report's spread over seeds), `quick-cells`, `quick-peers`, `quick-ratios`
+Markers: `full-spread` (the full reports' spread over seeds; ``--full`` takes several folders, e.g. one system
+run apart, and joins their rows), `quick-cells`, `quick-peers`, `quick-ratios`
 (the quick report's tables), `quick-qtopt-r2d3` (the quick report's QT-Opt and R2D3 rows), `beyond-cells`
 and `beyond-spread` (the beyond suite's cells, and their spread where it has several seeds; ``--beyond`` takes
 several folders, e.g. a re-run of some systems, and joins their rows). Each report given fills its own markers;
@@ -50,7 +51,8 @@ def qtopt_r2d3(cells: list[str]) -> str:
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--full", help="a full suite's bench folder")
+    p.add_argument("--full", nargs="+", help="full suite bench folders (e.g. one system run apart): their spread rows "
+                   "in one table, in order")
     p.add_argument("--quick", help="a quick suite's bench folder (with --peers)")
     p.add_argument("--beyond", nargs="+", help="beyond suite bench folders (their rows in one table each, in order)")
     p.add_argument("--qtopt-r2d3", help="a quick suite's bench folder with (at least) the qt-opt and r2d3 cells: fills "
@@ -59,7 +61,8 @@ def main() -> None:
     args = p.parse_args()
     blocks = {}
     if args.full:
-        blocks["full-spread"] = table((Path(args.full) / "report.md").read_text(), "## Spread over seeds")
+        blocks["full-spread"] = joined([table((Path(folder) / "report.md").read_text(), "## Spread over seeds")
+                                        for folder in args.full])
     if args.quick:
         quick = (Path(args.quick) / "report.md").read_text()
         cells = table(quick, "## Cells").splitlines()
