@@ -1,6 +1,7 @@
 """Variants of one system's config on one env (the defaults issue, #22, and R2D2's, #15): for each variant and
 seed, the peak of the training mean (last 100 episodes) and where it was, the final training mean, the greedy
-evaluation over 20 episodes (mean and worst episode), the wall time and ten points of the curve. Variants are
+evaluation over 20 episodes (mean and worst episode), the wall time and ten points of the curve (evenly spaced,
+the first and the last included). Variants are
 settings laid over ``normaliser_study.NORMALISED`` (the actor-critic normalised config; ``--over defaults``:
 over the system's defaults); runs one at a time.
 
@@ -20,14 +21,11 @@ import json
 import sys
 from pathlib import Path
 
+import numpy as np
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from normaliser_study import NORMALISED, run_cell  # noqa: E402  (the benchmarks folder's own helpers)
-from readme_blocks import Table, add_flag, start  # noqa: E402
-
-
-def budget(steps: int) -> str:
-    """45000 -> 45k, 2000000 -> 2M: the block name's budget."""
-    return f"{steps / 1e6:g}M" if steps >= 1_000_000 else f"{steps / 1e3:g}k"
+from readme_blocks import Table, add_flag, env_label, start, steps_label  # noqa: E402
 
 
 def main() -> None:
@@ -41,15 +39,18 @@ def main() -> None:
                    help="the base config: the actor-critic normalised one, or the system's defaults")
     add_flag(p)
     args = p.parse_args()
-    block = f"variants-{args.system}-{args.env.split('/')[-1]}-{budget(int(args.steps))}"
+    block = f"variants-{args.system}-{env_label(args.env)}-{steps_label(int(args.steps))}"
     writer = start([block], p, args)
     base = NORMALISED if args.over == "normalised" else {}
     table = Table("variant", "seed", "peak (at env steps)", "final", "greedy (worst)", "wall s", "curve")
     for name, extra in json.loads(args.variants).items():
         for seed in args.seeds:
             r = run_cell(args.system, args.env, int(args.steps), dict(base, **extra), seed)
-            points = [round(c[1]) for c in r["curve"][::max(1, len(r["curve"]) // 10)]]
-            table.row(name, seed, f"{r['peak']:.0f} ({r['peak_at'] / 1e6:.2f}M)", f"{r['final']:.0f}",
+            ten = sorted({round(k) for k in np.linspace(0, len(r["curve"]) - 1, 10)})
+            points = [round(r["curve"][i][1]) for i in ten]
+            at = r["peak_at"]
+            at = f"{at / 1e6:.2f}M" if at >= 1_000_000 else f"{at / 1e3:.0f}k"
+            table.row(name, seed, f"{r['peak']:.0f} ({at})", f"{r['final']:.0f}",
                       f"{r['greedy']:.0f} ({r['greedy_min']:.0f})", f"{r['wall_s']:.0f}", points)
     if writer:
         writer.write({block: str(table)})

@@ -45,7 +45,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import throughput  # noqa: E402  (the benchmarks folder's own helpers)
-from readme_blocks import report_line, write_blocks  # noqa: E402
+from readme_blocks import markdown_table, report_line, write_blocks  # noqa: E402
 
 import distrl  # noqa: E402
 from distrl.bench import ceiling, machine  # noqa: E402
@@ -220,46 +220,47 @@ def _overlap(settings: dict) -> str | None:
     return settings.get("overlap_transfers", settings.get("overlap"))
 
 
+def _e2e_where(r: dict, rows: list[dict]) -> str:
+    """An e2e row's learner column: its device, its inference device, and its overlap where any row set one."""
+    settings = r["settings"]
+    where = settings.get("device", "cpu")
+    where += f", inference {settings['inference_device']}" if "inference_device" in settings else ""
+    if _overlap(settings):
+        return where + f", overlap {_overlap(settings)}"
+    return where + (", overlap default" if any(_overlap(other["settings"]) for other in rows) else "")
+
+
 def part_tables(d: dict) -> dict[str, str]:
     """One markdown table per part that has rows (a part not run has none). Reports written before a column
     existed (the e2e part's update and publish times) render without it."""
     tables = {}
     if d["learner"]:
-        rows = ["| learner | precision | torch.compile | batch | samples/s | warm-up s |", "|---|---|---|---|---|---|"]
-        for r in d["learner"]:
-            where = f"cpu, {r['threads']} thread{'s' if r['threads'] > 1 else ''}" if r["device"] == "cpu" else r["device"]
-            rows.append(f"| {where} | {r['precision']} | {'yes' if r['compile'] else 'no'} | {r['batch']} | "
-                        f"{r['samples_per_s']:,.0f} | {r['warmup_s']:.1f} |")
-        tables["learner"] = "\n".join(rows)
+        tables["learner"] = markdown_table(
+            ["learner", "precision", "torch.compile", "batch", "samples/s", "warm-up s"],
+            [(f"cpu, {r['threads']} thread{'s' if r['threads'] > 1 else ''}" if r["device"] == "cpu" else r["device"],
+              r["precision"], "yes" if r["compile"] else "no", r["batch"], f"{r['samples_per_s']:,.0f}",
+              f"{r['warmup_s']:.1f}") for r in d["learner"]])
     if d.get("loop"):
-        rows = ["| learner | overlap | batch | samples/s | ms per update |", "|---|---|---|---|---|"]
-        rows += [f"| {r['device']} | {'on' if r['overlap'] else 'off'} | {r['batch']} | {r['samples_per_s']:,.0f} | "
-                 f"{r['ms_per_update']:.2f} |" for r in d["loop"]]
-        tables["loop"] = "\n".join(rows)
+        tables["loop"] = markdown_table(
+            ["learner", "overlap", "batch", "samples/s", "ms per update"],
+            [(r["device"], "on" if r["overlap"] else "off", r["batch"], f"{r['samples_per_s']:,.0f}",
+              f"{r['ms_per_update']:.2f}") for r in d["loop"]])
     if d["e2e"]:
         timed = all("update_ms" in r for r in d["e2e"])
-        columns = ["system", "learner", "actors", "env steps/s", "frames/s", "actors alone steps/s", "ratio",
-                   "learner wait", "policy lag"] + ["ms per update", "ms per publish"] * timed + ["bottleneck"]
-        rows = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
-        for r in d["e2e"]:
-            where = r["settings"].get("device", "cpu") + (f", inference {r['settings']['inference_device']}"
-                                                          if "inference_device" in r["settings"] else "")
-            if _overlap(r["settings"]):
-                where += f", overlap {_overlap(r['settings'])}"
-            elif any(_overlap(other["settings"]) for other in d["e2e"]):
-                where += ", overlap default"
-            times = f"{r['update_ms']:.2f} | {r['publish_ms']:.2f} | " if timed else ""
-            rows.append(f"| {r['system']} | {where} | {r['actors']} | {r['sps']:,.0f} | {r['frames_per_s']:,.0f} | "
-                        f"{r['actors_alone_sps']:,.0f} | {r['ratio']:.2f} | {r['learner_wait_frac']:.2f} | "
-                        f"{r['policy_lag_mean']:.1f} | {times}{r['bottleneck']} |")
-        tables["e2e"] = "\n".join(rows)
+        tables["e2e"] = markdown_table(
+            ["system", "learner", "actors", "env steps/s", "frames/s", "actors alone steps/s", "ratio", "learner wait",
+             "policy lag"] + ["ms per update", "ms per publish"] * timed + ["bottleneck"],
+            [(r["system"], _e2e_where(r, d["e2e"]), r["actors"], f"{r['sps']:,.0f}", f"{r['frames_per_s']:,.0f}",
+              f"{r['actors_alone_sps']:,.0f}", f"{r['ratio']:.2f}", f"{r['learner_wait_frac']:.2f}",
+              f"{r['policy_lag_mean']:.1f}", *((f"{r['update_ms']:.2f}", f"{r['publish_ms']:.2f}") if timed else ()),
+              r["bottleneck"]) for r in d["e2e"]])
     if d.get("replay"):
-        rows = ["| system | learner | overlap | actors | env steps/s | learner updates/s | ms per update | learner wait | "
-                "bottleneck |", "|---|---|---|---|---|---|---|---|---|"]
-        rows += [f"| {r['system']} | {r['settings'].get('device', 'cpu')} | {_overlap(r['settings'])} | "
-                 f"{r['actors']} | {r['sps']:,.0f} | {r['updates_per_s']:,.1f} | {r['update_ms']:.2f} | "
-                 f"{r['learner_wait_frac']:.2f} | {r['bottleneck']} |" for r in d["replay"]]
-        tables["replay"] = "\n".join(rows)
+        tables["replay"] = markdown_table(
+            ["system", "learner", "overlap", "actors", "env steps/s", "learner updates/s", "ms per update",
+             "learner wait", "bottleneck"],
+            [(r["system"], r["settings"].get("device", "cpu"), _overlap(r["settings"]), r["actors"], f"{r['sps']:,.0f}",
+              f"{r['updates_per_s']:,.1f}", f"{r['update_ms']:.2f}", f"{r['learner_wait_frac']:.2f}", r["bottleneck"])
+             for r in d["replay"]])
     return tables
 
 
@@ -286,9 +287,14 @@ def write_readme(reports: list[Path]) -> None:
     for path in reports:
         d = json.loads(path.read_text())
         log = path.parent / "run.log"
-        how = " (the command is in its folder's `run.log`)" if log.exists() and "gpu_learners.py" in log.read_text() else ""
+        logged = log.exists() and "gpu_learners.py" in log.read_text()
+        how = " (the command is in its folder's `run.log`)" if logged else ""
         line = report_line(path, machine.one_line(d["machine"]), how)
-        blocks.update({f"{path.parent.name}-{part}": f"{line}\n\n{table}" for part, table in part_tables(d).items()})
+        for part, table in part_tables(d).items():
+            name = f"{path.parent.name}-{part}"
+            if name in blocks:
+                raise SystemExit(f"two reports in {path.parent} have a {part} table: give one of them alone")
+            blocks[name] = f"{line}\n\n{table}"
     write_blocks({f"script:{name}": body for name, body in blocks.items()})
     print(f"wrote {', '.join(blocks)}")
 

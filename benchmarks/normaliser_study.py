@@ -21,7 +21,7 @@ from pathlib import Path
 import distrl
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from readme_blocks import Table, add_flag, start  # noqa: E402  (the benchmarks folder's own helper)
+from readme_blocks import add_flag, markdown_table, start  # noqa: E402  (the benchmarks folder's own helper)
 
 NORMALISED = {"obs_norm": True, "value_norm": True, "normalize_advantages": True, "optimizer": "adam", "lr": 3e-4,
               "optimizer_eps": 1e-5, "entropy_coef": 0.01}
@@ -61,11 +61,11 @@ def main() -> None:
             print(f"{env} {name}: peak {r['peak']:.0f} at {r['peak_at']:,}, final {r['final']:.0f}, "
                   f"greedy {r['greedy']:.0f}, {r['wall_s']:.0f} s", flush=True)
     (out / "study.json").write_text(json.dumps(results, indent=1))
-    table = Table("env", "config", "env steps", "peak training mean (at env steps)", "final training mean",
-                  "greedy eval", "wall s")
-    for r in results:
-        table.row(r["env"], r["config"], f"{r['steps']:,}", f"{r['peak']:.0f} ({r['peak_at']:,})", f"{r['final']:.0f}",
-                  f"{r['greedy']:.0f}", f"{r['wall_s']:.0f}")
+    table = markdown_table(["env", "config", "env steps", "peak training mean (at env steps)", "final training mean",
+                            "greedy eval", "wall s"],
+                           [(r["env"], r["config"], f"{r['steps']:,}", f"{r['peak']:.0f} ({r['peak_at']:,})",
+                             f"{r['final']:.0f}", f"{r['greedy']:.0f}", f"{r['wall_s']:.0f}") for r in results])
+    print(table)
     (out / "report.md").write_text(f"`python benchmarks/normaliser_study.py --out {args.out}` ({args.system}, seed "
                                    f"{args.seed}); normalised = {json.dumps(NORMALISED)}\n\n{table}\n")
     if writer:

@@ -64,8 +64,8 @@ def main() -> None:
     writer = start(["pbt-vs-fixed"], p, args, keep=tuple(k for k in vars(args) if k != "readme"))
     print(f"{args.system} on {args.env}, population {args.population}, explore {' '.join(args.explore)}, ready every "
           f"{args.ready_steps:,} steps, {args.total_steps:,} per member, target {args.target}")
-    table = Table("seed", "PBT: population env steps to target", "PBT wall s", "fixed: each member's env steps to target",
-                  "fixed: median member", "fixed wall s")
+    table = Table("seed", "PBT: population env steps to target", "PBT wall s",
+                  "fixed: each member's env steps to target", "fixed: median member", "fixed wall s")
     for seed in args.seeds:
         out = {}
         for arm, flags in (("pbt", {}), ("fixed", {"exploit": False, "explore_hyperparameters": False})):

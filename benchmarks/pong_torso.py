@@ -28,9 +28,10 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import throughput  # noqa: E402  (the benchmarks folder's own helpers)
-from readme_blocks import report_line, write_blocks  # noqa: E402
+from readme_blocks import markdown_table, report_line, write_blocks  # noqa: E402
 
 import distrl  # noqa: E402
+from distrl.bench import machine  # noqa: E402
 from distrl.envs.make import make_vec_env  # noqa: E402
 
 ENV = "ALE/Pong-v5"
@@ -70,16 +71,25 @@ def play(model, steps: int, envs: int, seed: int, gamma: float) -> dict:
 
 def table(rows: list[dict]) -> str:
     """One row per label (in the file's order), each column its values seed by seed."""
-    labels = list(dict.fromkeys(r["label"] for r in rows))
     columns = [("value vs the return that followed: correlation", "value_corr", ".2f"),
                ("explained variance", "explained_var", ".3f"), ("value spread", "value_std", ".3f"),
                ("logit spread across states", "logit_std", ".4f"), ("return (100 episodes)", "return_mean", ".2f")]
-    lines = ["| version | seeds | " + " | ".join(c[0] for c in columns) + " |", "|" + "---|" * (len(columns) + 2)]
-    for label in labels:
+    lines = []
+    for label in dict.fromkeys(r["label"] for r in rows):
         mine = sorted((r for r in rows if r["label"] == label), key=lambda r: r["seed"])
-        cells = [", ".join(format(r[key], fmt) for r in mine) for _, key, fmt in columns]
-        lines.append(f"| {label} | {', '.join(str(r['seed']) for r in mine)} | " + " | ".join(cells) + " |")
-    return "\n".join(lines)
+        lines.append((label, ", ".join(str(r["seed"]) for r in mine),
+                      *(", ".join(format(r[key], fmt) for r in mine) for _, key, fmt in columns)))
+    return markdown_table(["version", "seeds", *(c[0] for c in columns)], lines)
+
+
+def measured_on(rows: list[dict]) -> str:
+    """What the rows say about where they were measured: the machine (rows written since they carry it) and the
+    env steps per run."""
+    machines = {r.get("machine") for r in rows}
+    steps = sorted({r["steps"] for r in rows})
+    where = next(iter(machines)) if len(machines) == 1 and None not in machines else \
+        "a machine the rows do not name (written before they carried it; the README's text says which)"
+    return f"{where}; {', '.join(f'{n:,}' for n in steps)} env steps per run"
 
 
 def main() -> None:
@@ -89,11 +99,12 @@ def main() -> None:
     p.add_argument("--actors", type=int, default=2)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", default="pong_torso.jsonl")
-    p.add_argument("--readme-from", type=Path, metavar="JSONL", help="measure nothing: write the README's table from it")
+    p.add_argument("--readme-from", type=Path, metavar="JSONL",
+                   help="measure nothing: write the README's table from such a file")
     args = p.parse_args()
     if args.readme_from:
         rows = [json.loads(line) for line in args.readme_from.read_text().splitlines() if line.strip()]
-        line = report_line(args.readme_from, f"the 2-core CPU machine, {rows[0]['steps']:,} env steps per run",
+        line = report_line(args.readme_from, measured_on(rows),
                            " by `python benchmarks/pong_torso.py --label LABEL --seed SEED`, one checkout per label")
         return write_blocks({"script:pong-torso": f"{line}\n\n{table(rows)}"})
     if not args.label:
@@ -106,7 +117,8 @@ def main() -> None:
                          seed=args.seed, log_interval_s=10.0, run_dir=str(run), **settings)
         wall = time.perf_counter() - t0
         model = distrl.load_policy(run).model.eval()
-        row = {"label": args.label, "steps": s["env_steps"], "updates": s["learner_updates"], "wall_s": round(wall, 1),
+        row = {"label": args.label, "machine": machine.one_line(machine.describe()), "steps": s["env_steps"],
+               "updates": s["learner_updates"], "wall_s": round(wall, 1),
                "return_mean": s["episode_return_mean"], "seed": args.seed,
                **play(model, 1200, 8, 10_000 + args.seed, settings.get("gamma", 0.99))}
     print(json.dumps(row), flush=True)

@@ -16,10 +16,11 @@ Sea 0 or just below that the treasure was not), its worst episode and the env st
 return (last 100 episodes) first rose above the env's threshold (``TASKS``: -199, or 0.1 on Deep Sea).
 
     python benchmarks/r2d3_demo_ratio.py --seeds 0 1 2 --steps 150000
-
-With ``--readme`` the table goes into the README's block for its env and budget (``script:r2d3-ENV-STEPSk``).
     python benchmarks/r2d3_demo_ratio.py --env distrl/MountainCarNoVelocity-v0 --cells r2d2 r2d3
     python benchmarks/r2d3_demo_ratio.py --env distrl/DeepSea-v0 --steps 100000 --seeds 0 1 2
+
+With ``--readme`` the table goes into the README's block for its env and budget (``script:r2d3-ENV-STEPS``,
+e.g. ``script:r2d3-DeepSea-v0-100k``).
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ import distrl
 from distrl.envs import DEEP_SEA, MOUNTAIN_CAR_NO_VELOCITY
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from readme_blocks import Table, add_flag, start  # noqa: E402  (the benchmarks folder's own helper)
+from readme_blocks import Table, add_flag, env_label, start, steps_label  # noqa: E402  (the benchmarks folder's helper)
 
 # per env: the demonstrator, and the training mean (last 100 episodes) above which some episodes found the reward
 TASKS = {"MountainCar-v0": ("mountain_car", -199.0), MOUNTAIN_CAR_NO_VELOCITY: ("mountain_car_positions", -199.0),
@@ -61,7 +62,7 @@ def main() -> None:
                    help="which systems' rows (apex-dqn: without and with demos at rho 1/4)")
     add_flag(p)
     args = p.parse_args()
-    block = f"r2d3-{args.env.split('/')[-1]}-{args.steps // 1000}k"
+    block = f"r2d3-{env_label(args.env)}-{steps_label(args.steps)}"
     writer = start([block], p, args)
     demonstrator, threshold = TASKS[args.env]
     digits = 2 if args.env == DEEP_SEA else 0

@@ -43,25 +43,48 @@ def write_blocks(blocks: dict[str, str], readme: Path = README) -> None:
     readme.write_text(text)
 
 
-def provenance() -> str:
-    """One line: the command that is running (as typed from the repository root), today's date, the machine and
-    its commit (``+dirty`` when ``src/`` or ``benchmarks/`` has uncommitted changes)."""
-    from distrl.bench.machine import describe, one_line
-
+def running_command() -> str:
+    """The command that is running, as typed from the repository root."""
     script = Path(sys.argv[0]).resolve()
     try:
         script = script.relative_to(README.parent)
     except ValueError:
         pass
-    command = shlex.join(["python", str(script), *sys.argv[1:]])
-    machine = one_line(describe())
-    # the code that measures: a README or report edited meanwhile does not make the figures another commit's
+    return shlex.join(["python", str(script), *sys.argv[1:]])
+
+
+def code_state() -> str:
+    """The commit, with ``+dirty`` when ``src/`` or ``benchmarks/`` (reports aside) has uncommitted changes: the
+    code that measures (a README or report edited meanwhile does not make the figures another commit's)."""
+    head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=README.parent, capture_output=True, text=True)
     status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--", "src", "benchmarks",
-                             ":(exclude)benchmarks/reports"],
-                            cwd=README.parent, capture_output=True, text=True)
-    if status.returncode == 0 and status.stdout.strip():
-        machine += "+dirty"
-    return f"Written by `{command}` on {datetime.date.today().isoformat()}; {machine}."
+                             ":(exclude)benchmarks/reports"], cwd=README.parent, capture_output=True, text=True)
+    dirty = "+dirty" if status.returncode == 0 and status.stdout.strip() else ""
+    return head.stdout.strip() + dirty
+
+
+def provenance() -> str:
+    """One line: the command that is running, today's date, the machine and the code's state (:func:`code_state`)."""
+    from distrl.bench.machine import describe, one_line
+
+    machine = one_line({k: v for k, v in describe().items() if k != "commit"})
+    return f"Written by `{running_command()}` on {datetime.date.today().isoformat()}; {machine}; commit {code_state()}."
+
+
+def steps_label(steps: int) -> str:
+    """45000 -> 45k, 2000000 -> 2M: budgets in block names and tables."""
+    return f"{steps / 1e6:g}M" if steps >= 1_000_000 else f"{steps / 1e3:g}k"
+
+
+def env_label(env_id: str) -> str:
+    """``distrl/DeepSea-v0`` -> ``DeepSea-v0``: an env id in a block name."""
+    return env_id.split("/")[-1]
+
+
+def markdown_table(columns, rows) -> str:
+    """A markdown table: the header, its rule and one line per row (cells as ``str`` gives them)."""
+    lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+    return "\n".join(lines + ["| " + " | ".join(str(c) for c in row) + " |" for row in rows])
 
 
 def report_line(report: Path, measured_on: str, how: str = "") -> str:
@@ -79,28 +102,42 @@ class Table:
     for its README block (``str(table)``)."""
 
     def __init__(self, *columns: str):
-        self.lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
-        print(*self.lines, sep="\n", flush=True)
+        self.columns, self.rows = columns, []
+        print(markdown_table(columns, []), flush=True)
 
     def row(self, *cells) -> None:
-        self.lines.append("| " + " | ".join(str(c) for c in cells) + " |")
-        print(self.lines[-1], flush=True)
+        self.rows.append(cells)
+        print(markdown_table(self.columns, [cells]).splitlines()[-1], flush=True)
 
     def __str__(self) -> str:
-        return "\n".join(self.lines)
+        return markdown_table(self.columns, self.rows)
 
 
 class Writer:
-    """The blocks a script will write, checked and dated when it starts; :meth:`write` after measuring."""
+    """The blocks a script will write, checked and dated when it starts; :meth:`write` after measuring. A block
+    another command wrote is refused before measuring: a different run (other seeds, another budget) would
+    replace it under the same name, so re-run the command its line names, or edit the block by hand first."""
 
     def __init__(self, names: list[str], readme: Path = README):
         self.readme = readme
-        _check(readme.read_text(), [f"script:{n}" for n in names], readme)
-        self.line = provenance()
+        text = readme.read_text()
+        _check(text, [f"script:{n}" for n in names], readme)
+        command = running_command()
+        for name in names:
+            body = _marker(f"script:{name}").search(text).group(0).split("\n", 1)[1]
+            written_by = re.match(r"Written by `([^`]*)`", body)
+            if written_by and written_by.group(1) != command:
+                raise SystemExit(f"{readme.name}'s block script:{name} was written by `{written_by.group(1)}`, not "
+                                 f"`{command}`: run that command to measure it again")
+        self.line, self.code = provenance(), code_state()
 
     def write(self, tables: dict[str, str]) -> None:
-        """``tables``: block name (without ``script:``) -> markdown table, each under the provenance line."""
-        write_blocks({f"script:{n}": f"{self.line}\n\n{t}" for n, t in tables.items()}, self.readme)
+        """``tables``: block name (without ``script:``) -> markdown table, each under the provenance line (which
+        says so if the code changed while the script ran: ``local`` runs start processes that import it anew)."""
+        line = self.line
+        if code_state() != self.code:
+            line = line[:-1] + f" (at the end: {code_state()}; the code changed during the run)."
+        write_blocks({f"script:{n}": f"{line}\n\n{t}" for n, t in tables.items()}, self.readme)
 
 
 def add_flag(parser: argparse.ArgumentParser) -> None:

@@ -33,5 +33,6 @@ def test_an_e2e_report_from_before_the_timing_columns_renders_without_them():
     rows = [dict(timed, settings={"device": "cuda", "overlap": "off"}), dict(timed, settings={"device": "cuda"})]
     new = gpu_learners.part_tables(report(e2e=rows))["e2e"].splitlines()
     assert "ms per update | ms per publish" in new[0]
-    assert new[2].startswith("| impala | cuda, overlap off |") and new[3].startswith("| impala | cuda, overlap default |")
+    assert new[2].startswith("| impala | cuda, overlap off |")
+    assert new[3].startswith("| impala | cuda, overlap default |")
     assert new[3].endswith("| 9.76 | 0.12 | actor-bound |")

@@ -103,3 +103,23 @@ def test_every_table_of_figures_in_the_readme_is_written_by_a_script_or_copied_f
                if line.startswith("|") and not before.startswith("|")]
     assert headers == ["| system | command | status |", "| runtime | what runs where | data path | when |",
                        "| service | `inline` | `local` | `ray` |"]
+
+
+def test_a_block_written_by_another_command_is_refused_before_measuring(tmp_path, monkeypatch):
+    readme = tmp_path / "README.md"
+    written = "Written by `python benchmarks/x.py --seeds 0 1 2` on 2026-11-27; m.\n\n|"
+    readme.write_text(TWO_BLOCKS.replace("old a", written))
+    script = str(readme_blocks.README.parent / "benchmarks" / "x.py")
+    monkeypatch.setattr(sys, "argv", [script, "--seeds", "0"])
+    with pytest.raises(SystemExit, match="was written by `python benchmarks/x.py --seeds 0 1 2`"):
+        readme_blocks.Writer(["a"], readme)
+    readme_blocks.Writer(["b"], readme)  # an empty block: nothing to protect
+    monkeypatch.setattr(sys, "argv", [script, "--seeds", "0", "1", "2"])
+    readme_blocks.Writer(["a"], readme)  # the same command may measure it again
+
+
+def test_labels_and_tables():
+    labels = [readme_blocks.steps_label(n) for n in (45_000, 150_000, 1_000_000, 2_500_000)]
+    assert labels == ["45k", "150k", "1M", "2.5M"]
+    assert readme_blocks.env_label("distrl/DeepSea-v0") == "DeepSea-v0" == readme_blocks.env_label("DeepSea-v0")
+    assert readme_blocks.markdown_table(["a", "b"], [(1, "x")]) == "| a | b |\n|---|---|\n| 1 | x |"
