@@ -16,13 +16,14 @@ Since sequences that start their episode train their burn-in steps too (``learne
 priority exponent 0.6: 475, 176, 221, 205; n = 3: 500, 260, 484, 183; and
 (``benchmarks/reports/r2d2-variants-2026-11-27/``) LSTM 128: 500, 488, 226, 220; target period 200: 366, 366,
 498, 500; 3 samples per insert: 181, 378, 261, 308; gradient norm 10: 327, 499, 188, 430; m 40 / burn-in 10: 495,
-461, 338, 478; target period 200 at 1M: 476, 161, 227, 327. With ``obs_norm`` (2026-11-27, 500k): 494, 271, 500, 478
-(the training mean rises faster: peaks of 419-456 by 0.2-0.5M), at 1M 234, 324, 321, 500; with it and gamma 0.997
-at 500k: 195, 473, 494, 500; the previous action given to the LSTM (the paper's input; tried as an observation
-of the env, with and without ``obs_norm``): 185, 285, 193, 235 and 480, 368, 215, 500. Where a greedy policy of
-these falls short, the cart leaves the track: in four runs with ``obs_norm`` (seeds 0-3, 20 greedy episodes each)
-15 of 80 episodes failed, each with |x| > 2.4 after 223-498 steps of balancing, none with the pole down: what the default has not learned is the slow drift, a
-velocity it must infer from position differences of ~1e-3 per step, not the balance.
+461, 338, 478; target period 200 at 1M: 476, 161, 227, 327. With ``obs_norm``
+(2026-11-27, 500k): 494, 271, 500, 478 (the training mean rises faster: peaks of 419-456 by 0.2-0.5M), at 1M 234,
+324, 321, 500; with it and gamma 0.997 at 500k: 195, 473, 494, 500; the previous action given to the LSTM (the
+paper's input; tried as an observation of the env, with and without ``obs_norm``): 185, 285, 193, 235 and 480, 368,
+215, 500 (``benchmarks/reports/r2d2-variants-2026-11-27/``). Where a greedy policy of these falls short, the cart
+leaves the track: four more runs with ``obs_norm`` (seeds 0-3, greedy 494, 500, 408, 500 over 20 episodes each)
+failed 15 of 80 episodes, each with |x| > 2.4 after 223-498 steps of balancing, none with the pole down: what the
+default has not learned is the slow drift, a velocity it must infer from position differences of ~1e-3 per step.
 Set the paper's values for long-horizon tasks."""
 
 from __future__ import annotations

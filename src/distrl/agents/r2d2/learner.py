@@ -106,7 +106,9 @@ class R2D2Learner(ReplayLearner):
         loss = (weights * per_sequence).mean()
         if not self.finite_step(loss, self.params, self.optimizer):
             return None, None
-        if self.model.obs_norm is not None:  # after the update: it used the statistics the actors acted with
+        if self.model.obs_norm is not None:  # after the update, so its every forward pass used one set of statistics
+            # (of replayed steps: each counted as often as it is sampled, so the moments follow the replay's
+            # distribution, priorities and demos included, not the env's)
             self.model.obs_norm.update(obs, b["mask"].transpose(0, 1), self.reduce_sums)
         if (self.updates + 1) % cfg.target_update_period == 0:
             self.target.load_state_dict(self.model.state_dict())
