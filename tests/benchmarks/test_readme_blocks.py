@@ -90,8 +90,11 @@ def test_every_script_block_in_the_readme_says_where_its_table_came_from():
     text = readme_blocks.README.read_text()
     blocks = re.findall(r"<!-- (script:[^ ]+) -->\n(.*?)<!-- /\1 -->", text, re.S)
     assert len(blocks) >= 20
+    root = readme_blocks.README.parent
     for name, body in blocks:
-        assert body.startswith(("Written by `python benchmarks/", "Rendered from `benchmarks/reports/")), name
+        source = re.match(r"(?:Written by `python (benchmarks/\S+\.py) [^`]*--readme[^`]*`|Rendered from `([^`]+)`)", body)
+        assert source, f"{name}: no line saying which command wrote it or which report it was rendered from"
+        assert (root / (source.group(1) or source.group(2))).is_file(), name
 
 
 def test_every_table_of_figures_in_the_readme_is_written_by_a_script_or_copied_from_a_bench_report():
