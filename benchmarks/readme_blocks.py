@@ -53,14 +53,24 @@ def running_command() -> str:
     return shlex.join(["python", str(script), *sys.argv[1:]])
 
 
+_CODE = ["--", "src", "benchmarks", ":(exclude)benchmarks/reports"]
+
+
+def _git(*args: str) -> str:
+    out = subprocess.run(["git", *args], cwd=README.parent, capture_output=True, text=True)
+    return out.stdout.strip() if out.returncode == 0 else ""
+
+
 def code_state() -> str:
     """The commit, with ``+dirty`` when ``src/`` or ``benchmarks/`` (reports aside) has uncommitted changes: the
     code that measures (a README or report edited meanwhile does not make the figures another commit's)."""
-    head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=README.parent, capture_output=True, text=True)
-    status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--", "src", "benchmarks",
-                             ":(exclude)benchmarks/reports"], cwd=README.parent, capture_output=True, text=True)
-    dirty = "+dirty" if status.returncode == 0 and status.stdout.strip() else ""
-    return head.stdout.strip() + dirty
+    dirty = "+dirty" if _git("status", "--porcelain", "--untracked-files=no", *_CODE) else ""
+    return _git("rev-parse", "--short", "HEAD") + dirty
+
+
+def code_changed_since(commit: str) -> list[str]:
+    """Files of ``src/`` and ``benchmarks/`` (reports aside) that differ from ``commit`` now, committed or not."""
+    return _git("diff", "--name-only", commit.removesuffix("+dirty"), *_CODE).split()
 
 
 def provenance() -> str:
@@ -134,9 +144,9 @@ class Writer:
     def write(self, tables: dict[str, str]) -> None:
         """``tables``: block name (without ``script:``) -> markdown table, each under the provenance line (which
         says so if the code changed while the script ran: ``local`` runs start processes that import it anew)."""
-        line = self.line
-        if code_state() != self.code:
-            line = line[:-1] + f" (at the end: {code_state()}; the code changed during the run)."
+        line, changed = self.line, code_changed_since(self.code)
+        if changed:
+            line = line[:-1] + f" (at the end: {code_state()}; changed during the run: {', '.join(changed)})."
         write_blocks({f"script:{n}": f"{line}\n\n{t}" for n, t in tables.items()}, self.readme)
 
 

@@ -126,3 +126,26 @@ def test_labels_and_tables():
     assert labels == ["45k", "150k", "1M", "2.5M"]
     assert readme_blocks.env_label("distrl/DeepSea-v0") == "DeepSea-v0" == readme_blocks.env_label("DeepSea-v0")
     assert readme_blocks.markdown_table(["a", "b"], [(1, "x")]) == "| a | b |\n|---|---|\n| 1 | x |"
+
+
+def test_the_code_state_names_code_changes_not_readme_edits(tmp_path, monkeypatch):
+    import subprocess
+
+    def git(*args):
+        subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=tmp_path, check=True,
+                       capture_output=True)
+
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "a.py").write_text("x = 1\n")
+    (tmp_path / "README.md").write_text("readme\n")
+    git("init", "-q")
+    git("add", "-A")
+    git("commit", "-qm", "start")
+    monkeypatch.setattr(readme_blocks, "README", tmp_path / "README.md")
+    start = readme_blocks.code_state()
+    assert start and not start.endswith("+dirty")
+    (tmp_path / "README.md").write_text("a table written\n")  # what a benchmark writes: not a change of code
+    git("commit", "-qam", "readme")
+    assert readme_blocks.code_changed_since(start) == [] and readme_blocks.code_state() != start
+    (tmp_path / "src" / "a.py").write_text("x = 2\n")
+    assert readme_blocks.code_changed_since(start) == ["src/a.py"] and readme_blocks.code_state().endswith("+dirty")
