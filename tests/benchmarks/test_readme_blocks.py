@@ -40,7 +40,8 @@ def test_nothing_is_written_unless_every_block_is_there_once(tmp_path):
     assert readme.read_text() == TWO_BLOCKS + "<!-- script:a -->\n<!-- /script:a -->\n"
 
 
-def test_a_writer_checks_its_blocks_before_the_measuring_starts(tmp_path):
+def test_a_writer_checks_its_blocks_before_the_measuring_starts(tmp_path, monkeypatch):
+    monkeypatch.setattr(readme_blocks, "code_changed_since", lambda commit: [])  # whatever this checkout's state
     readme = tmp_path / "README.md"
     readme.write_text(TWO_BLOCKS)
     with pytest.raises(SystemExit, match="script:missing"):
@@ -49,6 +50,9 @@ def test_a_writer_checks_its_blocks_before_the_measuring_starts(tmp_path):
     writer.write({"a": "| 1 |", "b": "| 2 |"})
     text = readme.read_text()
     assert text.count(writer.line) == 2 and "| 1 |" in text and "| 2 |" in text and "old a" not in text
+    monkeypatch.setattr(readme_blocks, "code_changed_since", lambda commit: ["src/a.py"])
+    writer.write({"a": "| 3 |"})
+    assert "changed during the run: src/a.py)." in readme.read_text()
 
 
 def test_provenance_names_the_command_and_the_machine(monkeypatch):
