@@ -6,7 +6,7 @@ of 100 updates, lr 5e-4 and 6 samples per inserted sequence. Measured on that ta
 of seeds 0-3: m 30 / burn-in 8 with lr 1e-3 and 2 samples per insert gave 150, 406, 50, 188; with the
 linear lr decay 116, 79, 42, 106; with lr 5e-4 and 6 samples per insert 169, 500, 500, 480 (m 20 / burn-in
 5 had evaluated to 108-365 on seed 0); the paper's Adam epsilon 1e-3 gave 230, 152, 224, 342 on seeds 0-3 (kept:
-1e-5). At 1M steps seeds 0-3 evaluate to 500, 305, 500, 497; target period 400: 500, 480, 308, 500 at 500k but
+1e-5). At 1M steps seeds 0-3 evaluate to 500, 305, 500, 497 (and 358, 500, 468, 474 in a later run); target period 400: 500, 480, 308, 500 at 500k but
 182, 237, 500, 281 at 1M; lr 2.5e-4 at 1M: 311, 319 (seeds 0-1); the linear lr decay at 1M: 262, 492, 394,
 500; batch 64 at 500k: 384, 261 (seeds 0-1): the
 greedy policy of the last weights swings from run to run, and no variant tried holds 475 on all four.
