@@ -45,7 +45,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import throughput  # noqa: E402  (the benchmarks folder's own helpers)
-from readme_blocks import markdown_table, report_line, write_blocks  # noqa: E402
+from readme_blocks import existing_file, markdown_table, report_line, write_blocks  # noqa: E402
 
 import distrl  # noqa: E402
 from distrl.bench import ceiling, machine  # noqa: E402
@@ -317,7 +317,7 @@ def main() -> None:
                    help="the learner part's CPU rows (--no-cpu-rows: CUDA rows only)")
     p.add_argument("--e2e-cpu", action=argparse.BooleanOptionalAction, default=True,
                    help="the e2e part's IMPALA run with a CPU learner (--no-e2e-cpu where it was measured before)")
-    p.add_argument("--readme-from", type=Path, nargs="+", metavar="REPORT_JSON",
+    p.add_argument("--readme-from", type=existing_file, nargs="+", metavar="REPORT_JSON",
                    help="measure nothing: write the README's GPU tables from these reports (readme_blocks.py)")
     args = p.parse_args()
     if args.readme_from:

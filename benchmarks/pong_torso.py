@@ -28,7 +28,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import throughput  # noqa: E402  (the benchmarks folder's own helpers)
-from readme_blocks import markdown_table, report_line, write_blocks  # noqa: E402
+from readme_blocks import existing_file, markdown_table, report_line, write_blocks  # noqa: E402
 
 import distrl  # noqa: E402
 from distrl.bench import machine  # noqa: E402
@@ -99,7 +99,7 @@ def main() -> None:
     p.add_argument("--actors", type=int, default=2)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", default="pong_torso.jsonl")
-    p.add_argument("--readme-from", type=Path, metavar="JSONL",
+    p.add_argument("--readme-from", type=existing_file, metavar="JSONL",
                    help="measure nothing: write the README's table from such a file")
     args = p.parse_args()
     if args.readme_from:

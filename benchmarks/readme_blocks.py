@@ -150,6 +150,14 @@ class Writer:
         write_blocks({f"script:{n}": f"{line}\n\n{t}" for n, t in tables.items()}, self.readme)
 
 
+def existing_file(text: str) -> Path:
+    """An argparse ``type`` for a saved report: a missing file is argparse's one line and exit 2, not a traceback."""
+    path = Path(text)
+    if not path.is_file():
+        raise argparse.ArgumentTypeError(f"no such file: {text} (give a report a benchmark saved)")
+    return path
+
+
 def add_flag(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--readme", action="store_true", help="write the table(s) into the README (readme_blocks.py)")
 

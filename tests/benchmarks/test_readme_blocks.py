@@ -153,3 +153,15 @@ def test_the_code_state_names_code_changes_not_readme_edits(tmp_path, monkeypatc
     assert readme_blocks.code_changed_since(start) == [] and readme_blocks.code_state() != start
     (tmp_path / "src" / "a.py").write_text("x = 2\n")
     assert readme_blocks.code_changed_since(start) == ["src/a.py"] and readme_blocks.code_state().endswith("+dirty")
+
+
+def test_a_missing_report_is_one_line_and_exit_2(tmp_path, capsys):
+    import argparse
+
+    p = argparse.ArgumentParser(prog="bench")
+    p.add_argument("--readme-from", type=readme_blocks.existing_file)
+    with pytest.raises(SystemExit) as exit_info:
+        p.parse_args(["--readme-from", str(tmp_path / "gone.json")])
+    assert exit_info.value.code == 2 and "no such file" in capsys.readouterr().err
+    (tmp_path / "r.json").write_text("{}")
+    assert p.parse_args(["--readme-from", str(tmp_path / "r.json")]).readme_from == tmp_path / "r.json"
