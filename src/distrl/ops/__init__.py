@@ -4,6 +4,7 @@ from distrl.ops.cem import cem_maximize, clipped_double_q_target
 from distrl.ops.es import NoiseTable, centered_ranks, es_gradient
 from distrl.ops.losses import (
                                 baseline_loss,
+                                clipped_surrogate_loss,
                                 entropy_loss,
                                 policy_gradient_loss,
                                 standardised,
@@ -32,9 +33,10 @@ from distrl.ops.value_rescale import (
 from distrl.ops.vtrace import VTraceReturns, vtrace
 
 __all__ = [
-    "NoiseTable", "PBTDecision", "VTraceReturns", "baseline_loss", "cem_maximize", "centered_ranks", "clipped_double_q_target", "ddpg_critic_target",
-    "double_q_n_step_targets", "double_q_target", "entropy_loss", "epsilon_ladder", "es_gradient", "gae",
-    "importance_weights", "lambda_returns", "n_step_returns", "pbt_exploit_explore", "per_priority", "truncation_source",
-    "policy_gradient_loss", "standardised", "sequence_priority", "td_error", "transformed_n_step_q_target", "value_rescale",
+    "NoiseTable", "PBTDecision", "VTraceReturns", "baseline_loss", "cem_maximize", "centered_ranks",
+    "clipped_double_q_target", "ddpg_critic_target", "clipped_surrogate_loss", "double_q_n_step_targets",
+    "double_q_target", "entropy_loss", "epsilon_ladder", "es_gradient", "gae", "importance_weights", "lambda_returns",
+    "n_step_returns", "pbt_exploit_explore", "per_priority", "truncation_source", "policy_gradient_loss",
+    "standardised", "sequence_priority", "td_error", "transformed_n_step_q_target", "value_rescale",
     "value_rescale_inv", "vtrace",
 ]

@@ -24,6 +24,27 @@ def policy_gradient_loss(logp: torch.Tensor, advantages: torch.Tensor, mask: tor
     return -_masked_mean(logp * advantages.detach(), mask)
 
 
+def clipped_surrogate_loss(logp: torch.Tensor, behaviour_logp: torch.Tensor, advantages: torch.Tensor, clip: float,
+                           mask: torch.Tensor | None = None) -> torch.Tensor:
+    """PPO's clipped surrogate (Schulman et al. 2017, arXiv:1707.06347, eq. 7) against the behaviour policy mu
+    that acted, as APPO applies it to an off-policy batch: -E[min(r A, clip(r, 1 - eps, 1 + eps) A)] with
+    r = pi(a|x) / mu(a|x). While r stays inside the band it is the importance-weighted policy gradient; outside it
+    the gradient that would move pi further from mu is zero, so several passes over one batch stay near the
+    policy that collected it. Masked-out steps (a reset step's ``behaviour_logp`` is not a real one) count as
+    r = 1 and are left out of the mean."""
+    if not (logp.shape == behaviour_logp.shape == advantages.shape):
+        raise ValueError(f"logp, behaviour_logp and advantages must share a shape, got {tuple(logp.shape)}, "
+                         f"{tuple(behaviour_logp.shape)}, {tuple(advantages.shape)}")
+    if not clip > 0:
+        raise ValueError(f"clip must be > 0, got {clip}")
+    log_ratio = logp - behaviour_logp
+    if mask is not None:
+        log_ratio = torch.where(mask.bool(), log_ratio, torch.zeros_like(log_ratio))
+    ratio = torch.exp(log_ratio)
+    adv = advantages.detach()
+    return -_masked_mean(torch.minimum(ratio * adv, ratio.clamp(1.0 - clip, 1.0 + clip) * adv), mask)
+
+
 def baseline_loss(values: torch.Tensor, targets: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
     """0.5 * E[(v_s - V(x_s))^2]: the targets are constants, the gradient flows through ``values``."""
     if values.shape != targets.shape:

@@ -30,3 +30,18 @@ def discounts_and_masks(b: dict[str, torch.Tensor], gamma: float) -> tuple[torch
     discounts = gamma * (1.0 - b["terminated"].float()) * valid
     trace = 1.0 - b["truncated"].float()
     return discounts, trace, valid
+
+
+_STREAM_FIRST = ("version", "initial_state")  # the arrays whose first axis is the env stream, not time
+
+
+def env_stream_slices(b: dict[str, torch.Tensor], parts: int) -> list[dict[str, torch.Tensor]]:
+    """A time-major batch (``[T, B, ...]``, ``version`` ``[B]``) cut into ``parts`` minibatches of whole env
+    streams (views, no copies): each keeps its unrolls' time order, which V-trace and GAE need. More parts
+    than streams is an error."""
+    streams = b["rewards"].shape[1]
+    if parts > streams:
+        raise ValueError(f"minibatches ({parts}) must not exceed the env streams in a batch ({streams})")
+    bounds = np.linspace(0, streams, parts + 1).round().astype(int)
+    return [{k: (v[lo:hi] if k in _STREAM_FIRST else v[:, lo:hi]) for k, v in b.items()}
+            for lo, hi in zip(bounds[:-1], bounds[1:])]

@@ -20,6 +20,7 @@ from distrl.core.program import Channel, Hyperparameter, Program, Role, Weights
 from distrl.core.system import BuildContext
 from distrl.envs import EnvSpec
 from distrl.envs.make import is_atari
+from distrl.errors import ConfigError
 
 
 def _actor(env_id: str, env: EnvSpec, cfg: ImpalaConfig, index: int, seed: int, handles: dict) -> UnrollActor:
@@ -36,7 +37,16 @@ def atari_defaults(cfg, env_id: str):
     return cfg
 
 
+def check_minibatches(cfg) -> None:
+    """A minibatch is whole env streams of a batch (``learner_inputs.env_stream_slices``): at most one per stream."""
+    streams = cfg.num_envs * cfg.batch_unrolls
+    if cfg.minibatches > streams:
+        raise ConfigError(f"minibatches {cfg.minibatches} exceeds the env streams in a batch (num_envs * batch_unrolls "
+                          f"= {streams}): give at most {streams}")
+
+
 def build(cfg: ImpalaConfig, ctx: BuildContext) -> Program:
+    check_minibatches(cfg)
     cfg, env = atari_defaults(cfg, ctx.env_id), ctx.env
     spec = unroll_spec(env, cfg.num_envs, cfg.unroll_length)
     actors = Role("actor", partial(_actor, ctx.env_id, env, cfg), count=cfg.num_actors, uses=("weights",),
