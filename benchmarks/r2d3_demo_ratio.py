@@ -10,7 +10,8 @@ records the same controller working from positions (``mountain_car_positions``).
 (bsuite's Deep Sea, N = 20: the reward at the end of 20 "right"s, each cell's "right" its own, which random
 actions find once in 2^20 episodes) records the treasure path (``deep_sea``); there the greedy evaluation is
 0.99 where the treasure was found and 0 (or just below) where the agent learned to go left.
-Cells: R2D2 without demos, R2D3 with rho in ``--ratios``, and Ape-X DQN without and with demos (rho 1/4);
+Cells: R2D2 without demos (with R2D3's values of the settings R2D3 keeps apart from R2D2's defaults, ``SAME_AS_R2D3``,
+so the two differ by the demonstrations alone), R2D3 with rho in ``--ratios``, and Ape-X DQN without and with demos (rho 1/4);
 for each seed the greedy evaluation (20 episodes; on MountainCar -200 means the flag was never reached, on Deep
 Sea 0 or just below that the treasure was not), its worst episode and the env steps at which the training
 return (last 100 episodes) first rose above the env's threshold (``TASKS``: -199, or 0.1 on Deep Sea).
@@ -33,6 +34,7 @@ import tempfile
 from pathlib import Path
 
 import distrl
+from distrl.agents.r2d3.config import R2D3Config
 from distrl.envs import DEEP_SEA, MOUNTAIN_CAR_NO_VELOCITY
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -41,6 +43,8 @@ from readme_blocks import Table, add_flag, env_label, start, steps_label  # noqa
 # per env: the demonstrator, and the training mean (last 100 episodes) above which some episodes found the reward
 TASKS = {"MountainCar-v0": ("mountain_car", -199.0), MOUNTAIN_CAR_NO_VELOCITY: ("mountain_car_positions", -199.0),
          DEEP_SEA: ("deep_sea", 0.1)}
+# R2D3 keeps R2D2's former defaults of these (agents/r2d3/config.py); the R2D2 row takes them too
+SAME_AS_R2D3 = {k: getattr(R2D3Config(), k) for k in ("gamma", "target_update_period", "obs_norm")}
 
 
 def first_success(run: Path, threshold: float) -> str:
@@ -81,7 +85,8 @@ def main() -> None:
             evals, worst, firsts = [], [], []
             for seed in args.seeds:
                 run = Path(tmp) / f"{system}-{ratio}-{seed}"
-                extra = {} if ratio is None else {"demos": demos, "demo_ratio": ratio}
+                extra = {"demos": demos, "demo_ratio": ratio} if ratio is not None else (
+                    SAME_AS_R2D3 if system == "r2d2" else {})
                 distrl.train(system, env=args.env, seed=seed, total_steps=args.steps, run_dir=str(run), **extra)
                 ev = distrl.evaluate(run, episodes=20)
                 evals.append(ev["mean_return"])
