@@ -5,6 +5,9 @@ step from the replay's state against Q from the state the actor had there), mean
 quarter of metrics rows.
 
     python benchmarks/r2d2_ablation.py --readme    # the README's table (seeds 0-3, 500k env steps per run)
+
+The defaults otherwise are R2D2's of the commit that runs it (the README's table: those of its first line's commit,
+before R2D2 took the observation normaliser, gamma 0.997 and a target period of 200).
 """
 
 from __future__ import annotations

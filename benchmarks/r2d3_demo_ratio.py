@@ -10,8 +10,9 @@ records the same controller working from positions (``mountain_car_positions``).
 (bsuite's Deep Sea, N = 20: the reward at the end of 20 "right"s, each cell's "right" its own, which random
 actions find once in 2^20 episodes) records the treasure path (``deep_sea``); there the greedy evaluation is
 0.99 where the treasure was found and 0 (or just below) where the agent learned to go left.
-Cells: R2D2 without demos (with R2D3's values of the settings R2D3 keeps apart from R2D2's defaults, ``SAME_AS_R2D3``,
-so the two differ by the demonstrations alone), R2D3 with rho in ``--ratios``, and Ape-X DQN without and with demos (rho 1/4);
+Cells: R2D2 without demos (with R2D3's values of the settings R2D3 keeps apart from R2D2's defaults,
+``SAME_AS_R2D3``, so the two differ by the demonstrations alone), R2D3 with rho in ``--ratios``, and Ape-X DQN
+without and with demos (rho 1/4);
 for each seed the greedy evaluation (20 episodes; on MountainCar -200 means the flag was never reached, on Deep
 Sea 0 or just below that the treasure was not), its worst episode and the env steps at which the training
 return (last 100 episodes) first rose above the env's threshold (``TASKS``: -199, or 0.1 on Deep Sea).

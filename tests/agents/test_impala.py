@@ -41,6 +41,32 @@ def test_appo_inline_learns_cartpole_from_few_env_steps(tmp_path):
     assert s["learner_updates"] == 16 * (s["env_steps"] // (64 * 8))
 
 
+def test_appo_on_its_own_policy_takes_the_papers_step():
+    """Where the batch's behaviour policy is the learner's own (pi/mu = 1), the clipped surrogate over V-trace's
+    advantages without rho has the gradient of the paper's loss: one update from the same weights ends at the same
+    weights."""
+    import numpy as np
+    import torch
+
+    from distrl.api import plan_run
+
+    def make(**kw):
+        return plan_run("impala", "CartPole-v1", num_envs=4, unroll_length=5, **kw)[4].make_learner({})
+
+    paper, appo = make(), make(ppo_clip=0.2)
+    appo.model.load_state_dict(paper.model.state_dict())
+    rng = np.random.default_rng(0)
+    batch = {"obs": rng.normal(size=(6, 4, 4)).astype(np.float32), "actions": rng.integers(0, 2, (5, 4)),
+             "rewards": rng.normal(size=(5, 4)).astype(np.float32), "terminated": rng.random((5, 4)) < 0.2,
+             "truncated": np.zeros((5, 4), bool), "valid": np.ones((5, 4), bool)}
+    with torch.no_grad():
+        logp = paper.model.evaluate_unroll(torch.as_tensor(batch["obs"]), torch.as_tensor(batch["actions"]))[0]
+    batch["behaviour_logp"] = logp.numpy()
+    paper.step(batch)
+    appo.step(batch)
+    np.testing.assert_allclose(appo.get_weights(), paper.get_weights(), rtol=1e-5, atol=1e-7)
+
+
 @pytest.mark.parametrize("system", ["impala", "seed"])
 def test_more_minibatches_than_env_streams_is_one_config_error(system, tmp_path):
     from distrl.errors import ConfigError

@@ -34,9 +34,9 @@ from distrl.ops.vtrace import VTraceReturns, vtrace
 
 __all__ = [
     "NoiseTable", "PBTDecision", "VTraceReturns", "baseline_loss", "cem_maximize", "centered_ranks",
-    "clipped_double_q_target", "ddpg_critic_target", "clipped_surrogate_loss", "double_q_n_step_targets",
+    "clipped_double_q_target", "clipped_surrogate_loss", "ddpg_critic_target", "double_q_n_step_targets",
     "double_q_target", "entropy_loss", "epsilon_ladder", "es_gradient", "gae", "importance_weights", "lambda_returns",
-    "n_step_returns", "pbt_exploit_explore", "per_priority", "truncation_source", "policy_gradient_loss",
-    "standardised", "sequence_priority", "td_error", "transformed_n_step_q_target", "value_rescale",
+    "n_step_returns", "pbt_exploit_explore", "per_priority", "policy_gradient_loss", "sequence_priority",
+    "standardised", "td_error", "transformed_n_step_q_target", "truncation_source", "value_rescale",
     "value_rescale_inv", "vtrace",
 ]

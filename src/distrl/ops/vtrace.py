@@ -12,6 +12,7 @@ from distrl.ops._checks import check_lam, check_tensor, check_time_major
 class VTraceReturns(NamedTuple):
     vs: torch.Tensor  # [T, B] value targets v_s
     pg_advantages: torch.Tensor  # [T, B] rho_s (r_s + gamma v_{s+1} - V(x_s))
+    q_advantages: torch.Tensor  # [T, B] r_s + gamma v_{s+1} - V(x_s), without rho_s (APPO's surrogate weights it)
 
 
 def vtrace(behaviour_logp: torch.Tensor, target_logp: torch.Tensor, rewards: torch.Tensor,
@@ -24,7 +25,8 @@ def vtrace(behaviour_logp: torch.Tensor, target_logp: torch.Tensor, rewards: tor
         v_s - V(x_s) = delta_s V + gamma_s c_s (v_{s+1} - V(x_{s+1})),
         delta_s V    = rho_s (r_s + gamma_s V(x_{s+1}) - V(x_s)),
     with rho_s = min(clip_rho, pi/mu) and c_s = lam * min(clip_c, pi/mu). The policy-gradient
-    advantage (section 4.2) is min(clip_pg_rho, pi/mu) (r_s + gamma_s v_{s+1} - V(x_s)).
+    advantage (section 4.2) is min(clip_pg_rho, pi/mu) (r_s + gamma_s v_{s+1} - V(x_s)); ``q_advantages`` is the
+    bracket alone, for a loss that weights it by pi/mu itself (APPO's clipped surrogate).
 
     Shapes: every argument ``[T, B]`` (time-major) except ``bootstrap_value`` ``[B]`` = V(x_T).
     ``discounts`` is gamma * (1 - done). ``lam`` is a float or a ``[T, B]`` tensor (0 where a
@@ -49,5 +51,6 @@ def vtrace(behaviour_logp: torch.Tensor, target_logp: torch.Tensor, rewards: tor
         vs = vs_minus_v + values
         vs_tp1 = torch.cat([vs[1:], bootstrap_value.unsqueeze(0)], dim=0)
         pg_rhos = rhos if clip_pg_rho is None else rhos.clamp(max=clip_pg_rho)
-        pg_advantages = pg_rhos * (rewards + discounts * vs_tp1 - values)
-    return VTraceReturns(vs=vs, pg_advantages=pg_advantages)
+        q_advantages = rewards + discounts * vs_tp1 - values
+        pg_advantages = pg_rhos * q_advantages
+    return VTraceReturns(vs=vs, pg_advantages=pg_advantages, q_advantages=q_advantages)

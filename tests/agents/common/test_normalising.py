@@ -35,10 +35,26 @@ def test_a_skipped_update_moves_no_statistic_and_an_applied_one_moves_them(syste
     assert abs(float(learner.model.obs_norm.mean.mean()) - 1.0) < 1.5  # the batch's moments, not the defaults
 
 
-def test_appo_passes_update_once_per_minibatch_and_count_each_observation_once():
-    """epochs x minibatches applied updates per batch; the running statistics take the batch once."""
+def test_appo_passes_update_once_per_minibatch_and_move_the_statistics_once_per_batch():
+    """epochs x minibatches applied updates per batch; the running statistics take the batch once, after the passes:
+    each observation counted once, and PopArt's averages moved by one step (weight 0.01, as a single update's)."""
     learner = plan_run("impala", "CartPole-v1", num_envs=4, unroll_length=5, ppo_clip=0.2, epochs=3, minibatches=2,
                        **NORMS)[4].make_learner({})
     assert "grad_norm" in learner.step(_batch(5, 4, 1))
     assert learner.version == 3 * 2
     assert float(learner.model.obs_norm.count) == 6 * 4
+    np.testing.assert_allclose(float(learner.model.popart.weight_sum), 0.01, rtol=1e-6)
+
+
+def test_an_appo_batch_with_a_nan_is_skipped_whole_and_counts_once():
+    """A NaN in one env stream: no minibatch is trained (the others neither), no statistic moves, and the batch adds
+    one to the non-finite count the trainer's streak reads, not epochs x minibatches."""
+    learner = plan_run("impala", "CartPole-v1", num_envs=4, unroll_length=5, ppo_clip=0.2, epochs=3, minibatches=2,
+                       **NORMS)[4].make_learner({})
+    bad = _batch(5, 4, 0)
+    bad["rewards"][2, 3] = np.nan
+    before = learner.get_weights().copy()
+    out = learner.step(bad)
+    assert "grad_norm" not in out and out["nonfinite_skipped"] == 1 and learner.version == 0
+    np.testing.assert_array_equal(learner.get_weights(), before)
+    assert float(learner.model.obs_norm.count) == 0 and float(learner.model.popart.weight_sum) == 0

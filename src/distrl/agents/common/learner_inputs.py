@@ -32,7 +32,9 @@ def discounts_and_masks(b: dict[str, torch.Tensor], gamma: float) -> tuple[torch
     return discounts, trace, valid
 
 
-_STREAM_FIRST = ("version", "initial_state")  # the arrays whose first axis is the env stream, not time
+# the arrays whose first axis is the env stream, not time: those whose spec has batch_axis=0 (unroll_spec,
+# served_unroll_spec in core/program.py)
+_STREAM_FIRST = ("version", "initial_state")
 
 
 def env_stream_slices(b: dict[str, torch.Tensor], parts: int) -> list[dict[str, torch.Tensor]]:

@@ -30,8 +30,11 @@ class ImpalaConfig:
     vtrace_lambda: float = setting(1.0, "lambda mixed into the trace coefficients c (1 = the paper's V-trace).", low=0.0, high=1.0)
     ppo_clip: float = setting(0.0, "APPO: PPO's clipped surrogate against the behaviour policy, |pi/mu - 1| <= "
                               "ppo_clip (0: the paper's V-trace policy gradient).", low=0.0)
-    epochs: int = setting(1, "Passes of the learner over each batch (above 1, with ppo_clip).", low=1, high=100)
-    minibatches: int = setting(1, "Minibatches each pass splits a batch into, by env stream.", low=1, high=4096)
+    epochs: int = setting(1, "Passes of the learner over each batch (APPO's, with ppo_clip; without it, more plain "
+                          "V-trace steps on the same data).", low=1, high=100)
+    minibatches: int = setting(1, "Minibatches each pass cuts a batch into, by env stream (at most num_envs * "
+                               "batch_unrolls); each is an update and a weights version, so policy lag counts them.",
+                               low=1, high=4096)
     max_grad_norm: float = common.max_grad_norm(0.5)
     reward_clip: float | None = common.reward_clip("learner")
     hidden: tuple = common.hidden((64, 64))

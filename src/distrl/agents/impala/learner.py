@@ -21,16 +21,37 @@ class ImpalaLearner(GradientLearner):
     def step(self, batch: dict[str, np.ndarray]) -> dict[str, float]:
         b = self.batch_tensors(batch)
         if self.cfg.epochs == 1 and self.cfg.minibatches == 1:
-            return self._update(b)
-        parts = env_stream_slices(b, self.cfg.minibatches)
+            applied, vs = self._update(b)
+            return track_statistics(self.model, b["obs"], vs, b["valid"].float(), applied, self.reduce_sums)
+        return self._passes(b)
+
+    def _passes(self, b: dict[str, torch.Tensor]) -> dict[str, float]:
+        """APPO's ``epochs`` passes over ``minibatches`` of whole env streams, each an update and a weights version.
+        A batch counts as one update for the non-finite bookkeeping, as a single-update batch does: one with a NaN
+        or inf anywhere is skipped whole (checked over every rank's shard, so data-parallel ranks agree), and a
+        batch with any update skipped for divergence adds one to ``nonfinite`` (the trainer stops a run on a streak
+        of them). The normalisers' statistics move once, after the passes, from the last pass's applied minibatches,
+        so every update of the batch uses the statistics the actors acted with."""
+        floats = [t for t in b.values() if t.is_floating_point()]
+        bad = self.reduce_sums(torch.stack([(~torch.isfinite(t)).sum() for t in floats]).sum().float().reshape(1))
+        if bad.item() > 0:
+            self.nonfinite += 1
+            return {"nonfinite_skipped": float(self.nonfinite), "lr": self.hyper["lr"]}
+        before, parts = self.nonfinite, env_stream_slices(b, self.cfg.minibatches)
         for _ in range(self.cfg.epochs - 1):
             for part in parts:
-                self._update(part, track=False)
-        for part in parts:  # the last pass: the running statistics take each of the batch's steps once
-            stats = self._update(part)
-        return stats
+                self._update(part)
+        last = [(part, *self._update(part)) for part in parts]
+        self.nonfinite = before + int(self.nonfinite > before)
+        kept = [(part, applied, vs) for part, applied, vs in last if "grad_norm" in applied]
+        out = {**(kept[-1][1] if kept else last[-1][1]), "nonfinite_skipped": float(self.nonfinite)}
+        if not kept:
+            return out
+        obs, vs, valid = (torch.cat(x, dim=1) for x in zip(*((p["obs"], v, p["valid"].float()) for p, _, v in kept)))
+        return track_statistics(self.model, obs, vs, valid, out, self.reduce_sums)
 
-    def _update(self, b: dict[str, torch.Tensor], track: bool = True) -> dict[str, float]:
+    def _update(self, b: dict[str, torch.Tensor]) -> tuple[dict[str, float], torch.Tensor]:
+        """One loss and optimizer step on ``b``: (what ``apply`` reports, the V-trace value targets)."""
         cfg = self.cfg
         target_logp, entropy, values, bootstrap = self.model.evaluate_unroll(b["obs"], b["actions"])
         discounts, trace, valid = discounts_and_masks(b, cfg.gamma)
@@ -42,13 +63,10 @@ class ImpalaLearner(GradientLearner):
         # real step bootstraps from V(final observation) and nothing leaks across the boundary.
         behaviour_logp = torch.where(valid.bool(), b["behaviour_logp"], torch.full_like(values, float("inf")))
         vt = vtrace(behaviour_logp, target_logp.detach(), rewards, discounts, values.detach(), bootstrap.detach(),
-                    clip_rho=cfg.clip_rho, clip_c=cfg.clip_c, clip_pg_rho=cfg.clip_pg_rho, lam=cfg.vtrace_lambda * trace)
-        pg_advantages = vt.pg_advantages
-        if cfg.ppo_clip:
-            # APPO's surrogate carries the importance weight itself (pi/mu, clipped to a band), so its advantage
-            # is V-trace's q_s - V(x_s) without the truncated rho in front
-            vs_tp1 = torch.cat([vt.vs[1:], bootstrap.detach().unsqueeze(0)], dim=0)
-            pg_advantages = (rewards + discounts * vs_tp1 - values.detach()) * valid
+                    clip_rho=cfg.clip_rho, clip_c=cfg.clip_c, clip_pg_rho=cfg.clip_pg_rho,
+                    lam=cfg.vtrace_lambda * trace)
+        # APPO's surrogate weights the advantage by pi/mu itself (clipped to a band), so it takes V-trace's without rho
+        pg_advantages = vt.q_advantages * valid if cfg.ppo_clip else vt.pg_advantages
         advantages, vf, norm_terms = value_terms(self.model, values, vt.vs, pg_advantages, valid,
                                                  cfg.normalize_advantages, self.reduce_sums)
         if cfg.ppo_clip:
@@ -63,6 +81,4 @@ class ImpalaLearner(GradientLearner):
             rho_mean = torch.where(valid.bool(), rho, 0.0).sum() / valid.sum().clamp(min=1.0)
         applied = self.apply(loss, {"loss_policy": pg, "loss_value": vf, "entropy": -ent, "rho_mean": rho_mean,
                                     **norm_terms})
-        if not track:
-            return applied
-        return track_statistics(self.model, b["obs"], vt.vs, valid, applied, self.reduce_sums)
+        return applied, vt.vs
