@@ -41,7 +41,8 @@ def test_appo_inline_learns_cartpole_from_few_env_steps(tmp_path):
     assert s["learner_updates"] == 16 * (s["env_steps"] // (64 * 8))
 
 
-def test_appo_on_its_own_policy_takes_the_papers_step():
+@pytest.mark.parametrize("minibatch_by", ["stream", "step"])
+def test_appo_on_its_own_policy_takes_the_papers_step(minibatch_by):
     """Where the batch's behaviour policy is the learner's own (pi/mu = 1), the clipped surrogate over V-trace's
     advantages without rho has the gradient of the paper's loss: one update from the same weights ends at the same
     weights."""
@@ -53,7 +54,7 @@ def test_appo_on_its_own_policy_takes_the_papers_step():
     def make(**kw):
         return plan_run("impala", "CartPole-v1", num_envs=4, unroll_length=5, **kw)[4].make_learner({})
 
-    paper, appo = make(), make(ppo_clip=0.2)
+    paper, appo = make(), make(ppo_clip=0.2, minibatch_by=minibatch_by)
     appo.model.load_state_dict(paper.model.state_dict())
     rng = np.random.default_rng(0)
     batch = {"obs": rng.normal(size=(6, 4, 4)).astype(np.float32), "actions": rng.integers(0, 2, (5, 4)),
@@ -68,13 +69,26 @@ def test_appo_on_its_own_policy_takes_the_papers_step():
 
 
 @pytest.mark.parametrize("system", ["impala", "seed"])
-def test_more_minibatches_than_env_streams_is_one_config_error(system, tmp_path):
+def test_more_minibatches_than_env_streams_or_steps_is_one_config_error(system, tmp_path):
     from distrl.errors import ConfigError
 
     with pytest.raises(ConfigError, match="at most 16"):
         distrl.train(system, env="CartPole-v1", runtime="inline", total_steps=1000, num_envs=8, batch_unrolls=2,
                      minibatches=17, run_dir=str(tmp_path / "r"))
+    with pytest.raises(ConfigError, match=r"steps .* at most 80"):
+        distrl.train(system, env="CartPole-v1", runtime="inline", total_steps=1000, num_envs=8, batch_unrolls=2,
+                     unroll_length=5, minibatch_by="step", minibatches=81, run_dir=str(tmp_path / "r"))
     assert not (tmp_path / "r").exists()
+
+
+def test_ppo_minibatches_of_steps_learn_cartpole_inline(tmp_path):
+    """PPO's passes (targets fixed per batch, minibatches of steps drawn at random), inline (deterministic): the
+    training mean passes 300 within 100k env steps (measured: 480; with minibatches of env streams, the test above:
+    205), 4 x 8 applied updates per batch."""
+    s = distrl.train("impala", env="CartPole-v1", runtime="inline", total_steps=100_000, seed=0, ppo_clip=0.2, epochs=4,
+                     minibatches=8, minibatch_by="step", run_dir=str(tmp_path / "r"))
+    assert s["episode_return_mean"] >= 300, s
+    assert s["learner_updates"] == 32 * (s["env_steps"] // (64 * 8))
 
 
 def test_impala_atari_pong_local_smoke(tmp_path):

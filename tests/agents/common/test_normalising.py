@@ -35,11 +35,12 @@ def test_a_skipped_update_moves_no_statistic_and_an_applied_one_moves_them(syste
     assert abs(float(learner.model.obs_norm.mean.mean()) - 1.0) < 1.5  # the batch's moments, not the defaults
 
 
-def test_appo_passes_update_once_per_minibatch_and_move_the_statistics_once_per_batch():
+@pytest.mark.parametrize("minibatch_by", ["stream", "step"])
+def test_appo_passes_update_once_per_minibatch_and_move_the_statistics_once_per_batch(minibatch_by):
     """epochs x minibatches applied updates per batch; the running statistics take the batch once, after the passes:
     each observation counted once, and PopArt's averages moved by one step (weight 0.01, as a single update's)."""
     learner = plan_run("impala", "CartPole-v1", num_envs=4, unroll_length=5, ppo_clip=0.2, epochs=3, minibatches=2,
-                       **NORMS)[4].make_learner({})
+                       minibatch_by=minibatch_by, **NORMS)[4].make_learner({})
     assert "grad_norm" in learner.step(_batch(5, 4, 1))
     assert learner.version == 3 * 2
     assert float(learner.model.obs_norm.count) == 6 * 4

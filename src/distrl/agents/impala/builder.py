@@ -38,11 +38,14 @@ def atari_defaults(cfg, env_id: str):
 
 
 def check_minibatches(cfg) -> None:
-    """A minibatch is whole env streams of a batch (``learner_inputs.env_stream_slices``): at most one per stream."""
+    """A minibatch is whole env streams of a batch (``learner_inputs.env_stream_slices``) or single steps: at least one
+    of them each."""
     streams = cfg.num_envs * cfg.batch_unrolls
-    if cfg.minibatches > streams:
-        raise ConfigError(f"minibatches {cfg.minibatches} exceeds the env streams in a batch (num_envs * batch_unrolls "
-                          f"= {streams}): give at most {streams}")
+    most = streams * (cfg.unroll_length if cfg.minibatch_by == "step" else 1)
+    if cfg.minibatches > most:
+        unit = "steps (num_envs * batch_unrolls * unroll_length" if cfg.minibatch_by == "step" else \
+            "env streams (num_envs * batch_unrolls"
+        raise ConfigError(f"minibatches {cfg.minibatches} exceeds the {unit} = {most}) in a batch: give at most {most}")
 
 
 def build(cfg: ImpalaConfig, ctx: BuildContext) -> Program:

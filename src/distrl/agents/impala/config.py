@@ -32,9 +32,13 @@ class ImpalaConfig:
                               "ppo_clip (0: the paper's V-trace policy gradient).", low=0.0)
     epochs: int = setting(1, "Passes of the learner over each batch (APPO's, with ppo_clip; without it, more plain "
                           "V-trace steps on the same data).", low=1, high=100)
-    minibatches: int = setting(1, "Minibatches each pass cuts a batch into, by env stream (at most num_envs * "
-                               "batch_unrolls); each is an update and a weights version, so policy lag counts them.",
-                               low=1, high=4096)
+    minibatches: int = setting(1, "Minibatches each pass cuts a batch into (by env stream: at most num_envs * "
+                               "batch_unrolls; by step: at most that times unroll_length); each is an update and a "
+                               "weights version, so policy lag counts them.", low=1, high=1_000_000)
+    minibatch_by: str = setting("stream", "stream: minibatches of whole env streams, V-trace recomputed for each "
+                                "(Sample Factory's APPO); step: PPO's, single steps drawn at random in every pass, "
+                                "the targets and advantages fixed once per batch from the weights at its start.",
+                                choices=("stream", "step"))
     max_grad_norm: float = common.max_grad_norm(0.5)
     reward_clip: float | None = common.reward_clip("learner")
     hidden: tuple = common.hidden((64, 64))

@@ -37,7 +37,10 @@ class ImpalaLearner(GradientLearner):
         if bad.item() > 0:
             self.nonfinite += 1
             return {"nonfinite_skipped": float(self.nonfinite), "lr": self.hyper["lr"]}
-        before, parts = self.nonfinite, env_stream_slices(b, self.cfg.minibatches)
+        before = self.nonfinite
+        if self.cfg.minibatch_by == "step":
+            return self._step_minibatches(b, before)
+        parts = env_stream_slices(b, self.cfg.minibatches)
         for _ in range(self.cfg.epochs - 1):
             for part in parts:
                 self._update(part)
@@ -50,10 +53,36 @@ class ImpalaLearner(GradientLearner):
         obs, vs, valid = (torch.cat(x, dim=1) for x in zip(*((p["obs"], v, p["valid"].float()) for p, _, v in kept)))
         return track_statistics(self.model, obs, vs, valid, out, self.reduce_sums)
 
-    def _update(self, b: dict[str, torch.Tensor]) -> tuple[dict[str, float], torch.Tensor]:
-        """One loss and optimizer step on ``b``: (what ``apply`` reports, the V-trace value targets)."""
+    def _step_minibatches(self, b: dict[str, torch.Tensor], before: int) -> dict[str, float]:
+        """PPO's passes (Schulman et al. 2017, section 5): the V-trace targets and advantages are taken once, from the
+        weights at the batch's start, and every pass draws its minibatches of single steps at random from the whole
+        batch, so no minibatch is one env's run of correlated steps."""
         cfg = self.cfg
-        target_logp, entropy, values, bootstrap = self.model.evaluate_unroll(b["obs"], b["actions"])
+        with torch.no_grad():
+            target_logp, _, values, bootstrap = self.model.evaluate_unroll(b["obs"], b["actions"])
+            vt, valid = self._vtrace(b, target_logp, values, bootstrap)
+        advantages = vt.q_advantages * valid if cfg.ppo_clip else vt.pg_advantages
+        T, B = valid.shape
+        steps = {"obs": b["obs"][:-1].reshape((T * B,) + b["obs"].shape[2:]),
+                 "actions": b["actions"].reshape((T * B,) + b["actions"].shape[2:]),
+                 "behaviour_logp": b["behaviour_logp"].reshape(-1), "advantages": advantages.reshape(-1),
+                 "vs": vt.vs.reshape(-1), "valid": valid.reshape(-1)}
+        cuts = np.linspace(0, T * B, cfg.minibatches + 1).round().astype(int)
+        applied = []
+        for _ in range(cfg.epochs):
+            order = torch.randperm(T * B, device=valid.device)
+            for lo, hi in zip(cuts[:-1], cuts[1:]):
+                mb = {k: v[order[lo:hi]] for k, v in steps.items()}
+                logp, entropy, value = self.model.evaluate(mb["obs"], mb["actions"])
+                applied.append(self._loss_and_apply(mb, logp, entropy, value, mb["vs"], mb["advantages"], mb["valid"]))
+        self.nonfinite = before + int(self.nonfinite > before)
+        kept = [a for a in applied if "grad_norm" in a]
+        out = {**(kept[-1] if kept else applied[-1]), "nonfinite_skipped": float(self.nonfinite)}
+        return track_statistics(self.model, b["obs"], vt.vs, valid, out, self.reduce_sums) if kept else out
+
+    def _vtrace(self, b: dict[str, torch.Tensor], target_logp, values, bootstrap):
+        """V-trace's targets over ``b`` (time-major) with the given forward's outputs, and the valid mask."""
+        cfg = self.cfg
         discounts, trace, valid = discounts_and_masks(b, cfg.gamma)
         rewards = b["rewards"]
         if cfg.reward_clip is not None:
@@ -65,9 +94,12 @@ class ImpalaLearner(GradientLearner):
         vt = vtrace(behaviour_logp, target_logp.detach(), rewards, discounts, values.detach(), bootstrap.detach(),
                     clip_rho=cfg.clip_rho, clip_c=cfg.clip_c, clip_pg_rho=cfg.clip_pg_rho,
                     lam=cfg.vtrace_lambda * trace)
-        # APPO's surrogate weights the advantage by pi/mu itself (clipped to a band), so it takes V-trace's without rho
-        pg_advantages = vt.q_advantages * valid if cfg.ppo_clip else vt.pg_advantages
-        advantages, vf, norm_terms = value_terms(self.model, values, vt.vs, pg_advantages, valid,
+        return vt, valid
+
+    def _loss_and_apply(self, b, target_logp, entropy, values, targets, pg_advantages, valid) -> dict[str, float]:
+        """The actor-critic loss on one batch or minibatch (any shape, ``valid`` masking it) and its update."""
+        cfg = self.cfg
+        advantages, vf, norm_terms = value_terms(self.model, values, targets, pg_advantages, valid,
                                                  cfg.normalize_advantages, self.reduce_sums)
         if cfg.ppo_clip:
             pg = clipped_surrogate_loss(target_logp, b["behaviour_logp"], advantages, cfg.ppo_clip, valid)
@@ -79,6 +111,13 @@ class ImpalaLearner(GradientLearner):
             rho = torch.exp(target_logp - b["behaviour_logp"]).clamp(max=10.0)
             # masked, not indexed (boolean indexing waits for the device)
             rho_mean = torch.where(valid.bool(), rho, 0.0).sum() / valid.sum().clamp(min=1.0)
-        applied = self.apply(loss, {"loss_policy": pg, "loss_value": vf, "entropy": -ent, "rho_mean": rho_mean,
-                                    **norm_terms})
-        return applied, vt.vs
+        return self.apply(loss, {"loss_policy": pg, "loss_value": vf, "entropy": -ent, "rho_mean": rho_mean,
+                                 **norm_terms})
+
+    def _update(self, b: dict[str, torch.Tensor]) -> tuple[dict[str, float], torch.Tensor]:
+        """One loss and optimizer step on ``b``: (what ``apply`` reports, the V-trace value targets)."""
+        target_logp, entropy, values, bootstrap = self.model.evaluate_unroll(b["obs"], b["actions"])
+        vt, valid = self._vtrace(b, target_logp, values, bootstrap)
+        # APPO's surrogate weights the advantage by pi/mu itself (clipped to a band), so it takes V-trace's without rho
+        pg_advantages = vt.q_advantages * valid if self.cfg.ppo_clip else vt.pg_advantages
+        return self._loss_and_apply(b, target_logp, entropy, values, vt.vs, pg_advantages, valid), vt.vs
