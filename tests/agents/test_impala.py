@@ -59,10 +59,10 @@ def test_appo_on_its_own_policy_takes_the_papers_step(minibatch_by):
     rng = np.random.default_rng(0)
     batch = {"obs": rng.normal(size=(6, 4, 4)).astype(np.float32), "actions": rng.integers(0, 2, (5, 4)),
              "rewards": rng.normal(size=(5, 4)).astype(np.float32), "terminated": rng.random((5, 4)) < 0.2,
-             "truncated": np.zeros((5, 4), bool), "valid": np.ones((5, 4), bool)}
+             "truncated": np.zeros((5, 4), bool), "valid": rng.random((5, 4)) > 0.2}
     with torch.no_grad():
         logp = paper.model.evaluate_unroll(torch.as_tensor(batch["obs"]), torch.as_tensor(batch["actions"]))[0]
-    batch["behaviour_logp"] = logp.numpy()
+    batch["behaviour_logp"] = np.where(batch["valid"], logp.numpy(), 0.0).astype(np.float32)  # a reset step's is not real
     paper.step(batch)
     appo.step(batch)
     np.testing.assert_allclose(appo.get_weights(), paper.get_weights(), rtol=1e-5, atol=1e-7)

@@ -47,11 +47,12 @@ def test_appo_passes_update_once_per_minibatch_and_move_the_statistics_once_per_
     np.testing.assert_allclose(float(learner.model.popart.weight_sum), 0.01, rtol=1e-6)
 
 
-def test_an_appo_batch_with_a_nan_is_skipped_whole_and_counts_once():
+@pytest.mark.parametrize("minibatch_by", ["stream", "step"])
+def test_an_appo_batch_with_a_nan_is_skipped_whole_and_counts_once(minibatch_by):
     """A NaN in one env stream: no minibatch is trained (the others neither), no statistic moves, and the batch adds
     one to the non-finite count the trainer's streak reads, not epochs x minibatches."""
     learner = plan_run("impala", "CartPole-v1", num_envs=4, unroll_length=5, ppo_clip=0.2, epochs=3, minibatches=2,
-                       **NORMS)[4].make_learner({})
+                       minibatch_by=minibatch_by, **NORMS)[4].make_learner({})
     bad = _batch(5, 4, 0)
     bad["rewards"][2, 3] = np.nan
     before = learner.get_weights().copy()

@@ -41,11 +41,12 @@ def check_minibatches(cfg) -> None:
     """A minibatch is whole env streams of a batch (``learner_inputs.env_stream_slices``) or single steps: at least one
     of them each."""
     streams = cfg.num_envs * cfg.batch_unrolls
-    most = streams * (cfg.unroll_length if cfg.minibatch_by == "step" else 1)
+    if cfg.minibatch_by == "step":
+        most, unit = streams * cfg.unroll_length, "steps in a batch (num_envs * batch_unrolls * unroll_length)"
+    else:
+        most, unit = streams, "env streams in a batch (num_envs * batch_unrolls)"
     if cfg.minibatches > most:
-        unit = "steps (num_envs * batch_unrolls * unroll_length" if cfg.minibatch_by == "step" else \
-            "env streams (num_envs * batch_unrolls"
-        raise ConfigError(f"minibatches {cfg.minibatches} exceeds the {unit} = {most}) in a batch: give at most {most}")
+        raise ConfigError(f"minibatches {cfg.minibatches} exceeds the {unit}, {most}: give at most {most}")
 
 
 def build(cfg: ImpalaConfig, ctx: BuildContext) -> Program:

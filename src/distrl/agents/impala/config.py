@@ -31,7 +31,8 @@ class ImpalaConfig:
     ppo_clip: float = setting(0.0, "APPO: PPO's clipped surrogate against the behaviour policy, |pi/mu - 1| <= "
                               "ppo_clip (0: the paper's V-trace policy gradient).", low=0.0)
     epochs: int = setting(1, "Passes of the learner over each batch (APPO's, with ppo_clip; without it, more plain "
-                          "V-trace steps on the same data).", low=1, high=100)
+                          "V-trace steps on the same data, with minibatch_by=step their rho fixed at the batch's "
+                          "start).", low=1, high=100)
     minibatches: int = setting(1, "Minibatches each pass cuts a batch into (by env stream: at most num_envs * "
                                "batch_unrolls; by step: at most that times unroll_length); each is an update and a "
                                "weights version, so policy lag counts them.", low=1, high=1_000_000)
@@ -42,7 +43,8 @@ class ImpalaConfig:
     max_grad_norm: float = common.max_grad_norm(0.5)
     reward_clip: float | None = common.reward_clip("learner")
     hidden: tuple = common.hidden((64, 64))
-    normalize_advantages: bool = setting(False, "Standardise the policy-gradient advantages over each batch.")
+    normalize_advantages: bool = setting(False, "Standardise the policy-gradient advantages over each batch (each "
+                                         "minibatch, with minibatches).")
     obs_norm: bool = common.obs_norm(False)
     value_norm: bool = common.value_norm(False)
     value_norm_decay: float = common.value_norm_decay(0.01)

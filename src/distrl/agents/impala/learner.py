@@ -20,13 +20,14 @@ from distrl.ops import (
 class ImpalaLearner(GradientLearner):
     def step(self, batch: dict[str, np.ndarray]) -> dict[str, float]:
         b = self.batch_tensors(batch)
-        if self.cfg.epochs == 1 and self.cfg.minibatches == 1:
+        if self.cfg.epochs == 1 and self.cfg.minibatches == 1 and self.cfg.minibatch_by == "stream":
             applied, vs = self._update(b)
             return track_statistics(self.model, b["obs"], vs, b["valid"].float(), applied, self.reduce_sums)
         return self._passes(b)
 
     def _passes(self, b: dict[str, torch.Tensor]) -> dict[str, float]:
-        """APPO's ``epochs`` passes over ``minibatches`` of whole env streams, each an update and a weights version.
+        """APPO's ``epochs`` passes over ``minibatches`` of whole env streams (or of single steps, PPO's:
+        ``_step_minibatches``), each an update and a weights version.
         A batch counts as one update for the non-finite bookkeeping, as a single-update batch does: one with a NaN
         or inf anywhere is skipped whole (checked over every rank's shard, so data-parallel ranks agree), and a
         batch with any update skipped for divergence adds one to ``nonfinite`` (the trainer stops a run on a streak
@@ -45,13 +46,19 @@ class ImpalaLearner(GradientLearner):
             for part in parts:
                 self._update(part)
         last = [(part, *self._update(part)) for part in parts]
-        self.nonfinite = before + int(self.nonfinite > before)
-        kept = [(part, applied, vs) for part, applied, vs in last if "grad_norm" in applied]
-        out = {**(kept[-1][1] if kept else last[-1][1]), "nonfinite_skipped": float(self.nonfinite)}
+        out = self._batch_out(before, [applied for _, applied, _ in last])
+        kept = [(part, vs) for part, applied, vs in last if "grad_norm" in applied]
         if not kept:
             return out
-        obs, vs, valid = (torch.cat(x, dim=1) for x in zip(*((p["obs"], v, p["valid"].float()) for p, _, v in kept)))
+        obs, vs, valid = (torch.cat(x, dim=1) for x in zip(*((p["obs"], v, p["valid"].float()) for p, v in kept)))
         return track_statistics(self.model, obs, vs, valid, out, self.reduce_sums)
+
+    def _batch_out(self, before: int, applied: list[dict[str, float]]) -> dict[str, float]:
+        """What a batch of several updates reports: the last applied update's terms, and one more non-finite skip if
+        any update of the batch was skipped."""
+        self.nonfinite = before + int(self.nonfinite > before)
+        kept = [a for a in applied if "grad_norm" in a]
+        return {**(kept[-1] if kept else applied[-1]), "nonfinite_skipped": float(self.nonfinite)}
 
     def _step_minibatches(self, b: dict[str, torch.Tensor], before: int) -> dict[str, float]:
         """PPO's passes (Schulman et al. 2017, section 5): the V-trace targets and advantages are taken once, from the
@@ -60,8 +67,7 @@ class ImpalaLearner(GradientLearner):
         cfg = self.cfg
         with torch.no_grad():
             target_logp, _, values, bootstrap = self.model.evaluate_unroll(b["obs"], b["actions"])
-            vt, valid = self._vtrace(b, target_logp, values, bootstrap)
-        advantages = vt.q_advantages * valid if cfg.ppo_clip else vt.pg_advantages
+            vt, advantages, valid = self._vtrace(b, target_logp, values, bootstrap)
         T, B = valid.shape
         steps = {"obs": b["obs"][:-1].reshape((T * B,) + b["obs"].shape[2:]),
                  "actions": b["actions"].reshape((T * B,) + b["actions"].shape[2:]),
@@ -75,13 +81,15 @@ class ImpalaLearner(GradientLearner):
                 mb = {k: v[order[lo:hi]] for k, v in steps.items()}
                 logp, entropy, value = self.model.evaluate(mb["obs"], mb["actions"])
                 applied.append(self._loss_and_apply(mb, logp, entropy, value, mb["vs"], mb["advantages"], mb["valid"]))
-        self.nonfinite = before + int(self.nonfinite > before)
-        kept = [a for a in applied if "grad_norm" in a]
-        out = {**(kept[-1] if kept else applied[-1]), "nonfinite_skipped": float(self.nonfinite)}
-        return track_statistics(self.model, b["obs"], vt.vs, valid, out, self.reduce_sums) if kept else out
+        out = self._batch_out(before, applied)
+        if "grad_norm" not in out:
+            return out
+        # PPO's targets are the batch's: the statistics take the whole batch if any of its updates applied
+        return track_statistics(self.model, b["obs"], vt.vs, valid, out, self.reduce_sums)
 
     def _vtrace(self, b: dict[str, torch.Tensor], target_logp, values, bootstrap):
-        """V-trace's targets over ``b`` (time-major) with the given forward's outputs, and the valid mask."""
+        """V-trace over ``b`` (time-major) with the given forward's outputs: the targets, the policy-gradient
+        advantages and the valid mask."""
         cfg = self.cfg
         discounts, trace, valid = discounts_and_masks(b, cfg.gamma)
         rewards = b["rewards"]
@@ -94,7 +102,8 @@ class ImpalaLearner(GradientLearner):
         vt = vtrace(behaviour_logp, target_logp.detach(), rewards, discounts, values.detach(), bootstrap.detach(),
                     clip_rho=cfg.clip_rho, clip_c=cfg.clip_c, clip_pg_rho=cfg.clip_pg_rho,
                     lam=cfg.vtrace_lambda * trace)
-        return vt, valid
+        # APPO's surrogate weights the advantage by pi/mu itself (clipped to a band), so it takes V-trace's without rho
+        return vt, (vt.q_advantages * valid if cfg.ppo_clip else vt.pg_advantages), valid
 
     def _loss_and_apply(self, b, target_logp, entropy, values, targets, pg_advantages, valid) -> dict[str, float]:
         """The actor-critic loss on one batch or minibatch (any shape, ``valid`` masking it) and its update."""
@@ -117,7 +126,5 @@ class ImpalaLearner(GradientLearner):
     def _update(self, b: dict[str, torch.Tensor]) -> tuple[dict[str, float], torch.Tensor]:
         """One loss and optimizer step on ``b``: (what ``apply`` reports, the V-trace value targets)."""
         target_logp, entropy, values, bootstrap = self.model.evaluate_unroll(b["obs"], b["actions"])
-        vt, valid = self._vtrace(b, target_logp, values, bootstrap)
-        # APPO's surrogate weights the advantage by pi/mu itself (clipped to a band), so it takes V-trace's without rho
-        pg_advantages = vt.q_advantages * valid if self.cfg.ppo_clip else vt.pg_advantages
+        vt, pg_advantages, valid = self._vtrace(b, target_logp, values, bootstrap)
         return self._loss_and_apply(b, target_logp, entropy, values, vt.vs, pg_advantages, valid), vt.vs
