@@ -7,6 +7,8 @@ import time
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import distrl
 from tests.conftest import ROOT
@@ -32,12 +34,12 @@ def test_impala_local_learns_cartpole(tmp_path):
 
 
 def test_appo_inline_learns_cartpole_from_few_env_steps(tmp_path):
-    """APPO's clipped surrogate over 4 passes of 4 minibatches per batch, inline (deterministic): the training mean
-    passes 150 within 100k env steps (measured: 205; the default config's, the same budget: 38), 16 applied
-    updates per batch."""
+    """APPO's clipped surrogate over 4 passes of 4 minibatches per batch, inline: the training mean passes 100 within
+    100k env steps (measured on seeds 0-3: 205, 170, 137, 262; the default config's, seed 0, the same budget: 38),
+    16 applied updates per batch."""
     s = distrl.train("impala", env="CartPole-v1", runtime="inline", total_steps=100_000, seed=0, ppo_clip=0.2, epochs=4,
                      minibatches=4, run_dir=str(tmp_path / "r"))
-    assert s["episode_return_mean"] >= 150, s
+    assert s["episode_return_mean"] >= 100, s
     assert s["learner_updates"] == 16 * (s["env_steps"] // (64 * 8))
 
 
@@ -82,13 +84,32 @@ def test_more_minibatches_than_env_streams_or_steps_is_one_config_error(system, 
 
 
 def test_ppo_minibatches_of_steps_learn_cartpole_inline(tmp_path):
-    """PPO's passes (targets fixed per batch, minibatches of steps drawn at random), inline (deterministic): the
-    training mean passes 300 within 100k env steps (measured: 480; with minibatches of env streams, the test above:
-    205), 4 x 8 applied updates per batch."""
+    """PPO's passes (targets fixed per batch, minibatches of steps drawn at random), inline: the training mean passes
+    150 within 100k env steps (measured on seeds 0-3: 480, 372, 232, 298; with minibatches of env streams, the test
+    above: 137-262), 4 x 8 applied updates per batch."""
     s = distrl.train("impala", env="CartPole-v1", runtime="inline", total_steps=100_000, seed=0, ppo_clip=0.2, epochs=4,
                      minibatches=8, minibatch_by="step", run_dir=str(tmp_path / "r"))
-    assert s["episode_return_mean"] >= 300, s
+    assert s["episode_return_mean"] >= 150, s
     assert s["learner_updates"] == 32 * (s["env_steps"] // (64 * 8))
+
+
+@settings(max_examples=60, deadline=None)
+@given(envs=st.integers(1, 16), unrolls=st.integers(1, 3), length=st.integers(1, 8), minibatches=st.integers(1, 400),
+       by=st.sampled_from(["stream", "step"]))
+def test_minibatches_plan_exactly_up_to_the_streams_or_steps_of_a_batch(envs, unrolls, length, minibatches, by):
+    """Generated settings: a run plans when each minibatch can hold at least one env stream (or step), and is one
+    ConfigError naming the limit otherwise."""
+    from distrl.api import plan_run
+    from distrl.errors import ConfigError
+
+    most = envs * unrolls * (length if by == "step" else 1)
+    settings_ = dict(num_envs=envs, batch_unrolls=unrolls, unroll_length=length, minibatches=minibatches,
+                     minibatch_by=by, runtime="inline")
+    if minibatches > most:
+        with pytest.raises(ConfigError, match=f"give at most {most}$"):
+            plan_run("impala", "CartPole-v1", **settings_)
+    else:
+        plan_run("impala", "CartPole-v1", **settings_)
 
 
 def test_impala_atari_pong_local_smoke(tmp_path):
