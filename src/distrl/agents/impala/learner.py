@@ -31,8 +31,8 @@ class ImpalaLearner(GradientLearner):
         A batch counts as one update for the non-finite bookkeeping, as a single-update batch does: one with a NaN
         or inf anywhere is skipped whole (checked over every rank's shard, so data-parallel ranks agree), and a
         batch with any update skipped for divergence adds one to ``nonfinite`` (the trainer stops a run on a streak
-        of them). The normalisers' statistics move once, after the passes, from the last pass's applied minibatches,
-        so every update of the batch uses the statistics the actors acted with."""
+        of them). The normalisers' statistics move once, after the passes (``_after_passes``), so every update of the
+        batch uses the statistics the actors acted with."""
         floats = [t for t in b.values() if t.is_floating_point()]
         bad = self.reduce_sums(torch.stack([(~torch.isfinite(t)).sum() for t in floats]).sum().float().reshape(1))
         if bad.item() > 0:
@@ -45,20 +45,19 @@ class ImpalaLearner(GradientLearner):
         for _ in range(self.cfg.epochs - 1):
             for part in parts:
                 self._update(part)
-        last = [(part, *self._update(part)) for part in parts]
-        out = self._batch_out(before, [applied for _, applied, _ in last])
-        kept = [(part, vs) for part, applied, vs in last if "grad_norm" in applied]
-        if not kept:
-            return out
-        obs, vs, valid = (torch.cat(x, dim=1) for x in zip(*((p["obs"], v, p["valid"].float()) for p, v in kept)))
-        return track_statistics(self.model, obs, vs, valid, out, self.reduce_sums)
+        applied, targets = zip(*(self._update(part) for part in parts))
+        return self._after_passes(b, before, list(applied), torch.cat(targets, dim=1))
 
-    def _batch_out(self, before: int, applied: list[dict[str, float]]) -> dict[str, float]:
-        """What a batch of several updates reports: the last applied update's terms, and one more non-finite skip if
-        any update of the batch was skipped."""
+    def _after_passes(self, b: dict[str, torch.Tensor], before: int, applied: list[dict[str, float]],
+                      targets: torch.Tensor) -> dict[str, float]:
+        """What a batch of several updates reports (the last applied update's terms; one more non-finite skip if any
+        update of the batch was skipped), and the statistics' one move: the whole batch, with ``targets`` (its last
+        value targets, ``[T, B]``), if any update applied. The batch's data is finite (checked before the passes), so
+        a skipped update was the model's divergence, not a reason to leave its steps out."""
         self.nonfinite = before + int(self.nonfinite > before)
         kept = [a for a in applied if "grad_norm" in a]
-        return {**(kept[-1] if kept else applied[-1]), "nonfinite_skipped": float(self.nonfinite)}
+        out = {**(kept[-1] if kept else applied[-1]), "nonfinite_skipped": float(self.nonfinite)}
+        return track_statistics(self.model, b["obs"], targets, b["valid"].float(), out, self.reduce_sums)
 
     def _step_minibatches(self, b: dict[str, torch.Tensor], before: int) -> dict[str, float]:
         """PPO's passes (Schulman et al. 2017, section 5): the V-trace targets and advantages are taken once, from the
@@ -81,11 +80,7 @@ class ImpalaLearner(GradientLearner):
                 mb = {k: v[order[lo:hi]] for k, v in steps.items()}
                 logp, entropy, value = self.model.evaluate(mb["obs"], mb["actions"])
                 applied.append(self._loss_and_apply(mb, logp, entropy, value, mb["vs"], mb["advantages"], mb["valid"]))
-        out = self._batch_out(before, applied)
-        if "grad_norm" not in out:
-            return out
-        # PPO's targets are the batch's: the statistics take the whole batch if any of its updates applied
-        return track_statistics(self.model, b["obs"], vt.vs, valid, out, self.reduce_sums)
+        return self._after_passes(b, before, applied, vt.vs)
 
     def _vtrace(self, b: dict[str, torch.Tensor], target_logp, values, bootstrap):
         """V-trace over ``b`` (time-major) with the given forward's outputs: the targets, the policy-gradient
