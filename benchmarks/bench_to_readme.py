@@ -7,10 +7,12 @@ The README's benchmark figures are then the report's own rows, never retyped:
         benchmarks/reports/beyond-value-2026-11-27/apex-dqn-2m
 
 Markers: `full-spread` (the full reports' spread over seeds; ``--full`` takes several folders, e.g. one system
-run apart, and joins their rows), `quick-cells`, `quick-peers`, `quick-ratios`
+run apart, and joins their rows: a later folder's rows replace an earlier one's for the same system, env and
+runtime), `quick-cells`, `quick-peers`, `quick-ratios`
 (the quick report's tables), `quick-qtopt-r2d3` (the quick report's QT-Opt and R2D3 rows), `beyond-cells`
 and `beyond-spread` (the beyond suite's cells, and their spread where it has several seeds; ``--beyond`` takes
-several folders, e.g. a re-run of some systems, and joins their rows). Each report given fills its own markers;
+several folders, e.g. one system at a longer budget, and joins their rows, keeping all). Each report given fills its
+own markers;
 ``--qtopt-r2d3 DIR`` fills only `quick-qtopt-r2d3`, from a quick run of those two systems; ``--beyond-defaults DIR``
 fills `beyond-defaults` with the cells of a beyond run of every system at its default budget.
 """
@@ -36,12 +38,26 @@ def table(markdown: str, heading: str) -> str:
     return "\n".join(out)
 
 
-def joined(tables: list[str]) -> str:
-    """Tables with the same columns as one: the first one's header, every table's rows."""
+def _key(row: str) -> tuple[str, ...]:
+    """A row's system, env and runtime: the cell (or the cells over seeds) it measures."""
+    return tuple(c.strip() for c in row.strip("|").split("|")[:3])
+
+
+def joined(tables: list[str], replace: bool = False) -> str:
+    """Tables with the same columns as one: the first one's header, every table's rows. With ``replace``, a later
+    table's rows take the place of an earlier one's of the same system, env and runtime (a re-run of some systems
+    after their defaults changed); without it every row stays (e.g. one system at two budgets)."""
     header = tables[0].splitlines()[:2]
     if any(t.splitlines()[0] != header[0] for t in tables):
         raise SystemExit("the reports' tables have different columns (a report rendered by older code?)")
-    return "\n".join(header + [row for t in tables for row in t.splitlines()[2:]])
+    rows: list[str] = []
+    for t in tables:
+        new = t.splitlines()[2:]
+        keys = {_key(r) for r in new} if replace else set()
+        at = next((i for i, r in enumerate(rows) if _key(r) in keys), len(rows))
+        kept = [r for r in rows if _key(r) not in keys]
+        rows = kept[:at] + new + kept[at:]
+    return "\n".join(header + rows)
 
 
 def qtopt_r2d3(cells: list[str]) -> str:
@@ -62,7 +78,7 @@ def main() -> None:
     blocks = {}
     if args.full:
         blocks["full-spread"] = joined([table((Path(folder) / "report.md").read_text(), "## Spread over seeds")
-                                        for folder in args.full])
+                                        for folder in args.full], replace=True)
     if args.quick:
         quick = (Path(args.quick) / "report.md").read_text()
         cells = table(quick, "## Cells").splitlines()
