@@ -2,8 +2,9 @@
 seed, the peak of the training mean (last 100 episodes) and where it was, the final training mean, the greedy
 evaluation over 20 episodes (mean and worst episode), the wall time and ten points of the curve (evenly spaced,
 the first and the last included). Variants are
-settings laid over ``normaliser_study.NORMALISED`` (the actor-critic normalised config; ``--over defaults``:
-over the system's defaults); runs one at a time.
+settings laid over ``normaliser_study.NORMALISED`` (the actor-critic normalised config, itself over IMPALA's and
+SEED's one-step config; ``--over defaults``: over the system's defaults; ``--over one-step``: over IMPALA's or SEED's
+defaults before 2026-11-28); runs one at a time.
 
     python benchmarks/ac_variants.py --env LunarLander-v3 --steps 2e6 --seeds 0 1 2 \\
         --variants '{"base": {}, "lr 6e-4": {"lr": 6e-4}, "gamma 0.999": {"gamma": 0.999}}'
@@ -24,7 +25,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from normaliser_study import NORMALISED, run_cell  # noqa: E402  (the benchmarks folder's own helpers)
+from normaliser_study import NORMALISED, ONE_STEP, run_cell  # noqa: E402  (the benchmarks folder's own helpers)
 from readme_blocks import Table, add_flag, env_label, start, steps_label  # noqa: E402
 
 
@@ -35,13 +36,15 @@ def main() -> None:
     p.add_argument("--steps", type=float, default=2e6)
     p.add_argument("--seeds", type=int, nargs="+", default=[0])
     p.add_argument("--variants", default='{"base": {}}', help="JSON: name -> settings over the base config")
-    p.add_argument("--over", choices=["normalised", "defaults"], default="normalised",
-                   help="the base config: the actor-critic normalised one, or the system's defaults")
+    p.add_argument("--over", choices=["normalised", "defaults", "one-step"], default="normalised",
+                   help="the base config: the actor-critic normalised one, the system's defaults, or (IMPALA, SEED) "
+                   "their defaults before 2026-11-28, the one-step V-trace config")
     add_flag(p)
     args = p.parse_args()
     block = f"variants-{args.system}-{env_label(args.env)}-{steps_label(int(args.steps))}"
     writer = start([block], p, args)
-    base = NORMALISED if args.over == "normalised" else {}
+    base = {"normalised": dict(ONE_STEP.get(args.system, {}), **NORMALISED), "defaults": {},
+            "one-step": ONE_STEP.get(args.system, {})}[args.over]
     table = Table("variant", "seed", "peak (at env steps)", "final", "greedy (worst)", "wall s", "curve")
     for name, extra in json.loads(args.variants).items():
         for seed in args.seeds:

@@ -5,7 +5,10 @@ mean (last 100 episodes) first reached ``--solved`` and the lowest it fell to af
 "holds" when that low stays at or above ``--floor``. Then the greedy evaluation (20 episodes).
 
     python benchmarks/curve_stability.py impala --seeds 0 1 2 3 4 5 6 7
-    python benchmarks/curve_stability.py impala --set entropy_coef=0.01 --set lr=1e-3
+    python benchmarks/curve_stability.py impala --one-step --set entropy_coef=0.01 --set lr=1e-3
+
+``--one-step``: over IMPALA's or SEED's defaults before 2026-11-28 and their budget then, 1.5M env steps (the
+one-step V-trace config, which the README's curve-stability figures ran).
 """
 
 from __future__ import annotations
@@ -15,6 +18,8 @@ import csv
 import tempfile
 
 import distrl
+from distrl.agents.impala.config import ONE_STEP_VTRACE
+from distrl.agents.seed.config import SEED_ONE_STEP
 
 
 def main() -> None:
@@ -26,8 +31,13 @@ def main() -> None:
     p.add_argument("--solved", type=float, default=475.0)
     p.add_argument("--floor", type=float, default=400.0)
     p.add_argument("--set", dest="assignments", action="append", default=[], metavar="KEY=VALUE")
+    p.add_argument("--one-step", action="store_true", help="over IMPALA's or SEED's one-step config (their defaults "
+                   "before 2026-11-28) and its 1.5M env steps")
     args = p.parse_args()
     settings = dict(a.split("=", 1) for a in args.assignments)
+    if args.one_step:
+        settings = {**{"impala": ONE_STEP_VTRACE, "seed": SEED_ONE_STEP}[args.system], "total_steps": 1_500_000,
+                    **settings}
     print("| seed | first >= solved at (env steps) | lowest after | holds | final training mean | greedy eval | wall s |")
     print("|---|---|---|---|---|---|---|")
     held = 0

@@ -15,7 +15,10 @@ from __future__ import annotations
 import argparse
 import os
 
-from throughput import PRESETS, end_to_end
+from throughput import PRESETS, SEED_PRESETS, end_to_end
+
+from distrl.agents.impala.config import ONE_STEP_VTRACE
+from distrl.agents.seed.config import SEED_ONE_STEP
 
 
 def main() -> None:
@@ -32,10 +35,11 @@ def main() -> None:
              "SEED actor idle | SEED learner wait | IMPALA learner wait |",
              "|---|---|---|---|---|---|---|---|---|---|---|"]
     for env_id in args.envs:
-        settings = {**PRESETS.get(env_id, {}), **extra}
+        settings = {**PRESETS.get(env_id, ONE_STEP_VTRACE), **extra}
+        seed_settings = {**SEED_PRESETS.get(env_id, PRESETS.get(env_id, SEED_ONE_STEP)), **extra}
         for runtime in args.runtimes:
             impala, si = end_to_end(env_id, settings, args.actors, runtime, args.seconds, system="impala")
-            seed, ss = end_to_end(env_id, settings, args.actors, runtime, args.seconds, system="seed")
+            seed, ss = end_to_end(env_id, seed_settings, args.actors, runtime, args.seconds, system="seed")
             line = (f"| {env_id} | {runtime} | {args.actors} | {impala:,.0f} | {seed:,.0f} | {seed / impala:.2f} | "
                     f"{ss.get('inference_batch_mean') or 0:.0f} | {ss.get('latency_p50_ms') or 0:.2f} / "
                     f"{ss.get('latency_p99_ms') or 0:.2f} | {ss.get('actor_idle_frac')} | {ss['learner_wait_frac']} | "

@@ -35,7 +35,8 @@ TINY = ["--total-steps", "5000", "--quiet", "--set", "num_envs=8"]
     (["train", "es", "--set", "overlap_transfers=on"], "overlap_transfers=on: es has no learner on a device"),
     (["train", "impala", "--set", "num_actors=1", "--set", "batch_unrolls=3"],
      "impala: a learner batch of 3 unrolls never fills on local"),
-    (["train", "seed", "--set", "num_envs=8", "--set", "minibatches=9"], "minibatches 9 exceeds the env streams"),
+    (["train", "seed", "--set", "num_envs=8", "--set", "minibatch_by=stream", "--set", "minibatches=9"],
+     "minibatches 9 exceeds the env streams"),
     (["train", "impala", "--set", "minibatch_by=steps"], "minibatch_by"),
 ])
 def test_bad_input_is_one_line_exit_2(cli, tmp_path, args, fragment):

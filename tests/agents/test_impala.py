@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import distrl
+from distrl.agents.impala.config import ONE_STEP_VTRACE
 from tests.conftest import ROOT
 
 
@@ -22,10 +23,9 @@ def test_impala_inline_smoke(tmp_path):
 
 
 def test_impala_local_learns_cartpole(tmp_path):
-    """The default budget (1.5M steps, ~8 s of training) on ``local``: training mean past 400, greedy play past 300.
-
-    Spread (``benchmarks/learning_spread.py --cases impala --seeds 0..4 --variants base sse``, 10 runs):
-    greedy evaluation 500 in every run."""
+    """The default config and budget (250k steps, ~18 s of training) on ``local``: training mean past 400, greedy play
+    past 300. Measured (benchmarks/reports/defaults-2026-11-28/sweep.md, round 8): seeds 0-3 reach a training mean of
+    500 by 168-184k env steps and evaluate to 500."""
     s = distrl.train("impala", env="CartPole-v1", runtime="local", run_dir=str(tmp_path / "r"), seed=0)
     assert s["episode_return_mean"] >= 400, s
     assert s["actor_restarts"] == 0 and s["bottleneck"] in ("learner-bound", "actor-bound", "pipeline-bound", "transport-bound", "balanced")
@@ -34,11 +34,12 @@ def test_impala_local_learns_cartpole(tmp_path):
 
 
 def test_appo_inline_learns_cartpole_from_few_env_steps(tmp_path):
-    """APPO's clipped surrogate over 4 passes of 4 minibatches per batch, inline: the training mean passes 100 within
-    100k env steps (measured on seeds 0-3: 205, 170, 137, 262; the default config's, seed 0, the same budget: 38),
+    """APPO's clipped surrogate over 4 passes of 4 minibatches per batch over the former one-step config (64 envs,
+    unrolls of 8, RMSProp 2e-3), inline: the training mean passes 100 within
+    100k env steps (measured on seeds 0-3: 205, 170, 137, 262; the one-step config's, seed 0, the same budget: 38),
     16 applied updates per batch."""
-    s = distrl.train("impala", env="CartPole-v1", runtime="inline", total_steps=100_000, seed=0, ppo_clip=0.2, epochs=4,
-                     minibatches=4, run_dir=str(tmp_path / "r"))
+    s = distrl.train("impala", env="CartPole-v1", runtime="inline", total_steps=100_000, seed=0,
+                     **dict(ONE_STEP_VTRACE, ppo_clip=0.2, epochs=4, minibatches=4), run_dir=str(tmp_path / "r"))
     assert s["episode_return_mean"] >= 100, s
     assert s["learner_updates"] == 16 * (s["env_steps"] // (64 * 8))
 
@@ -53,8 +54,9 @@ def test_appo_on_its_own_policy_takes_the_papers_step(minibatch_by):
 
     from distrl.api import plan_run
 
-    def make(**kw):
-        return plan_run("impala", "CartPole-v1", num_envs=4, unroll_length=5, **kw)[4].make_learner({})
+    def make(**kw):  # one update per batch: the one-step config's epochs and minibatches
+        settings = dict(ONE_STEP_VTRACE, num_envs=4, unroll_length=5, **kw)
+        return plan_run("impala", "CartPole-v1", **settings)[4].make_learner({})
 
     paper, appo = make(), make(ppo_clip=0.2, minibatch_by=minibatch_by)
     appo.model.load_state_dict(paper.model.state_dict())
@@ -76,7 +78,7 @@ def test_more_minibatches_than_env_streams_or_steps_is_one_config_error(system, 
 
     with pytest.raises(ConfigError, match="at most 16"):
         distrl.train(system, env="CartPole-v1", runtime="inline", total_steps=1000, num_envs=8, batch_unrolls=2,
-                     minibatches=17, run_dir=str(tmp_path / "r"))
+                     minibatch_by="stream", minibatches=17, run_dir=str(tmp_path / "r"))
     with pytest.raises(ConfigError, match=r"steps .* at most 80"):
         distrl.train(system, env="CartPole-v1", runtime="inline", total_steps=1000, num_envs=8, batch_unrolls=2,
                      unroll_length=5, minibatch_by="step", minibatches=81, run_dir=str(tmp_path / "r"))
@@ -84,21 +86,23 @@ def test_more_minibatches_than_env_streams_or_steps_is_one_config_error(system, 
 
 
 def test_ppo_minibatches_of_steps_learn_cartpole_inline(tmp_path):
-    """PPO's passes (targets fixed per batch, minibatches of steps drawn at random), inline: the training mean passes
+    """PPO's passes (targets fixed per batch, minibatches of steps drawn at random) over the former one-step config,
+    inline: the training mean passes
     150 within 100k env steps (measured on seeds 0-3: 480, 372, 232, 298; with minibatches of env streams, the test
     above: 137-262), 4 x 8 applied updates per batch."""
-    s = distrl.train("impala", env="CartPole-v1", runtime="inline", total_steps=100_000, seed=0, ppo_clip=0.2, epochs=4,
-                     minibatches=8, minibatch_by="step", run_dir=str(tmp_path / "r"))
+    s = distrl.train("impala", env="CartPole-v1", runtime="inline", total_steps=100_000, seed=0,
+                     **dict(ONE_STEP_VTRACE, ppo_clip=0.2, epochs=4, minibatches=8, minibatch_by="step"),
+                     run_dir=str(tmp_path / "r"))
     assert s["episode_return_mean"] >= 150, s
     assert s["learner_updates"] == 32 * (s["env_steps"] // (64 * 8))
 
 
 @settings(max_examples=60, deadline=None)
-@given(envs=st.integers(1, 16), unrolls=st.integers(1, 3), length=st.integers(1, 8), minibatches=st.integers(1, 400),
+@given(envs=st.integers(1, 16), unrolls=st.integers(1, 3), length=st.integers(1, 8), minibatches=st.integers(0, 400),
        by=st.sampled_from(["stream", "step"]))
 def test_minibatches_plan_exactly_up_to_the_streams_or_steps_of_a_batch(envs, unrolls, length, minibatches, by):
     """Generated settings: a run plans when each minibatch can hold at least one env stream (or step), and is one
-    ConfigError naming the limit otherwise."""
+    ConfigError naming the limit otherwise; 0 (about 64 steps each, or the whole batch) always plans."""
     from distrl.api import plan_run
     from distrl.errors import ConfigError
 
@@ -110,6 +114,17 @@ def test_minibatches_plan_exactly_up_to_the_streams_or_steps_of_a_batch(envs, un
             plan_run("impala", "CartPole-v1", **settings_)
     else:
         plan_run("impala", "CartPole-v1", **settings_)
+
+
+@pytest.mark.parametrize("by, streams, steps, want", [("step", 16, 4096, 64), ("step", 128, 32768, 512),
+                                                      ("step", 4, 12, 1), ("step", 2, 130, 2), ("stream", 16, 4096, 1)])
+def test_minibatches_0_cuts_steps_into_minibatches_of_about_64(by, streams, steps, want):
+    """The default count: PPO's minibatches of 64 steps (a batch of fewer steps is one minibatch), whatever the batch
+    size, so SEED's larger batches get the same minibatch as IMPALA's; by env stream, the whole batch."""
+    from distrl.agents.impala.config import ImpalaConfig, minibatch_count
+
+    assert minibatch_count(ImpalaConfig(minibatches=0, minibatch_by=by), streams, steps) == want
+    assert minibatch_count(ImpalaConfig(minibatches=3, minibatch_by=by), streams, steps) == 3
 
 
 def test_impala_atari_pong_local_smoke(tmp_path):

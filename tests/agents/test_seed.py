@@ -2,7 +2,6 @@ import pytest
 
 import distrl
 from distrl.errors import ConfigError
-from tests.agents.learning import median, scores
 
 SMALL = dict(num_actors=2, num_envs=4, unroll_length=8, hidden=(32, 32))
 
@@ -37,12 +36,11 @@ def test_seed_metrics_rows_carry_inference_statistics(tmp_path):
 
 
 def test_seed_learns_cartpole(tmp_path):
-    """The median over seeds 0-2 of greedy play after 333k steps on ``inline`` (same server code; ~5 s in
-    all) is past 60 (an untrained policy: ~10-20).
-
-    Spread (``benchmarks/learning_spread.py --cases seed --total-steps 333000 --seeds 0..9 --variants base sse``,
-    20 runs) with RMSProp eps 1e-3 (the default since 2026-11-26): 224-461, median 352 (both variants gave
-    the same numbers); with the earlier 1e-5: 67-440, median 260. (One run of 1M steps, the bar this test
-    had, spread 110-500 and gave 210 for seed 0 where 438 had been taken as the bar.)"""
-    got = scores("seed", (0, 1, 2), tmp_path, score="eval", env="CartPole-v1", runtime="inline", total_steps=333_000)
-    assert median(got) >= 60, got
+    """The default config (IMPALA's PPO passes, 16 envs per actor) on ``inline`` (the same server code; deterministic):
+    after 100k env steps the training mean is past 250 and greedy play past 400 (an untrained policy: ~10-20).
+    Measured on seeds 0-3: training means 383, 382, 378, 367, greedy 500 on all four (~7 s each)."""
+    s = distrl.train("seed", env="CartPole-v1", runtime="inline", total_steps=100_000, seed=0,
+                     run_dir=str(tmp_path / "r"))
+    assert s["episode_return_mean"] >= 250, s
+    ev = distrl.evaluate(tmp_path / "r", episodes=5)
+    assert ev["mean_return"] >= 400, ev

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 import distrl
 from distrl.agents.impala import Config as ImpalaConfig
+from distrl.agents.impala.config import ONE_STEP_VTRACE
 from distrl.agents.impala.learner import ImpalaLearner
 from distrl.agents.impala.networks import make_model
 from distrl.api import plan_run
@@ -120,8 +121,11 @@ def _impala_batch(cfg, env, seed=0):
             "valid": np.ones((T, B), bool), "behaviour_logp": np.full((T, B), np.log(0.5), np.float32)}
 
 
+ONE_UPDATE = dict(ONE_STEP_VTRACE, num_envs=16, unroll_length=8)  # one update per batch
+
+
 def _impala_learner(device="cpu", precision="fp32"):
-    env, cfg = env_spec("CartPole-v1"), ImpalaConfig(num_envs=16, unroll_length=8)
+    env, cfg = env_spec("CartPole-v1"), ImpalaConfig(**ONE_UPDATE)
     torch.manual_seed(0)
     learner = ImpalaLearner(cfg, make_model(env, cfg))
     if device != "cpu" or precision != "fp32":
@@ -175,7 +179,7 @@ def test_cuda_batches_staged_from_another_thread_train_like_batches_staged_in_pl
 
     plain, batch = _impala_learner("cuda")
     overlapped, _ = _impala_learner("cuda")
-    env, cfg = env_spec("CartPole-v1"), ImpalaConfig(num_envs=16, unroll_length=8)
+    env, cfg = env_spec("CartPole-v1"), ImpalaConfig(**ONE_UPDATE)
     batches = [batch, _impala_batch(cfg, env, seed=1), _impala_batch(cfg, env, seed=2)]  # three different ones
     with ThreadPoolExecutor(1) as pool:
         ahead = pool.submit(overlapped.stage, batches[0])

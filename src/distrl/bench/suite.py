@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
+from distrl.agents.impala.config import ONE_STEP_VTRACE
+
 # the score that counts as solved, on the training return (mean of the last 100 episodes)
 THRESHOLDS = {"CartPole-v1": 475.0, "distrl/CartPoleNoVelocity-v1": 475.0, "Pendulum-v1": -200.0,
               "MountainCar-v0": -110.0, "LunarLander-v3": 200.0, "LunarLanderContinuous-v3": 200.0}
@@ -42,11 +44,14 @@ BEYOND_SECONDS = 300.0
 # the threshold on some of seeds 0-2 (benchmarks/reports/beyond-value-2026-11-27/, README "Beyond CartPole"); the
 # config is the default either way, only the run is longer (Ape-X's and GORILA's linear lr decay stretches with it)
 BEYOND_STEPS = {("apex-dqn", "LunarLander-v3"): 2_000_000, ("gorila", "LunarLander-v3"): 800_000,
-                ("apex-ddpg", "LunarLanderContinuous-v3"): 500_000, ("qt-opt", "LunarLanderContinuous-v3"): 60_000}
+                ("apex-ddpg", "LunarLanderContinuous-v3"): 500_000, ("qt-opt", "LunarLanderContinuous-v3"): 60_000,
+                **{("impala", env): 1_000_000 for env in ("LunarLander-v3", "Pendulum-v1", "LunarLanderContinuous-v3")},
+                ("seed", "LunarLander-v3"): 1_000_000}
 
-# IMPALA on Pong: the throughput preset of benchmarks/throughput.py (a smoke cell, not a learning one)
-PONG = ("impala", "ALE/Pong-v5", {"num_envs": 8, "unroll_length": 20, "reward_clip": 1.0, "entropy_coef": 0.01,
-                                   "lr": 6e-4, "optimizer_eps": 1e-5})
+# IMPALA on Pong: the throughput preset of benchmarks/throughput.py (a smoke cell, not a learning one), over the
+# one-step V-trace config
+PONG = ("impala", "ALE/Pong-v5", {**ONE_STEP_VTRACE, "num_envs": 8, "unroll_length": 20, "reward_clip": 1.0,
+                                   "entropy_coef": 0.01, "lr": 6e-4, "optimizer_eps": 1e-5})
 PONG_SECONDS = 20.0
 SUITES = ("quick", "full", "beyond")
 

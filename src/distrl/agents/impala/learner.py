@@ -1,5 +1,5 @@
-"""IMPALA learner: V-trace targets and the actor-critic loss of section 4.2; with ``ppo_clip``, APPO's clipped
-surrogate over ``epochs`` passes of ``minibatches`` each."""
+"""IMPALA learner: V-trace targets and the actor-critic loss of section 4.2; with ``ppo_clip`` (the default), APPO's
+clipped surrogate over ``epochs`` passes of ``minibatches`` each (by default PPO's: minibatches of single steps)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import torch
 from distrl.agents.common.gradient_learner import GradientLearner
 from distrl.agents.common.learner_inputs import discounts_and_masks, env_stream_slices
 from distrl.agents.common.normalising import track_statistics, value_terms
+from distrl.agents.impala.config import minibatch_count
 from distrl.ops import (
     clipped_surrogate_loss,
     entropy_loss,
@@ -20,7 +21,7 @@ from distrl.ops import (
 class ImpalaLearner(GradientLearner):
     def step(self, batch: dict[str, np.ndarray]) -> dict[str, float]:
         b = self.batch_tensors(batch)
-        if self.cfg.epochs == 1 and self.cfg.minibatches == 1 and self.cfg.minibatch_by == "stream":
+        if self.cfg.epochs == 1 and self.cfg.minibatches <= 1 and self.cfg.minibatch_by == "stream":
             applied, vs = self._update(b)
             return track_statistics(self.model, b["obs"], vs, b["valid"].float(), applied, self.reduce_sums)
         return self._passes(b)
@@ -41,7 +42,7 @@ class ImpalaLearner(GradientLearner):
         before = self.nonfinite
         if self.cfg.minibatch_by == "step":
             return self._step_minibatches(b, before)
-        parts = env_stream_slices(b, self.cfg.minibatches)
+        parts = env_stream_slices(b, minibatch_count(self.cfg, b["rewards"].shape[1], b["rewards"].numel()))
         for _ in range(self.cfg.epochs - 1):
             for part in parts:
                 self._update(part)
@@ -72,12 +73,13 @@ class ImpalaLearner(GradientLearner):
                  "actions": b["actions"].reshape((T * B,) + b["actions"].shape[2:]),
                  "behaviour_logp": b["behaviour_logp"].reshape(-1), "advantages": advantages.reshape(-1),
                  "vs": vt.vs.reshape(-1), "valid": valid.reshape(-1)}
-        cuts = np.linspace(0, T * B, cfg.minibatches + 1).round().astype(int)
+        cuts = np.linspace(0, T * B, minibatch_count(cfg, B, T * B) + 1).round().astype(int)
         applied = []
         for _ in range(cfg.epochs):
             order = torch.randperm(T * B, device=valid.device)
+            shuffled = {k: v[order] for k, v in steps.items()}  # one gather per pass; the minibatches are views
             for lo, hi in zip(cuts[:-1], cuts[1:]):
-                mb = {k: v[order[lo:hi]] for k, v in steps.items()}
+                mb = {k: v[lo:hi] for k, v in shuffled.items()}
                 logp, entropy, value = self.model.evaluate(mb["obs"], mb["actions"])
                 applied.append(self._loss_and_apply(mb, logp, entropy, value, mb["vs"], mb["advantages"], mb["valid"]))
         return self._after_passes(b, before, applied, vt.vs)

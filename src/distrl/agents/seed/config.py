@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from distrl.agents.common import settings as common
-from distrl.agents.impala.config import ImpalaConfig
+from distrl.agents.impala.config import ONE_STEP_VTRACE, ImpalaConfig
 from distrl.config import setting
 
 
@@ -25,12 +24,14 @@ class InferenceSettings:
     tls_key: str = setting("", "PEM private key file of tls_cert.")
 
 
+# SEED's defaults before 2026-11-28: IMPALA's one-step config with 128 envs per actor (every request is a round trip:
+# 64 -> 128 took CartPole from 101k to 192k env steps/s on local) and RMSProp's epsilon 1e-3 (with 1e-5 the curve fell
+# from 475 to 9-210 on 3 of seeds 0-3; with 0.01 no seed of 0-3 reached 475 within 1.5M steps)
+SEED_ONE_STEP = {**ONE_STEP_VTRACE, "num_envs": 128, "optimizer_eps": 1e-3}
+
+
 @dataclass(frozen=True)
 class SeedConfig(ImpalaConfig, InferenceSettings):
-    # twice IMPALA's: every request is a round trip, so more envs per request amortise it (measured: 64 -> 128
-    # envs per actor took CartPole from 101k to 192k env steps/s on local, and still solves it)
-    num_envs: int = common.num_envs(128, "; an actor sends them as one request")
-    # measured with benchmarks/curve_stability.py seed (seeds 0-7): 1e-5 let the curve fall from 475 to 9-210
-    # on 3 of 4 seeds; IMPALA's 0.01 is too slow for 128 envs per actor (no seed of 0-3 reached 475 within
-    # 1.5M steps); 1e-3 held on 7 of 8 (the eighth dipped to 353) with greedy eval 500 on all 8
-    optimizer_eps: float = common.optimizer_eps(1e-3)
+    """IMPALA's defaults (the same learner), 16 envs per actor as IMPALA's. With PPO's passes the learner is the
+    bottleneck, so more envs per request buy little, and 128 envs would make batches of 32k steps: the same updates per
+    env step, but new weights 8x less often, each batch gathered by an older policy (README "Beyond CartPole")."""
