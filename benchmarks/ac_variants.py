@@ -41,6 +41,8 @@ def main() -> None:
                    "their defaults before 2026-11-28, the one-step V-trace config")
     add_flag(p)
     args = p.parse_args()
+    if args.over == "one-step" and args.system not in ONE_STEP:
+        p.error("--over one-step is IMPALA's or SEED's former config: give --system impala or seed")
     block = f"variants-{args.system}-{env_label(args.env)}-{steps_label(int(args.steps))}"
     writer = start([block], p, args)
     base = {"normalised": dict(ONE_STEP.get(args.system, {}), **NORMALISED), "defaults": {},

@@ -36,6 +36,8 @@ def main() -> None:
     args = p.parse_args()
     settings = dict(a.split("=", 1) for a in args.assignments)
     if args.one_step:
+        if args.system not in ("impala", "seed"):
+            p.error("--one-step is IMPALA's or SEED's former config: give impala or seed")
         settings = {**{"impala": ONE_STEP_VTRACE, "seed": SEED_ONE_STEP}[args.system], "total_steps": 1_500_000,
                     **settings}
     print("| seed | first >= solved at (env steps) | lowest after | holds | final training mean | greedy eval | wall s |")

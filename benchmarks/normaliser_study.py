@@ -1,4 +1,5 @@
-"""The defaults issue's study of the actor-critic normalisers: IMPALA's default config against the same system
+"""The defaults issue's study of the actor-critic normalisers: IMPALA's one-step config (its default until 2026-11-28;
+A2C's default for ``--system a2c``) against the same system
 with observation normalisation, PopArt and standardised advantages (Adam 3e-4, entropy 0.01), on the beyond-
 CartPole suite. One seed per cell, cells in turn (never two timed runs at once).
 
