@@ -195,7 +195,7 @@ def test_env_exception_restarts_the_actor_and_training_goes_on(tmp_path, monkeyp
     marker.write_text("x")
     monkeypatch.setenv("DISTRL_CRASH_MARKER", str(marker))
     s = distrl.train("impala", env="tests.envs.crashing:DistrlCrashOnce-v0", runtime="local", total_steps=30_000,
-                     num_actors=2, num_envs=4, unroll_length=8, run_dir=str(tmp_path / "r"))
+                     num_actors=2, **dict(ONE_STEP_VTRACE, num_envs=4), run_dir=str(tmp_path / "r"))
     assert not marker.exists()  # an actor did hit the failure
     assert s["actor_restarts"] == 1 and s["env_steps"] >= 30_000
 
@@ -214,8 +214,8 @@ def test_learner_exception_stops_the_run_and_keeps_the_checkpoint(tmp_path, monk
 
     monkeypatch.setattr(ImpalaLearner, "step", failing_step)
     with pytest.raises(FloatingPointError, match="simulated learner failure"):
-        distrl.train("impala", env="CartPole-v1", runtime="local", total_steps=10**8, num_actors=2, num_envs=8,
-                     checkpoint_interval_s=0.05, run_dir=str(tmp_path / "r"))
+        distrl.train("impala", env="CartPole-v1", runtime="local", total_steps=10**8, num_actors=2,
+                     **dict(ONE_STEP_VTRACE, num_envs=8), checkpoint_interval_s=0.05, run_dir=str(tmp_path / "r"))
     assert list((tmp_path / "r" / "checkpoints").glob("step-*"))
 
 

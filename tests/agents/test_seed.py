@@ -3,7 +3,7 @@ import pytest
 import distrl
 from distrl.errors import ConfigError
 
-SMALL = dict(num_actors=2, num_envs=4, unroll_length=8, hidden=(32, 32))
+SMALL = dict(num_actors=2, num_envs=4, unroll_length=8, hidden=(32, 32), epochs=1)  # one update per batch
 
 
 @pytest.mark.parametrize("runtime", ["inline", "local"])

@@ -12,6 +12,7 @@ import pytest
 ray = pytest.importorskip("ray", reason="ray extra not installed")
 
 import distrl  # noqa: E402
+from distrl.agents.impala.config import ONE_STEP_VTRACE  # noqa: E402
 from distrl.runtime.backends import make_backend  # noqa: E402
 from tests.ray_cluster import two_node_cluster  # noqa: E402
 from tests.runtime.backends import contract  # noqa: E402
@@ -69,7 +70,7 @@ def test_contract_shutdown_kills_actors(cluster):
 
 def test_impala_trains_on_both_nodes(cluster, tmp_path):
     s = distrl.train("impala", env="CartPole-v1", runtime="ray", ray_address=cluster.address, total_steps=60_000,
-                     num_envs=16, unroll_length=16, run_dir=str(tmp_path / "r"), num_actors=2)
+                     **dict(ONE_STEP_VTRACE, num_envs=16, unroll_length=16), run_dir=str(tmp_path / "r"), num_actors=2)
     assert s["learner_updates"] >= 200
     assert s["actor_nodes"] == 2  # SPREAD placed one actor on each node
     assert s["policy_lag_mean"] is not None and s["episodes"] > 0
