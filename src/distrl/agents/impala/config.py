@@ -26,8 +26,8 @@ from distrl.config import setting
 MINIBATCH_STEPS = 64
 
 
-def minibatch_count(cfg, streams: int, steps: int) -> int:
-    """How many minibatches a pass cuts a batch of ``streams`` env streams and ``steps`` steps into."""
+def minibatch_count(cfg, steps: int) -> int:
+    """How many minibatches a pass cuts a batch of ``steps`` steps into."""
     if cfg.minibatches:
         return cfg.minibatches
     return max(1, steps // MINIBATCH_STEPS) if cfg.minibatch_by == "step" else 1

@@ -42,7 +42,7 @@ class ImpalaLearner(GradientLearner):
         before = self.nonfinite
         if self.cfg.minibatch_by == "step":
             return self._step_minibatches(b, before)
-        parts = env_stream_slices(b, minibatch_count(self.cfg, b["rewards"].shape[1], b["rewards"].numel()))
+        parts = env_stream_slices(b, minibatch_count(self.cfg, b["rewards"].numel()))
         for _ in range(self.cfg.epochs - 1):
             for part in parts:
                 self._update(part)
@@ -73,7 +73,7 @@ class ImpalaLearner(GradientLearner):
                  "actions": b["actions"].reshape((T * B,) + b["actions"].shape[2:]),
                  "behaviour_logp": b["behaviour_logp"].reshape(-1), "advantages": advantages.reshape(-1),
                  "vs": vt.vs.reshape(-1), "valid": valid.reshape(-1)}
-        cuts = np.linspace(0, T * B, minibatch_count(cfg, B, T * B) + 1).round().astype(int)
+        cuts = np.linspace(0, T * B, minibatch_count(cfg, T * B) + 1).round().astype(int)
         applied = []
         for _ in range(cfg.epochs):
             order = torch.randperm(T * B, device=valid.device)
