@@ -3,8 +3,8 @@ seed, the peak of the training mean (last 100 episodes) and where it was, the fi
 evaluation over 20 episodes (mean and worst episode), the wall time and ten points of the curve (evenly spaced,
 the first and the last included). Variants are
 settings laid over ``normaliser_study.NORMALISED`` (the actor-critic normalised config, itself over IMPALA's and
-SEED's one-step config; ``--over defaults``: over the system's defaults; ``--over one-step``: over IMPALA's or SEED's
-defaults before 2026-11-28); runs one at a time.
+SEED's one-step config; ``--over defaults``: over the system's defaults; ``--over one-step``: over IMPALA's, SEED's
+or A2C's defaults before 2026-11-28, one update per batch); runs one at a time.
 
     python benchmarks/ac_variants.py --env LunarLander-v3 --steps 2e6 --seeds 0 1 2 \\
         --variants '{"base": {}, "lr 6e-4": {"lr": 6e-4}, "gamma 0.999": {"gamma": 0.999}}'
@@ -37,12 +37,12 @@ def main() -> None:
     p.add_argument("--seeds", type=int, nargs="+", default=[0])
     p.add_argument("--variants", default='{"base": {}}', help="JSON: name -> settings over the base config")
     p.add_argument("--over", choices=["normalised", "defaults", "one-step"], default="normalised",
-                   help="the base config: the actor-critic normalised one, the system's defaults, or (IMPALA, SEED) "
-                   "their defaults before 2026-11-28, the one-step V-trace config")
+                   help="the base config: the actor-critic normalised one, the system's defaults, or (IMPALA, SEED, "
+                   "A2C) their defaults before 2026-11-28, one update per batch")
     add_flag(p)
     args = p.parse_args()
     if args.over == "one-step" and args.system not in ONE_STEP:
-        p.error("--over one-step is IMPALA's or SEED's former config: give --system impala or seed")
+        p.error(f"--over one-step is a former config of {', '.join(ONE_STEP)}: give --system as one of them")
     block = f"variants-{args.system}-{env_label(args.env)}-{steps_label(int(args.steps))}"
     writer = start([block], p, args)
     base = {"normalised": dict(ONE_STEP.get(args.system, {}), **NORMALISED), "defaults": {},

@@ -7,8 +7,8 @@ mean (last 100 episodes) first reached ``--solved`` and the lowest it fell to af
     python benchmarks/curve_stability.py impala --seeds 0 1 2 3 4 5 6 7
     python benchmarks/curve_stability.py impala --one-step --set entropy_coef=0.01 --set lr=1e-3
 
-``--one-step``: over IMPALA's or SEED's defaults before 2026-11-28 and their budget then, 1.5M env steps (the
-one-step V-trace config, which the README's curve-stability figures ran).
+``--one-step``: over IMPALA's, SEED's or A2C's defaults before 2026-11-28 and their budget then (1.5M env steps, A2C's
+1M): one update per batch, the config the README's curve-stability figures ran.
 """
 
 from __future__ import annotations
@@ -34,14 +34,15 @@ def main() -> None:
     p.add_argument("--solved", type=float, default=475.0)
     p.add_argument("--floor", type=float, default=400.0)
     p.add_argument("--set", dest="assignments", action="append", default=[], metavar="KEY=VALUE")
-    p.add_argument("--one-step", action="store_true", help="over IMPALA's or SEED's one-step config (their defaults "
-                   "before 2026-11-28) and its 1.5M env steps")
+    p.add_argument("--one-step", action="store_true", help="over IMPALA's, SEED's or A2C's one-update-per-batch config "
+                   "(their defaults before 2026-11-28) and its budget then")
     args = p.parse_args()
     settings = dict(a.split("=", 1) for a in args.assignments)
     if args.one_step:
         if args.system not in ONE_STEP:
-            p.error("--one-step is IMPALA's or SEED's former config: give impala or seed")
-        settings = {**ONE_STEP[args.system], "total_steps": 1_500_000, **settings}
+            p.error(f"--one-step is a former config of {', '.join(ONE_STEP)}: give one of them")
+        budget = 1_000_000 if args.system == "a2c" else 1_500_000
+        settings = {**ONE_STEP[args.system], "total_steps": budget, **settings}
     print("| seed | first >= solved at (env steps) | lowest after | holds | final training mean | greedy eval | wall s |")
     print("|---|---|---|---|---|---|---|")
     held = 0

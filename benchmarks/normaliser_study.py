@@ -1,5 +1,5 @@
 """The defaults issue's study of the actor-critic normalisers: IMPALA's one-step config (its default until 2026-11-28;
-A2C's default for ``--system a2c``) against the same system
+A2C's one-update config, its default until then, for ``--system a2c``) against the same system
 with observation normalisation, PopArt and standardised advantages (Adam 3e-4, entropy 0.01), on the beyond-
 CartPole suite. One seed per cell, cells in turn (never two timed runs at once).
 
@@ -20,15 +20,16 @@ import time
 from pathlib import Path
 
 import distrl
+from distrl.agents.a2c.config import PAPER_A2C
 from distrl.agents.impala.config import ONE_STEP_VTRACE
 from distrl.agents.seed.config import SEED_ONE_STEP
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from readme_blocks import add_flag, markdown_table, start  # noqa: E402  (the benchmarks folder's own helper)
 
-# IMPALA's and SEED's defaults before 2026-11-28, which the study's "default" rows ran and its normalised config was
-# laid over (the settings the study names are the same either way)
-ONE_STEP = {"impala": ONE_STEP_VTRACE, "seed": SEED_ONE_STEP}
+# IMPALA's, SEED's and A2C's defaults before 2026-11-28 (one update per batch), which the study's "default" rows ran and
+# its normalised config was laid over (the settings the study names are the same either way)
+ONE_STEP = {"impala": ONE_STEP_VTRACE, "seed": SEED_ONE_STEP, "a2c": PAPER_A2C}
 NORMALISED = {"obs_norm": True, "value_norm": True, "normalize_advantages": True, "optimizer": "adam", "lr": 3e-4,
               "optimizer_eps": 1e-5, "entropy_coef": 0.01}
 CELLS = [("LunarLander-v3", 5_000_000), ("Pendulum-v1", 5_000_000), ("LunarLanderContinuous-v3", 5_000_000)]

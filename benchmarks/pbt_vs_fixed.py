@@ -8,6 +8,10 @@ own env steps to the target (or "not reached" within --total-steps), and their m
 PBT paper's claim is about (PBT finds a good schedule for less than what a typical fixed choice costs).
 
     python benchmarks/pbt_vs_fixed.py --readme    # the README's table (seeds 0-2)
+
+Members run the system's one-update-per-batch config where it has one (``normaliser_study.ONE_STEP``: A2C's,
+IMPALA's and SEED's defaults before 2026-11-28, which the README's table ran): the claim is about the schedule PBT
+finds, and one update per batch is what the spread of learning rates was drawn for.
 """
 
 from __future__ import annotations
@@ -23,7 +27,8 @@ from pathlib import Path
 from distrl.pbt import run_pbt
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from readme_blocks import Table, add_flag, start  # noqa: E402  (the benchmarks folder's own helper)
+from normaliser_study import ONE_STEP  # noqa: E402  (the benchmarks folder's own helpers)
+from readme_blocks import Table, add_flag, start  # noqa: E402
 
 
 def population_steps_to_target(pop: Path, target: float) -> int | None:
@@ -73,7 +78,8 @@ def main() -> None:
                 pop = Path(d) / "pop"
                 t0 = time.perf_counter()
                 run_pbt(args.system, args.env, population=args.population, explore=args.explore,
-                        ready_steps=args.ready_steps, total_steps=args.total_steps, seed=seed, run_dir=str(pop), **flags)
+                        ready_steps=args.ready_steps, total_steps=args.total_steps, seed=seed, run_dir=str(pop),
+                        settings=dict(ONE_STEP.get(args.system, {})), **flags)
                 out[arm] = (population_steps_to_target(pop, args.target), member_steps_to_target(pop, args.target),
                             time.perf_counter() - t0)
         pbt_steps, _, pbt_wall = out["pbt"]

@@ -121,7 +121,8 @@ def test_minibatches_plan_exactly_up_to_the_streams_or_steps_of_a_batch(envs, un
 def test_minibatches_0_cuts_steps_into_minibatches_of_about_64(by, steps, want):
     """The default count: PPO's minibatches of 64 steps (a batch of fewer steps is one minibatch), whatever the batch
     size, so SEED's larger batches get the same minibatch as IMPALA's; by env stream, the whole batch."""
-    from distrl.agents.impala.config import ImpalaConfig, minibatch_count
+    from distrl.agents.common.settings import minibatch_count
+    from distrl.agents.impala.config import ImpalaConfig
 
     assert minibatch_count(ImpalaConfig(minibatches=0, minibatch_by=by), steps) == want
     assert minibatch_count(ImpalaConfig(minibatches=3, minibatch_by=by), steps) == 3

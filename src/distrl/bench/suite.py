@@ -45,7 +45,8 @@ BEYOND_SECONDS = 300.0
 # config is the default either way, only the run is longer (Ape-X's and GORILA's linear lr decay stretches with it)
 BEYOND_STEPS = {("apex-dqn", "LunarLander-v3"): 2_000_000, ("gorila", "LunarLander-v3"): 800_000,
                 ("apex-ddpg", "LunarLanderContinuous-v3"): 500_000, ("qt-opt", "LunarLanderContinuous-v3"): 60_000,
-                **{("impala", env): 1_000_000 for env in ("LunarLander-v3", "Pendulum-v1", "LunarLanderContinuous-v3")},
+                **{(system, env): 1_000_000 for system in ("a2c", "impala")
+                   for env in ("LunarLander-v3", "Pendulum-v1", "LunarLanderContinuous-v3")},
                 ("seed", "LunarLander-v3"): 1_000_000}
 
 # IMPALA on Pong: the throughput preset of benchmarks/throughput.py (a smoke cell, not a learning one), over the

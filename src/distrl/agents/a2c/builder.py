@@ -16,6 +16,7 @@ from distrl.agents.a2c.config import A2CConfig
 from distrl.agents.a2c.learner import A2CLearner
 from distrl.agents.a2c.networks import make_model
 from distrl.agents.common.evaluator import evaluator_roles
+from distrl.agents.common.passes import check_minibatches
 from distrl.agents.common.unroll_actor import UnrollActor, unroll_spec
 from distrl.core.program import Channel, Hyperparameter, Program, Role, Weights
 from distrl.core.system import BuildContext
@@ -31,6 +32,7 @@ def _learner(env: EnvSpec, cfg: A2CConfig, handles: dict) -> A2CLearner:
 
 
 def build(cfg: A2CConfig, ctx: BuildContext) -> Program:
+    check_minibatches(cfg, streams=cfg.num_envs)
     env = ctx.env
     spec = unroll_spec(env, cfg.num_envs, cfg.unroll_length)
     actor = Role("actor", partial(_actor, ctx.env_id, env, cfg), count=1, uses=("weights",), emits="unrolls",

@@ -1,37 +1,84 @@
-"""A2C learner: GAE or n-step advantages, policy gradient + baseline + entropy (A3C eq. 9)."""
+"""A2C learner: GAE or n-step advantages, policy gradient + baseline + entropy (A3C eq. 9); by default with PPO's
+clipped surrogate over several passes of each batch (``ppo_clip``, ``epochs``, ``minibatches``; ``passes.py``)."""
 
 from __future__ import annotations
 
 import numpy as np
 import torch
 
-from distrl.agents.common.gradient_learner import GradientLearner
 from distrl.agents.common.learner_inputs import discounts_and_masks
 from distrl.agents.common.normalising import track_statistics, value_terms
+from distrl.agents.common.passes import PassesLearner, flat_steps
 from distrl.models import ActorCritic
-from distrl.ops import entropy_loss, gae, policy_gradient_loss
+from distrl.ops import clipped_surrogate_loss, entropy_loss, gae, policy_gradient_loss
+
+
+def advantages_and_returns(b: dict[str, torch.Tensor], values: torch.Tensor, bootstrap: torch.Tensor, cfg):
+    """GAE(lambda) advantages (n-step returns' with ``advantage=nstep``: lambda 1) over a time-major unroll, its
+    value targets (advantage + value) and valid mask, from values that carry no gradient."""
+    discounts, trace, valid = discounts_and_masks(b, cfg.gamma)
+    lam = cfg.gae_lambda if cfg.advantage == "gae" else 1.0
+    adv = gae(b["rewards"], discounts, values, bootstrap, lam=lam * trace)
+    return adv, adv + values, valid
+
+
+def actor_critic_loss(model: ActorCritic, logp, entropy, values, returns, adv, valid, cfg, entropy_coef: float,
+                      reduce=None, old_logp=None) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+    """A3C eq. 9: the policy gradient (PPO's clipped surrogate against ``old_logp`` when given and ``cfg.ppo_clip``),
+    the value loss and the entropy bonus, with the normalisers' terms (``value_terms``)."""
+    adv, vf, norm_terms = value_terms(model, values, returns, adv, valid, cfg.normalize_advantages, reduce)
+    if old_logp is not None and cfg.ppo_clip:
+        pg = clipped_surrogate_loss(logp, old_logp, adv, cfg.ppo_clip, valid)
+    else:
+        pg = policy_gradient_loss(logp, adv, valid)
+    ent = entropy_loss(entropy, valid)
+    loss = pg + cfg.value_coef * vf + entropy_coef * ent
+    return loss, {"loss_policy": pg, "loss_value": vf, "entropy": -ent, **norm_terms}
 
 
 def a2c_loss(model: ActorCritic, b: dict[str, torch.Tensor], cfg,
              entropy_coef: float | None = None, reduce=None) -> tuple[torch.Tensor, dict[str, torch.Tensor], torch.Tensor]:
-    """A3C eq. 9 on a time-major unroll: policy gradient with GAE or n-step advantages, a value
-    baseline and an entropy bonus (``entropy_coef``, default ``cfg``'s). Shared by A2C (one learner) and
-    A3C (every worker). Returns the loss, the terms to report and the value targets (the returns)."""
+    """A3C eq. 9 on a time-major unroll, one update: policy gradient with GAE or n-step advantages, a value
+    baseline and an entropy bonus (``entropy_coef``, default ``cfg``'s). Shared by A2C's one-update path and A3C
+    (every worker). Returns the loss, the terms to report and the value targets (the returns)."""
     logp, entropy, values, bootstrap = model.evaluate_unroll(b["obs"], b["actions"])
-    discounts, trace, valid = discounts_and_masks(b, cfg.gamma)
-    lam = cfg.gae_lambda if cfg.advantage == "gae" else 1.0
-    adv = gae(b["rewards"], discounts, values.detach(), bootstrap.detach(), lam=lam * trace)
-    returns = adv + values.detach()
-    adv, vf, norm_terms = value_terms(model, values, returns, adv, valid, cfg.normalize_advantages, reduce)
-    pg = policy_gradient_loss(logp, adv, valid)
-    ent = entropy_loss(entropy, valid)
-    loss = pg + cfg.value_coef * vf + (cfg.entropy_coef if entropy_coef is None else entropy_coef) * ent
-    return loss, {"loss_policy": pg, "loss_value": vf, "entropy": -ent, **norm_terms}, returns
+    adv, returns, valid = advantages_and_returns(b, values.detach(), bootstrap.detach(), cfg)
+    loss, terms = actor_critic_loss(model, logp, entropy, values, returns, adv, valid, cfg,
+                                    cfg.entropy_coef if entropy_coef is None else entropy_coef, reduce)
+    return loss, terms, returns
 
 
-class A2CLearner(GradientLearner):
+class A2CLearner(PassesLearner):
     def step(self, batch: dict[str, np.ndarray]) -> dict[str, float]:
         b = self.batch_tensors(batch)
+        if self.cfg.epochs == 1 and self.cfg.minibatches == 1:
+            return self._one_update(b)
+        return self._passes(b)
+
+    def _one_update(self, b: dict[str, torch.Tensor]) -> dict[str, float]:
+        """The paper's A2C: one update on the whole batch (a NaN or inf in it makes the loss non-finite, and
+        ``apply`` skips the update)."""
         loss, terms, returns = a2c_loss(self.model, b, self.cfg, self.hyper.get("entropy_coef"), self.reduce_sums)
         applied = self.apply(loss, terms)
         return track_statistics(self.model, b["obs"], returns, b["valid"].float(), applied, self.reduce_sums)
+
+    def _passes(self, b: dict[str, torch.Tensor]) -> dict[str, float]:
+        """PPO's passes (``passes.py``): the advantages, value targets and old policy fixed at the batch's start,
+        each minibatch of single steps an update with the clipped surrogate."""
+        skipped = self.nonfinite_batch(b)
+        if skipped:
+            return skipped
+        before = self.nonfinite
+        with torch.no_grad():
+            old_logp, _, values, bootstrap = self.model.evaluate_unroll(b["obs"], b["actions"])
+            adv, returns, valid = advantages_and_returns(b, values, bootstrap, self.cfg)
+        steps = flat_steps(b, valid, old_logp=old_logp, advantages=adv, returns=returns)
+        entropy_coef = self.hyper.get("entropy_coef", self.cfg.entropy_coef)
+
+        def update(mb: dict[str, torch.Tensor]) -> dict[str, float]:
+            logp, entropy, value = self.model.evaluate(mb["obs"], mb["actions"])
+            loss, terms = actor_critic_loss(self.model, logp, entropy, value, mb["returns"], mb["advantages"],
+                                            mb["valid"], self.cfg, entropy_coef, self.reduce_sums, mb["old_logp"])
+            return self.apply(loss, terms)
+
+        return self.after_passes(b, before, self.step_passes(steps, update), returns)

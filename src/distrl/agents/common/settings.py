@@ -74,3 +74,27 @@ def value_norm(default: bool) -> object:
 def value_norm_decay(default: float) -> object:
     return setting(default, "Step of PopArt's moving averages per update (the paper: 3e-4 over billions of frames; "
                    "runs of thousands of updates need it faster).", low=0.0, high=1.0, low_open=True)
+
+
+# steps per minibatch when ``minibatches`` is 0 and minibatches are of steps: PPO's (Stable-Baselines3's batch_size,
+# RL Zoo's LunarLander); a count would not carry over between batch sizes (SEED's differ from IMPALA's)
+MINIBATCH_STEPS = 64
+
+
+def minibatch_count(cfg, steps: int) -> int:
+    """How many minibatches a pass cuts a batch of ``steps`` steps into (``cfg.minibatches``, or with 0 about
+    ``MINIBATCH_STEPS`` steps each; IMPALA's minibatches of whole env streams, ``minibatch_by=stream``, default to
+    the whole batch)."""
+    if cfg.minibatches:
+        return cfg.minibatches
+    return max(1, steps // MINIBATCH_STEPS) if getattr(cfg, "minibatch_by", "step") == "step" else 1
+
+
+def epochs(default: int, without_clip: str) -> object:
+    return setting(default, f"Passes of the learner over each batch (PPO's, with ppo_clip; without it, {without_clip}).",
+                   low=1, high=100)
+
+
+def ppo_clip(default: float, against: str, zero: str) -> object:
+    return setting(default, f"PPO's clipped surrogate (Schulman et al. 2017, eq. 7) against {against}, |ratio - 1| <= "
+                   f"ppo_clip (0: {zero}).", low=0.0)

@@ -12,6 +12,7 @@ import dataclasses
 from functools import partial
 
 from distrl.agents.common.evaluator import evaluator_roles
+from distrl.agents.common.passes import check_minibatches
 from distrl.agents.common.unroll_actor import UnrollActor, unroll_spec
 from distrl.agents.impala.config import ImpalaConfig
 from distrl.agents.impala.learner import ImpalaLearner
@@ -20,7 +21,6 @@ from distrl.core.program import Channel, Hyperparameter, Program, Role, Weights
 from distrl.core.system import BuildContext
 from distrl.envs import EnvSpec
 from distrl.envs.make import is_atari
-from distrl.errors import ConfigError
 
 
 def _actor(env_id: str, env: EnvSpec, cfg: ImpalaConfig, index: int, seed: int, handles: dict) -> UnrollActor:
@@ -37,20 +37,8 @@ def atari_defaults(cfg, env_id: str):
     return cfg
 
 
-def check_minibatches(cfg) -> None:
-    """A minibatch is whole env streams of a batch (``learner_inputs.env_stream_slices``) or single steps: at least one
-    of them each."""
-    streams = cfg.num_envs * cfg.batch_unrolls
-    if cfg.minibatch_by == "step":
-        most, unit = streams * cfg.unroll_length, "steps in a batch (num_envs * batch_unrolls * unroll_length)"
-    else:
-        most, unit = streams, "env streams in a batch (num_envs * batch_unrolls)"
-    if cfg.minibatches > most:
-        raise ConfigError(f"minibatches {cfg.minibatches} exceeds the {unit}, {most}: give at most {most}")
-
-
 def build(cfg: ImpalaConfig, ctx: BuildContext) -> Program:
-    check_minibatches(cfg)
+    check_minibatches(cfg, streams=cfg.num_envs * cfg.batch_unrolls)
     cfg, env = atari_defaults(cfg, ctx.env_id), ctx.env
     spec = unroll_spec(env, cfg.num_envs, cfg.unroll_length)
     actors = Role("actor", partial(_actor, ctx.env_id, env, cfg), count=cfg.num_actors, uses=("weights",),

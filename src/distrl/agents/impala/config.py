@@ -19,18 +19,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from distrl.agents.common import settings as common
+from distrl.agents.common.settings import MINIBATCH_STEPS
 from distrl.config import setting
-
-# steps per minibatch when ``minibatches`` is 0 and minibatches are of steps: PPO's (Stable-Baselines3's batch_size,
-# RL Zoo's LunarLander); a count would not carry over between batch sizes (SEED's differ from IMPALA's)
-MINIBATCH_STEPS = 64
-
-
-def minibatch_count(cfg, steps: int) -> int:
-    """How many minibatches a pass cuts a batch of ``steps`` steps into."""
-    if cfg.minibatches:
-        return cfg.minibatches
-    return max(1, steps // MINIBATCH_STEPS) if cfg.minibatch_by == "step" else 1
 
 # IMPALA's defaults before one configuration for the suite replaced them (2026-11-28): one V-trace step per batch,
 # tuned on CartPole (1.5M env steps in ~7 s on local). Older runs' missing settings take these (OLDER_RUN_DEFAULTS),
@@ -63,11 +53,9 @@ class ImpalaConfig:
     vtrace_lambda: float = setting(0.98, "lambda mixed into the trace coefficients c (1: the paper's V-trace; on the "
                                    "learner's own policy's data, V-trace with lambda is GAE(lambda)).",
                                    low=0.0, high=1.0)
-    ppo_clip: float = setting(0.2, "APPO: PPO's clipped surrogate against the behaviour policy, |pi/mu - 1| <= "
-                              "ppo_clip (0: the paper's V-trace policy gradient).", low=0.0)
-    epochs: int = setting(4, "Passes of the learner over each batch (APPO's, with ppo_clip; without it, more plain "
-                          "V-trace steps on the same data, with minibatch_by=step their rho fixed at the batch's "
-                          "start).", low=1, high=100)
+    ppo_clip: float = common.ppo_clip(0.2, "the behaviour policy (APPO)", "the paper's V-trace policy gradient")
+    epochs: int = common.epochs(4, "more plain V-trace steps on the same data, with minibatch_by=step their rho "
+                                "fixed at the batch's start")
     minibatches: int = setting(0, "Minibatches each pass cuts a batch into (by env stream: at most num_envs * "
                                "batch_unrolls; by step: at most that times unroll_length); each is an update and a "
                                "weights version, so policy lag counts them. 0: minibatches of about "

@@ -6,10 +6,9 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from distrl.agents.common.gradient_learner import GradientLearner
 from distrl.agents.common.learner_inputs import discounts_and_masks, env_stream_slices
 from distrl.agents.common.normalising import track_statistics, value_terms
-from distrl.agents.impala.config import minibatch_count
+from distrl.agents.common.passes import PassesLearner, flat_steps, minibatch_count
 from distrl.ops import (
     clipped_surrogate_loss,
     entropy_loss,
@@ -18,7 +17,7 @@ from distrl.ops import (
 )
 
 
-class ImpalaLearner(GradientLearner):
+class ImpalaLearner(PassesLearner):
     def step(self, batch: dict[str, np.ndarray]) -> dict[str, float]:
         b = self.batch_tensors(batch)
         if self.cfg.epochs == 1 and self.cfg.minibatches <= 1 and self.cfg.minibatch_by == "stream":
@@ -28,17 +27,11 @@ class ImpalaLearner(GradientLearner):
 
     def _passes(self, b: dict[str, torch.Tensor]) -> dict[str, float]:
         """APPO's ``epochs`` passes over ``minibatches`` of whole env streams (or of single steps, PPO's:
-        ``_step_minibatches``), each an update and a weights version.
-        A batch counts as one update for the non-finite bookkeeping, as a single-update batch does: one with a NaN
-        or inf anywhere is skipped whole (checked over every rank's shard, so data-parallel ranks agree), and a
-        batch with any update skipped for divergence adds one to ``nonfinite`` (the trainer stops a run on a streak
-        of them). The normalisers' statistics move once, after the passes (``_after_passes``), so every update of the
-        batch uses the statistics the actors acted with."""
-        floats = [t for t in b.values() if t.is_floating_point()]
-        bad = self.reduce_sums(torch.stack([(~torch.isfinite(t)).sum() for t in floats]).sum().float().reshape(1))
-        if bad.item() > 0:
-            self.nonfinite += 1
-            return {"nonfinite_skipped": float(self.nonfinite), "lr": self.hyper["lr"]}
+        ``_step_minibatches``), each an update and a weights version; a batch counts as one update for the
+        non-finite bookkeeping (``PassesLearner``)."""
+        skipped = self.nonfinite_batch(b)
+        if skipped:
+            return skipped
         before = self.nonfinite
         if self.cfg.minibatch_by == "step":
             return self._step_minibatches(b, before)
@@ -47,42 +40,21 @@ class ImpalaLearner(GradientLearner):
             for part in parts:
                 self._update(part)
         applied, targets = zip(*(self._update(part) for part in parts))
-        return self._after_passes(b, before, list(applied), torch.cat(targets, dim=1))
-
-    def _after_passes(self, b: dict[str, torch.Tensor], before: int, applied: list[dict[str, float]],
-                      targets: torch.Tensor) -> dict[str, float]:
-        """What a batch of several updates reports (the last applied update's terms; one more non-finite skip if any
-        update of the batch was skipped), and the statistics' one move: the whole batch, with ``targets`` (its last
-        value targets, ``[T, B]``), if any update applied. The batch's data is finite (checked before the passes), so
-        a skipped update was the model's divergence, not a reason to leave its steps out."""
-        self.nonfinite = before + int(self.nonfinite > before)
-        kept = [a for a in applied if "grad_norm" in a]
-        out = {**(kept[-1] if kept else applied[-1]), "nonfinite_skipped": float(self.nonfinite)}
-        return track_statistics(self.model, b["obs"], targets, b["valid"].float(), out, self.reduce_sums)
+        return self.after_passes(b, before, list(applied), torch.cat(targets, dim=1))
 
     def _step_minibatches(self, b: dict[str, torch.Tensor], before: int) -> dict[str, float]:
-        """PPO's passes (Schulman et al. 2017, section 5): the V-trace targets and advantages are taken once, from the
-        weights at the batch's start, and every pass draws its minibatches of single steps at random from the whole
-        batch, so no minibatch is one env's run of correlated steps."""
-        cfg = self.cfg
+        """PPO's passes (``passes.py``) with the V-trace targets and advantages taken once, from the weights at the
+        batch's start."""
         with torch.no_grad():
             target_logp, _, values, bootstrap = self.model.evaluate_unroll(b["obs"], b["actions"])
             vt, advantages, valid = self._vtrace(b, target_logp, values, bootstrap)
-        T, B = valid.shape
-        steps = {"obs": b["obs"][:-1].reshape((T * B,) + b["obs"].shape[2:]),
-                 "actions": b["actions"].reshape((T * B,) + b["actions"].shape[2:]),
-                 "behaviour_logp": b["behaviour_logp"].reshape(-1), "advantages": advantages.reshape(-1),
-                 "vs": vt.vs.reshape(-1), "valid": valid.reshape(-1)}
-        cuts = np.linspace(0, T * B, minibatch_count(cfg, T * B) + 1).round().astype(int)
-        applied = []
-        for _ in range(cfg.epochs):
-            order = torch.randperm(T * B, device=valid.device)
-            shuffled = {k: v[order] for k, v in steps.items()}  # one gather per pass; the minibatches are views
-            for lo, hi in zip(cuts[:-1], cuts[1:]):
-                mb = {k: v[lo:hi] for k, v in shuffled.items()}
-                logp, entropy, value = self.model.evaluate(mb["obs"], mb["actions"])
-                applied.append(self._loss_and_apply(mb, logp, entropy, value, mb["vs"], mb["advantages"], mb["valid"]))
-        return self._after_passes(b, before, applied, vt.vs)
+        steps = flat_steps(b, valid, behaviour_logp=b["behaviour_logp"], advantages=advantages, vs=vt.vs)
+
+        def update(mb: dict[str, torch.Tensor]) -> dict[str, float]:
+            logp, entropy, value = self.model.evaluate(mb["obs"], mb["actions"])
+            return self._loss_and_apply(mb, logp, entropy, value, mb["vs"], mb["advantages"], mb["valid"])
+
+        return self.after_passes(b, before, self.step_passes(steps, update), vt.vs)
 
     def _vtrace(self, b: dict[str, torch.Tensor], target_logp, values, bootstrap):
         """V-trace over ``b`` (time-major) with the given forward's outputs: the targets, the policy-gradient

@@ -13,7 +13,8 @@ from functools import partial
 
 from distrl.agents.common.env_actor import EnvActor
 from distrl.agents.common.evaluator import evaluator_roles
-from distrl.agents.impala.builder import _learner, atari_defaults, check_minibatches
+from distrl.agents.common.passes import check_minibatches
+from distrl.agents.impala.builder import _learner, atari_defaults
 from distrl.agents.seed.config import SeedConfig
 from distrl.agents.seed.networks import ActorCriticPolicy, make_model
 from distrl.config import split_address
@@ -69,7 +70,7 @@ def check_inference_settings(cfg) -> None:
 
 def build(cfg: SeedConfig, ctx: BuildContext) -> Program:
     check_inference_settings(cfg)
-    check_minibatches(cfg)
+    check_minibatches(cfg, streams=cfg.num_envs * cfg.batch_unrolls)
     cfg, env = atari_defaults(cfg, ctx.env_id), ctx.env
     obs = ArraySpec(env.obs_shape, env.obs_dtype.name)
     outputs = {"actions": ArraySpec(env.action_shape, env.action_dtype.name), "behaviour_logp": ArraySpec((), "float32")}
