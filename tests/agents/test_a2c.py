@@ -5,7 +5,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import distrl
-from tests.agents.learning import median, scores
+from tests.agents.learning import scores
 
 
 def test_a2c_learns_cartpole(tmp_path):

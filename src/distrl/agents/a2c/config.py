@@ -19,7 +19,6 @@ from distrl.agents.common import settings as common
 from distrl.agents.common.settings import MINIBATCH_STEPS
 from distrl.config import setting
 
-
 # A2C's defaults before one configuration for the suite replaced them (2026-11-28): one update per batch, tuned on
 # CartPole (1M env steps in ~5 s). Older runs' missing settings take the paper's one update (OLDER_RUN_DEFAULTS).
 PAPER_A2C = {"num_envs": 64, "unroll_length": 8, "gamma": 0.99, "gae_lambda": 0.95, "lr": 2e-3, "lr_schedule": "linear",
