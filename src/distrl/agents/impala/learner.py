@@ -8,7 +8,8 @@ import torch
 
 from distrl.agents.common.learner_inputs import discounts_and_masks, env_stream_slices
 from distrl.agents.common.normalising import track_statistics, value_terms
-from distrl.agents.common.passes import PassesLearner, flat_steps, minibatch_count
+from distrl.agents.common.passes import PassesLearner, flat_steps
+from distrl.agents.common.settings import minibatch_count
 from distrl.ops import (
     clipped_surrogate_loss,
     entropy_loss,
