@@ -46,7 +46,8 @@ class A2CConfig:
                                f"{MINIBATCH_STEPS} steps (PPO's). epochs 1 with 1 minibatch is the paper's A2C: one "
                                "update per batch.", low=0, high=1_000_000)
     max_grad_norm: float = common.max_grad_norm(0.5)
-    normalize_advantages: bool = setting(True, "Standardise advantages over each batch (each minibatch, with minibatches).")
+    normalize_advantages: bool = setting(True, "Standardise advantages over each batch (each minibatch, with "
+                                         "minibatches).")
     hidden: tuple = common.hidden((64, 64))
     obs_norm: bool = common.obs_norm(False)
     value_norm: bool = common.value_norm(True)

@@ -37,7 +37,8 @@ def actor_critic_loss(model: ActorCritic, logp, entropy, values, returns, adv, v
 
 
 def a2c_loss(model: ActorCritic, b: dict[str, torch.Tensor], cfg,
-             entropy_coef: float | None = None, reduce=None) -> tuple[torch.Tensor, dict[str, torch.Tensor], torch.Tensor]:
+             entropy_coef: float | None = None,
+             reduce=None) -> tuple[torch.Tensor, dict[str, torch.Tensor], torch.Tensor]:
     """A3C eq. 9 on a time-major unroll, one update: policy gradient with GAE or n-step advantages, a value
     baseline and an entropy bonus (``entropy_coef``, default ``cfg``'s). Shared by A2C's one-update path and A3C
     (every worker). Returns the loss, the terms to report and the value targets (the returns)."""

@@ -91,7 +91,8 @@ def minibatch_count(cfg, steps: int) -> int:
 
 
 def epochs(default: int, without_clip: str) -> object:
-    return setting(default, f"Passes of the learner over each batch (PPO's, with ppo_clip; without it, {without_clip}).",
+    return setting(default, f"Passes of the learner over each batch (PPO's, with ppo_clip; without it, "
+                   f"{without_clip}).",
                    low=1, high=100)
 
 
