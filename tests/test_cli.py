@@ -12,6 +12,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 TINY = ["--total-steps", "5000", "--quiet", "--set", "num_envs=8"]
+# A2C's paper update, one per batch: the tests that run a whole CLI command for its plumbing, not for learning
+ONE_UPDATE = ["--set", "epochs=1", "--set", "minibatches=1"]
 
 
 @pytest.mark.parametrize("args,fragment", [
@@ -145,7 +147,7 @@ def test_a_closed_pipe_ends_the_run_quietly(tmp_path):
     """``distrl train ... | head -1``: once the reader is gone, no BrokenPipeError traceback."""
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     proc = subprocess.Popen([sys.executable, "-m", "distrl", "train", "a2c", "--total-steps", "60000", "--set", "num_envs=8",
-                             "--set", "log_interval_s=0.05", "--run-dir", str(tmp_path / "r")], cwd=tmp_path, env=env,
+                             *ONE_UPDATE, "--set", "log_interval_s=0.05", "--run-dir", str(tmp_path / "r")], cwd=tmp_path, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     proc.stdout.readline()  # the first progress line, then the reader leaves
     proc.stdout.close()
@@ -185,7 +187,7 @@ def _under_a_terminal(args: list[str], cwd, columns: int = 80, timeout: float = 
 
 
 def test_a_terminal_of_80_columns_gets_a_whole_bar_and_a_human_summary(tmp_path):
-    code, shown = _under_a_terminal(["train", "a2c", "--total-steps", "60000", "--set", "num_envs=8",
+    code, shown = _under_a_terminal(["train", "a2c", "--total-steps", "60000", "--set", "num_envs=8", *ONE_UPDATE,
                                      "--run-dir", str(tmp_path / "r")], tmp_path)
     assert code == 0, shown
     assert "…" not in shown  # nothing cut short to fit

@@ -64,6 +64,8 @@ def test_shell_blocks_run_in_order(tmp_path):
     for command in commands:
         if command.startswith("distrl train"):
             command += " --quiet --set max_wall_s=2 --set num_actors=2"  # the same command, cut short
+        if command.startswith("distrl pbt"):
+            command += " --set max_wall_s=2"  # the population, cut short the same way
         if command.startswith("distrl bench"):  # one small cell (peers need the peers extra)
             command = (command.replace("--peers", "") + " --systems a2c --no-pong --seeds 0 --max-wall-s 1"
                        " --ceiling-s 0.2 --episodes 2 --quiet")

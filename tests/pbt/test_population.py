@@ -11,6 +11,9 @@ from distrl.cli import main
 from distrl.pbt import run_pbt
 
 EXPLORE = ["lr=loguniform(1e-4,1e-2)", "entropy_coef=choice(0.0,0.01,0.03)"]
+# small batches, one update each (A2C's paper update): the population's machinery, not its learning, is under test
+SMALL = {"num_envs": 8, "unroll_length": 32, "epochs": 1, "minibatches": 1}
+SMALL_FLAGS = [flag for key, value in SMALL.items() for flag in ("--set", f"{key}={value}")]
 
 
 def rows(path):
@@ -21,7 +24,8 @@ def rows(path):
 def test_a_population_trains_exploits_and_writes_its_records(tmp_path, capsys):
     pop = tmp_path / "pop"
     code = main(["pbt", "a2c", "--env", "CartPole-v1", "--population", "3", *sum((["--explore", e] for e in EXPLORE), []),
-                 "--ready-steps", "4000", "--total-steps", "16000", "--run-dir", str(pop), "--json", "--quiet"])
+                 "--ready-steps", "4000", "--total-steps", "16000", "--run-dir", str(pop), "--json", "--quiet",
+                 *SMALL_FLAGS])
     assert code == 0
     summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert summary == json.loads((pop / "summary.json").read_text())
@@ -52,7 +56,7 @@ def test_an_interrupted_population_resumes_where_it_stopped(tmp_path):
             raise KeyboardInterrupt
 
     summary = run_pbt("a2c", "CartPole-v1", population=2, explore=EXPLORE[:1], ready_steps=4000, total_steps=24_000,
-                      run_dir=str(pop), log=stop_after_four)
+                      run_dir=str(pop), log=stop_after_four, settings=SMALL)
     assert summary["interrupted"] and summary["env_steps_total"] < 2 * 24_000
     json.loads((pop / "state.json").read_text())  # strict JSON (no -Infinity)
     before = rows(pop / "population.csv")
@@ -95,7 +99,7 @@ def test_members_spread_over_a_two_node_ray_cluster(tmp_path):
     try:
         ray.init(address=c.address, include_dashboard=False, logging_level="ERROR")
         summary = run_pbt("a2c", "CartPole-v1", population=2, explore=EXPLORE, ready_steps=4000, total_steps=16_000,
-                          runtime="ray", run_dir=str(tmp_path / "pop"))
+                          runtime="ray", run_dir=str(tmp_path / "pop"), settings=SMALL)
         assert summary["nodes"] == 2 and summary["runtime"] == "ray"
         assert all(m["env_steps"] >= 16_000 for m in summary["members"])
         assert len(rows(tmp_path / "pop" / "lineage.csv")) == summary["exploits"]
@@ -104,7 +108,7 @@ def test_members_spread_over_a_two_node_ray_cluster(tmp_path):
         from distrl.pbt.population import make_member_trainer
 
         makers = [partial(make_member_trainer, "a2c", {"env": "CartPole-v1", "runtime": "inline", "seed": i,
-                                                       "total_steps": 50_000, "run_dir": str(tmp_path / f"m{i}")})
+                                                       "total_steps": 50_000, "run_dir": str(tmp_path / f"m{i}"), **SMALL})
                   for i in range(2)]
         pool = RayPool(makers, [False, False])
         try:

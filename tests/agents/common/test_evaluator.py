@@ -48,7 +48,7 @@ def test_each_copy_plays_one_greedy_episode_with_the_pulled_weights():
 
 
 CASES = {  # every system, tiny budgets, on the deterministic inline runtime
-    "a2c": dict(env="CartPole-v1", num_envs=8),
+    "a2c": dict(env="CartPole-v1", num_envs=8, unroll_length=8),
     "impala": dict(env="CartPole-v1", num_envs=8, num_actors=2, unroll_length=8),
     "seed": dict(env="CartPole-v1", num_envs=8, num_actors=2, unroll_length=8),
     "apex-dqn": dict(env="CartPole-v1", num_envs=4, num_actors=2, min_replay=100, batch_size=32),
