@@ -4,6 +4,7 @@ trains the model."""
 
 import json
 import os
+import re
 import shutil
 from pathlib import Path
 
@@ -137,7 +138,9 @@ def _damage(run: Path, how: str) -> None:
     elif how == "bad yaml":
         (run / "config.yaml").write_text("system: [unclosed\n")
     elif how == "bad saved value":
-        (run / "config.yaml").write_text((run / "config.yaml").read_text().replace("gamma: 0.99", "gamma: .nan"))
+        text = (run / "config.yaml").read_text()
+        assert re.search(r"gamma: [0-9.]+\n", text)
+        (run / "config.yaml").write_text(re.sub(r"gamma: [0-9.]+\n", "gamma: .nan\n", text))
     elif how == "no checkpoints":
         shutil.rmtree(run / "checkpoints")
 
@@ -162,6 +165,8 @@ def test_a_damaged_run_dir_is_one_line_and_stays_as_it_was(trained, tmp_path, ca
             if code == 0:
                 continue
         assert code == 2 and len(lines) == 1 and lines[0].startswith("distrl: error:"), (how, args[0], lines)
+        if how == "bad saved value":
+            assert "finite" in lines[0], lines
         after = {p: p.read_bytes() for p in run.rglob("*") if p.is_file()}
         assert after == before, (how, args[0])  # nothing written, nothing removed
 

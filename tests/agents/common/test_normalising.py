@@ -20,9 +20,10 @@ def _batch(T: int, B: int, seed: int) -> dict[str, np.ndarray]:
             "valid": np.ones((T, B), bool), "behaviour_logp": np.log(rng.uniform(0.3, 0.7, (T, B))).astype(np.float32)}
 
 
-@pytest.mark.parametrize("system", ["impala", "a2c"])
-def test_a_skipped_update_moves_no_statistic_and_an_applied_one_moves_them(system):
-    learner = plan_run(system, "CartPole-v1", num_envs=4, unroll_length=5, **NORMS)[4].make_learner({})
+@pytest.mark.parametrize("system, extra", [("impala", {}), ("a2c", {}), ("a2c", {"epochs": 1, "minibatches": 1})],
+                         ids=["impala", "a2c", "a2c-one-update"])
+def test_a_skipped_update_moves_no_statistic_and_an_applied_one_moves_them(system, extra):
+    learner = plan_run(system, "CartPole-v1", num_envs=4, unroll_length=5, **NORMS, **extra)[4].make_learner({})
     bad = _batch(5, 4, 0)
     bad["rewards"][2, 1] = np.nan
     before = learner.get_weights().copy()

@@ -1,6 +1,6 @@
 """A2C as a program: one actor and the learner taking turns (synchronous by construction).
 
-    actor --unroll (T steps of num_envs)--> channel "unrolls" --> learner: GAE + A2C loss --> weights
+    actor --unroll (T steps of num_envs)--> channel "unrolls" --> learner: GAE, PPO's passes (or one A2C step) --> weights
       ^--------------------------------------- pulls the newest weights before every unroll
 
 On ``inline`` the actor steps only when the learner has taken its last unroll, and pulls the weights
@@ -32,7 +32,7 @@ def _learner(env: EnvSpec, cfg: A2CConfig, handles: dict) -> A2CLearner:
 
 
 def build(cfg: A2CConfig, ctx: BuildContext) -> Program:
-    check_minibatches(cfg, streams=cfg.num_envs)
+    check_minibatches(cfg, cfg.num_envs, "num_envs")
     env = ctx.env
     spec = unroll_spec(env, cfg.num_envs, cfg.unroll_length)
     actor = Role("actor", partial(_actor, ctx.env_id, env, cfg), count=1, uses=("weights",), emits="unrolls",

@@ -6,7 +6,7 @@ place: PPO's passes over each batch (Schulman et al. 2017: the clipped surrogate
 single steps drawn at random, the advantages and targets fixed once per batch), RL Zoo's PPO values for LunarLander
 (16 envs, gamma 0.999, lambda 0.98, entropy 0.01, Adam 3e-4), standardised advantages and PopArt. Why not the paper's
 one update per batch: tuned on CartPole (``PAPER_A2C``) it reached -68 on LunarLander and learned neither continuous
-task; with one update per batch and the values above LunarLander peaked at 79-136 and fell (seed 0, 1M env steps,
+task; with one update per batch and the values above LunarLander peaked at 65-136 and fell (seed 0, 1M env steps,
 batches of 16 envs x 8-16 steps; RL Zoo's A2C values for LunarLander: 36), where the passes reached greedy 270 on
 the same seed (benchmarks/reports/a2c-defaults-2026-11-28/). ``PAPER_A2C`` restores the former defaults;
 ``epochs=1 minibatches=1`` is the paper's update with any other values."""
@@ -16,7 +16,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from distrl.agents.common import settings as common
-from distrl.agents.common.settings import MINIBATCH_STEPS
 from distrl.config import setting
 
 # A2C's defaults before one configuration for the suite replaced them (2026-11-28): one update per batch, tuned on
@@ -43,7 +42,7 @@ class A2CConfig:
     epochs: int = common.epochs(4, "more plain policy-gradient steps on the same data")
     minibatches: int = setting(0, "Minibatches of single steps, drawn at random, each pass cuts a batch into (each an "
                                "update), at most num_envs * unroll_length; 0: minibatches of about "
-                               f"{MINIBATCH_STEPS} steps (PPO's). epochs 1 with 1 minibatch is the paper's A2C: one "
+                               f"{common.MINIBATCH_STEPS} steps (PPO's). epochs 1 with 1 minibatch is the paper's A2C: one "
                                "update per batch.", low=0, high=1_000_000)
     max_grad_norm: float = common.max_grad_norm(0.5)
     normalize_advantages: bool = setting(True, "Standardise advantages over each batch (each minibatch, with "

@@ -66,20 +66,16 @@ class A2CLearner(PassesLearner):
     def _passes(self, b: dict[str, torch.Tensor]) -> dict[str, float]:
         """PPO's passes (``passes.py``): the advantages, value targets and old policy fixed at the batch's start,
         each minibatch of single steps an update with the clipped surrogate."""
-        skipped = self.nonfinite_batch(b)
-        if skipped:
-            return skipped
-        before = self.nonfinite
-        with torch.no_grad():
-            old_logp, _, values, bootstrap = self.model.evaluate_unroll(b["obs"], b["actions"])
-            adv, returns, valid = advantages_and_returns(b, values, bootstrap, self.cfg)
-        steps = flat_steps(b, valid, old_logp=old_logp, advantages=adv, returns=returns)
-        entropy_coef = self.hyper.get("entropy_coef", self.cfg.entropy_coef)
+        return self.ppo_passes(b, self._fixed_targets, self._minibatch_update)
 
-        def update(mb: dict[str, torch.Tensor]) -> dict[str, float]:
-            logp, entropy, value = self.model.evaluate(mb["obs"], mb["actions"])
-            loss, terms = actor_critic_loss(self.model, logp, entropy, value, mb["returns"], mb["advantages"],
-                                            mb["valid"], self.cfg, entropy_coef, self.reduce_sums, mb["old_logp"])
-            return self.apply(loss, terms)
+    def _fixed_targets(self, b: dict[str, torch.Tensor]):
+        old_logp, _, values, bootstrap = self.model.evaluate_unroll(b["obs"], b["actions"])
+        adv, returns, valid = advantages_and_returns(b, values, bootstrap, self.cfg)
+        return flat_steps(b, valid, old_logp=old_logp, advantages=adv, returns=returns), returns
 
-        return self.after_passes(b, before, self.step_passes(steps, update), returns)
+    def _minibatch_update(self, mb: dict[str, torch.Tensor]) -> dict[str, float]:
+        logp, entropy, value = self.model.evaluate(mb["obs"], mb["actions"])
+        loss, terms = actor_critic_loss(self.model, logp, entropy, value, mb["returns"], mb["advantages"], mb["valid"],
+                                        self.cfg, self.hyper.get("entropy_coef", self.cfg.entropy_coef),
+                                        self.reduce_sums, mb["old_logp"])
+        return self.apply(loss, terms)

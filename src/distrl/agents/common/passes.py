@@ -16,14 +16,14 @@ from distrl.agents.common.settings import minibatch_count
 from distrl.errors import ConfigError
 
 
-def check_minibatches(cfg, streams: int) -> None:
+def check_minibatches(cfg, streams: int, streams_are: str) -> None:
     """A minibatch is whole env streams of a batch (IMPALA's ``minibatch_by=stream``:
     ``learner_inputs.env_stream_slices``) or single steps: at least one of them each. ``streams``: the env streams
-    in a batch."""
+    in a batch, which the settings named by ``streams_are`` make (for the message)."""
     if getattr(cfg, "minibatch_by", "step") == "step":
-        most, unit = streams * cfg.unroll_length, "steps in a batch (env streams * unroll_length)"
+        most, unit = streams * cfg.unroll_length, f"steps in a batch ({streams_are} * unroll_length)"
     else:
-        most, unit = streams, "env streams in a batch (num_envs * batch_unrolls)"
+        most, unit = streams, f"env streams in a batch ({streams_are})"
     if cfg.minibatches > most:
         raise ConfigError(f"minibatches {cfg.minibatches} exceeds the {unit}, {most}: give at most {most}")
 
@@ -53,6 +53,19 @@ class PassesLearner(GradientLearner):
             self.nonfinite += 1
             return {"nonfinite_skipped": float(self.nonfinite), "lr": self.hyper["lr"]}
         return None
+
+    def ppo_passes(self, b: dict[str, torch.Tensor], targets: Callable, update: Callable[[dict], dict]) -> dict:
+        """PPO's passes over the time-major batch ``b``, skipped whole if it holds a NaN or inf: ``targets(b)``, run
+        without gradients from the weights at the batch's start, gives the single steps to draw minibatches from
+        (``flat_steps``) and the value targets (``[T, B]``) the statistics move toward; ``update`` makes one update on
+        a minibatch."""
+        skipped = self.nonfinite_batch(b)
+        if skipped:
+            return skipped
+        before = self.nonfinite
+        with torch.no_grad():
+            steps, value_targets = targets(b)
+        return self.after_passes(b, before, self.step_passes(steps, update), value_targets)
 
     def step_passes(self, steps: dict[str, torch.Tensor], update: Callable[[dict], dict]) -> list[dict[str, float]]:
         """``epochs`` passes over ``steps`` (``flat_steps``), each shuffled and cut into ``minibatch_count``

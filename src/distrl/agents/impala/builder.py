@@ -38,7 +38,7 @@ def atari_defaults(cfg, env_id: str):
 
 
 def build(cfg: ImpalaConfig, ctx: BuildContext) -> Program:
-    check_minibatches(cfg, streams=cfg.num_envs * cfg.batch_unrolls)
+    check_minibatches(cfg, cfg.num_envs * cfg.batch_unrolls, "num_envs * batch_unrolls")
     cfg, env = atari_defaults(cfg, ctx.env_id), ctx.env
     spec = unroll_spec(env, cfg.num_envs, cfg.unroll_length)
     actors = Role("actor", partial(_actor, ctx.env_id, env, cfg), count=cfg.num_actors, uses=("weights",),

@@ -19,7 +19,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from distrl.agents.common import settings as common
-from distrl.agents.common.settings import MINIBATCH_STEPS
 from distrl.config import setting
 
 # IMPALA's defaults before one configuration for the suite replaced them (2026-11-28): one V-trace step per batch,
@@ -59,7 +58,7 @@ class ImpalaConfig:
     minibatches: int = setting(0, "Minibatches each pass cuts a batch into (by env stream: at most num_envs * "
                                "batch_unrolls; by step: at most that times unroll_length); each is an update and a "
                                "weights version, so policy lag counts them. 0: minibatches of about "
-                               f"{MINIBATCH_STEPS} steps by step (PPO's; per learner, with num_learners), the whole "
+                               f"{common.MINIBATCH_STEPS} steps by step (PPO's; per learner, with num_learners), the whole "
                                "batch by stream.",
                                low=0, high=1_000_000)
     minibatch_by: str = setting("step", "stream: minibatches of whole env streams, V-trace recomputed for each "

@@ -27,15 +27,16 @@ class ImpalaLearner(PassesLearner):
         return self._passes(b)
 
     def _passes(self, b: dict[str, torch.Tensor]) -> dict[str, float]:
-        """APPO's ``epochs`` passes over ``minibatches`` of whole env streams (or of single steps, PPO's:
-        ``_step_minibatches``), each an update and a weights version; a batch counts as one update for the
-        non-finite bookkeeping (``PassesLearner``)."""
+        """APPO's ``epochs`` passes over ``minibatches`` of single steps (PPO's, ``passes.py``: the V-trace targets and
+        advantages taken once, from the weights at the batch's start) or of whole env streams (V-trace recomputed for
+        each), each an update and a weights version; a batch counts as one update for the non-finite bookkeeping
+        (``PassesLearner``)."""
+        if self.cfg.minibatch_by == "step":
+            return self.ppo_passes(b, self._fixed_targets, self._minibatch_update)
         skipped = self.nonfinite_batch(b)
         if skipped:
             return skipped
         before = self.nonfinite
-        if self.cfg.minibatch_by == "step":
-            return self._step_minibatches(b, before)
         parts = env_stream_slices(b, minibatch_count(self.cfg, b["rewards"].numel()))
         for _ in range(self.cfg.epochs - 1):
             for part in parts:
@@ -43,19 +44,15 @@ class ImpalaLearner(PassesLearner):
         applied, targets = zip(*(self._update(part) for part in parts))
         return self.after_passes(b, before, list(applied), torch.cat(targets, dim=1))
 
-    def _step_minibatches(self, b: dict[str, torch.Tensor], before: int) -> dict[str, float]:
-        """PPO's passes (``passes.py``) with the V-trace targets and advantages taken once, from the weights at the
-        batch's start."""
-        with torch.no_grad():
-            target_logp, _, values, bootstrap = self.model.evaluate_unroll(b["obs"], b["actions"])
-            vt, advantages, valid = self._vtrace(b, target_logp, values, bootstrap)
-        steps = flat_steps(b, valid, behaviour_logp=b["behaviour_logp"], advantages=advantages, vs=vt.vs)
+    def _fixed_targets(self, b: dict[str, torch.Tensor]):
+        """The batch's single steps with their V-trace targets and advantages, and the targets."""
+        target_logp, _, values, bootstrap = self.model.evaluate_unroll(b["obs"], b["actions"])
+        vt, advantages, valid = self._vtrace(b, target_logp, values, bootstrap)
+        return flat_steps(b, valid, behaviour_logp=b["behaviour_logp"], advantages=advantages, vs=vt.vs), vt.vs
 
-        def update(mb: dict[str, torch.Tensor]) -> dict[str, float]:
-            logp, entropy, value = self.model.evaluate(mb["obs"], mb["actions"])
-            return self._loss_and_apply(mb, logp, entropy, value, mb["vs"], mb["advantages"], mb["valid"])
-
-        return self.after_passes(b, before, self.step_passes(steps, update), vt.vs)
+    def _minibatch_update(self, mb: dict[str, torch.Tensor]) -> dict[str, float]:
+        logp, entropy, value = self.model.evaluate(mb["obs"], mb["actions"])
+        return self._loss_and_apply(mb, logp, entropy, value, mb["vs"], mb["advantages"], mb["valid"])
 
     def _vtrace(self, b: dict[str, torch.Tensor], target_logp, values, bootstrap):
         """V-trace over ``b`` (time-major) with the given forward's outputs: the targets, the policy-gradient

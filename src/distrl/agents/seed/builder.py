@@ -70,7 +70,7 @@ def check_inference_settings(cfg) -> None:
 
 def build(cfg: SeedConfig, ctx: BuildContext) -> Program:
     check_inference_settings(cfg)
-    check_minibatches(cfg, streams=cfg.num_envs * cfg.batch_unrolls)
+    check_minibatches(cfg, cfg.num_envs * cfg.batch_unrolls, "num_envs * batch_unrolls")
     cfg, env = atari_defaults(cfg, ctx.env_id), ctx.env
     obs = ArraySpec(env.obs_shape, env.obs_dtype.name)
     outputs = {"actions": ArraySpec(env.action_shape, env.action_dtype.name), "behaviour_logp": ArraySpec((), "float32")}
