@@ -6,11 +6,12 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from distrl.agents.common.actor_critic import actor_critic_loss
 from distrl.agents.common.learner_inputs import discounts_and_masks
-from distrl.agents.common.normalising import track_statistics, value_terms
+from distrl.agents.common.normalising import track_statistics
 from distrl.agents.common.passes import PassesLearner, flat_steps
 from distrl.models import ActorCritic
-from distrl.ops import clipped_surrogate_loss, entropy_loss, gae, policy_gradient_loss
+from distrl.ops import gae
 
 
 def advantages_and_returns(b: dict[str, torch.Tensor], values: torch.Tensor, bootstrap: torch.Tensor, cfg):
@@ -22,20 +23,6 @@ def advantages_and_returns(b: dict[str, torch.Tensor], values: torch.Tensor, boo
     return adv, adv + values, valid
 
 
-def actor_critic_loss(model: ActorCritic, logp, entropy, values, returns, adv, valid, cfg, entropy_coef: float,
-                      reduce=None, old_logp=None) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
-    """A3C eq. 9: the policy gradient (PPO's clipped surrogate against ``old_logp`` when given and ``cfg.ppo_clip``),
-    the value loss and the entropy bonus, with the normalisers' terms (``value_terms``)."""
-    adv, vf, norm_terms = value_terms(model, values, returns, adv, valid, cfg.normalize_advantages, reduce)
-    if old_logp is not None and cfg.ppo_clip:
-        pg = clipped_surrogate_loss(logp, old_logp, adv, cfg.ppo_clip, valid)
-    else:
-        pg = policy_gradient_loss(logp, adv, valid)
-    ent = entropy_loss(entropy, valid)
-    loss = pg + cfg.value_coef * vf + entropy_coef * ent
-    return loss, {"loss_policy": pg, "loss_value": vf, "entropy": -ent, **norm_terms}
-
-
 def a2c_loss(model: ActorCritic, b: dict[str, torch.Tensor], cfg,
              entropy_coef: float | None = None,
              reduce=None) -> tuple[torch.Tensor, dict[str, torch.Tensor], torch.Tensor]:
@@ -44,9 +31,17 @@ def a2c_loss(model: ActorCritic, b: dict[str, torch.Tensor], cfg,
     (every worker). Returns the loss, the terms to report and the value targets (the returns)."""
     logp, entropy, values, bootstrap = model.evaluate_unroll(b["obs"], b["actions"])
     adv, returns, valid = advantages_and_returns(b, values.detach(), bootstrap.detach(), cfg)
-    loss, terms = actor_critic_loss(model, logp, entropy, values, returns, adv, valid, cfg,
-                                    cfg.entropy_coef if entropy_coef is None else entropy_coef, reduce)
+    loss, terms = _loss(model, logp, entropy, values, returns, adv, valid, cfg,
+                        cfg.entropy_coef if entropy_coef is None else entropy_coef, reduce)
     return loss, terms, returns
+
+
+def _loss(model, logp, entropy, values, returns, adv, valid, cfg, entropy_coef, reduce, old_logp=None):
+    """The shared actor-critic loss with A2C's (and A3C's) settings; ``cfg.ppo_clip`` only with ``old_logp``
+    (A3C's settings have none)."""
+    return actor_critic_loss(model, logp, entropy, values, returns, adv, valid, standardise=cfg.normalize_advantages,
+                             value_coef=cfg.value_coef, entropy_coef=entropy_coef, reduce=reduce,
+                             ppo_clip=cfg.ppo_clip if old_logp is not None else 0.0, old_logp=old_logp)
 
 
 class A2CLearner(PassesLearner):
@@ -75,7 +70,6 @@ class A2CLearner(PassesLearner):
 
     def _minibatch_update(self, mb: dict[str, torch.Tensor]) -> dict[str, float]:
         logp, entropy, value = self.model.evaluate(mb["obs"], mb["actions"])
-        loss, terms = actor_critic_loss(self.model, logp, entropy, value, mb["returns"], mb["advantages"], mb["valid"],
-                                        self.cfg, self.hyper.get("entropy_coef", self.cfg.entropy_coef),
-                                        self.reduce_sums, mb["old_logp"])
+        loss, terms = _loss(self.model, logp, entropy, value, mb["returns"], mb["advantages"], mb["valid"], self.cfg,
+                            self.hyper.get("entropy_coef", self.cfg.entropy_coef), self.reduce_sums, mb["old_logp"])
         return self.apply(loss, terms)

@@ -6,14 +6,12 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from distrl.agents.common.actor_critic import actor_critic_loss
 from distrl.agents.common.learner_inputs import discounts_and_masks, env_stream_slices
-from distrl.agents.common.normalising import track_statistics, value_terms
+from distrl.agents.common.normalising import track_statistics
 from distrl.agents.common.passes import PassesLearner, flat_steps
 from distrl.agents.common.settings import minibatch_count
 from distrl.ops import (
-    clipped_surrogate_loss,
-    entropy_loss,
-    policy_gradient_loss,
     vtrace,
 )
 
@@ -75,20 +73,15 @@ class ImpalaLearner(PassesLearner):
     def _loss_and_apply(self, b, target_logp, entropy, values, targets, pg_advantages, valid) -> dict[str, float]:
         """The actor-critic loss on one batch or minibatch (any shape, ``valid`` masking it) and its update."""
         cfg = self.cfg
-        advantages, vf, norm_terms = value_terms(self.model, values, targets, pg_advantages, valid,
-                                                 cfg.normalize_advantages, self.reduce_sums)
-        if cfg.ppo_clip:
-            pg = clipped_surrogate_loss(target_logp, b["behaviour_logp"], advantages, cfg.ppo_clip, valid)
-        else:
-            pg = policy_gradient_loss(target_logp, advantages, valid)
-        ent = entropy_loss(entropy, valid)
-        loss = pg + cfg.baseline_coef * vf + self.hyper.get("entropy_coef", cfg.entropy_coef) * ent
+        loss, terms = actor_critic_loss(self.model, target_logp, entropy, values, targets, pg_advantages, valid,
+                                        standardise=cfg.normalize_advantages, value_coef=cfg.baseline_coef,
+                                        entropy_coef=self.hyper.get("entropy_coef", cfg.entropy_coef),
+                                        reduce=self.reduce_sums, ppo_clip=cfg.ppo_clip, old_logp=b["behaviour_logp"])
         with torch.no_grad():
             rho = torch.exp(target_logp - b["behaviour_logp"]).clamp(max=10.0)
             # masked, not indexed (boolean indexing waits for the device)
             rho_mean = torch.where(valid.bool(), rho, 0.0).sum() / valid.sum().clamp(min=1.0)
-        return self.apply(loss, {"loss_policy": pg, "loss_value": vf, "entropy": -ent, "rho_mean": rho_mean,
-                                 **norm_terms})
+        return self.apply(loss, {**terms, "rho_mean": rho_mean})
 
     def _update(self, b: dict[str, torch.Tensor]) -> tuple[dict[str, float], torch.Tensor]:
         """One loss and optimizer step on ``b``: (what ``apply`` reports, the V-trace value targets)."""
