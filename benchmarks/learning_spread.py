@@ -32,7 +32,7 @@ import numpy as np
 # Each case is the configuration of one learning test in tests/agents/ (keep them equal).
 CASES = {
     "a2c": dict(test="tests/agents/test_a2c.py::test_a2c_learns_cartpole", system="a2c", runtime="inline",
-                total_steps=65_536, score="train"),
+                total_steps=98_304, score="train"),
     "a3c": dict(test="tests/agents/test_a3c.py::test_a3c_learns_cartpole", system="a3c", runtime="local",
                 total_steps=150_000, score="train"),
     "gorila": dict(test="tests/agents/test_gorila.py::test_gorila_learns_cartpole", system="gorila", runtime="inline",
