@@ -11,8 +11,8 @@ run apart, and joins their rows: a later folder's rows replace an earlier one's 
 runtime), `quick-cells`, `quick-peers`, `quick-ratios`
 (the quick report's tables), `quick-qtopt-r2d3` (the quick report's QT-Opt and R2D3 rows), `beyond-cells`
 and `beyond-spread` (the beyond suite's cells, and their spread where it has several seeds; ``--beyond`` takes
-several folders, e.g. one system at a longer budget, and joins their rows, keeping all). Each report given fills its
-own markers;
+several folders, e.g. one system at a longer budget or with new defaults, and joins their rows as ``--full`` does:
+the later folder's replace an earlier one's). Each report given fills its own markers;
 ``--qtopt-r2d3 DIR`` fills only `quick-qtopt-r2d3`, from a quick run of those two systems; ``--beyond-defaults DIR``
 fills `beyond-defaults` with the cells of a beyond run of every system at its default budget.
 """
@@ -70,7 +70,8 @@ def main() -> None:
     p.add_argument("--full", nargs="+", help="full suite bench folders (e.g. one system run apart): their spread rows "
                    "in one table, in order")
     p.add_argument("--quick", help="a quick suite's bench folder (with --peers)")
-    p.add_argument("--beyond", nargs="+", help="beyond suite bench folders (their rows in one table each, in order)")
+    p.add_argument("--beyond", nargs="+", help="beyond suite bench folders (their rows in one table each, in order; a later folder's rows replace an "
+                   "earlier one's for the same system, env and runtime)")
     p.add_argument("--qtopt-r2d3", help="a quick suite's bench folder with (at least) the qt-opt and r2d3 cells: fills "
                    "only their block (after `distrl bench --suite quick --systems qt-opt r2d3`)")
     p.add_argument("--beyond-defaults", help="a beyond suite's bench folder of every system at its default budget")
@@ -93,10 +94,10 @@ def main() -> None:
                                                      "## Cells").splitlines())
     if args.beyond:
         reports = [(Path(folder) / "report.md").read_text() for folder in args.beyond]
-        blocks["beyond-cells"] = joined([table(r, "## Cells") for r in reports])
+        blocks["beyond-cells"] = joined([table(r, "## Cells") for r in reports], replace=True)
         spreads = [table(r, "## Spread over seeds") for r in reports if "## Spread over seeds" in r]
         # a report has that section only where it has several seeds
-        blocks["beyond-spread"] = joined(spreads) if spreads else "(one seed per cell: no spread over seeds)"
+        blocks["beyond-spread"] = joined(spreads, replace=True) if spreads else "(one seed per cell: no spread over seeds)"
     if args.beyond_defaults:
         blocks["beyond-defaults"] = table((Path(args.beyond_defaults) / "report.md").read_text(), "## Cells")
     write_blocks({f"bench:{name}": body for name, body in blocks.items()})

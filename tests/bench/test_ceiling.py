@@ -2,7 +2,8 @@
 
 import pytest
 
-from distrl.bench.ceiling import actor_count, learner_rate, measure
+from distrl.bench import ceiling
+from distrl.bench.ceiling import actor_count, learner_alone, learner_rate, measure
 
 
 def row(steps, updates, learn_s):
@@ -25,6 +26,20 @@ def test_learning_components_do_for_the_learner_counts_as_learner_time():
     rows = [dict(row(1000, 0, 0.0), time_worker_learn_s="0.5"), dict(row(3000, 5, 0.4), time_worker_learn_s="1.0"),
             dict(row(4000, 10, 0.5), time_worker_learn_s="1.5"), dict(row(6000, 20, 1.0), time_worker_learn_s="3.0")]
     assert learner_rate(rows) == pytest.approx(3000 / 6.0)
+
+
+def test_a_window_too_short_for_two_batches_is_doubled_up_to_the_most(monkeypatch):
+    """A learner whose batches take 2.2 s gives a rate only in a window of 4.4 s or more."""
+    windows = []
+
+    def rate_within(system, env, settings, seconds):
+        windows.append(seconds)
+        return 1234.0 if seconds >= 4.4 else None
+
+    monkeypatch.setattr(ceiling, "_learner_rate_within", rate_within)
+    assert learner_alone("a2c", "CartPole-v1", {}, 0.5) == 1234.0 and windows == [0.5, 1.0, 2.0, 4.0, 8.0]
+    windows.clear()
+    assert learner_alone("a2c", "CartPole-v1", {}, 0.5, most_s=3.0) is None and windows == [0.5, 1.0, 2.0]
 
 
 def test_a_system_without_a_learner_has_the_actors_alone_and_inline_one_process():

@@ -110,9 +110,19 @@ def learner_rate(rows: list[dict]) -> float | None:
     return steps / learn_s if learn_s > 0 and steps > 0 else None
 
 
-def learner_alone(system: str, env: str, settings: dict, seconds: float) -> float | None:
+def learner_alone(system: str, env: str, settings: dict, seconds: float, most_s: float = 64.0) -> float | None:
     """Env steps consumed per second of the learner's own time in a short ``inline`` run; None when the run
-    got no row past its first update in ``seconds`` (a long replay warm-up)."""
+    got no row past its first update within ``most_s`` (a long replay warm-up). A window too short for two
+    of the system's batches (A2C's default, 16 x 1024 env steps, takes ~2 s a batch here) is doubled and the
+    run made again, so the figure depends on the batch, not on how busy the machine is."""
+    while True:
+        rate = _learner_rate_within(system, env, settings, seconds)
+        if rate is not None or 2 * seconds > most_s:
+            return rate
+        seconds *= 2
+
+
+def _learner_rate_within(system: str, env: str, settings: dict, seconds: float) -> float | None:
     import distrl
 
     with tempfile.TemporaryDirectory() as tmp:
