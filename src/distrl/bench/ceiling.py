@@ -22,7 +22,6 @@ fewer actors than cores, actors and learner overlap, so a run can exceed 1.
 
 from __future__ import annotations
 
-import csv
 import multiprocessing as mp
 import tempfile
 import time
@@ -95,46 +94,36 @@ def actors_alone(system: str, env: str, settings: dict, n: int, seconds: float) 
         return float(sum(pool.map(_acting_worker, [(system, env, settings, i, seconds) for i in range(n)])))
 
 
-def learner_rate(rows: list[dict]) -> float | None:
-    """Env steps per second of learner time (the learner's and any learning components do for it) over the
-    metrics rows wholly after the learner's first update (a replay's warm-up, when env steps come in and the
-    learner does nothing, is left out); None if there are no such rows."""
-    steps = learn_s = 0.0
-    previous = None
-    for row in rows:
-        updates = float(row["learner_updates"] or 0)
-        if previous is not None and previous[1] > 0:
-            steps += float(row["env_steps"]) - previous[0]
-            learn_s += float(row["time_learn_s"] or 0) + float(row.get("time_worker_learn_s") or 0)
-        previous = (float(row["env_steps"]), updates)
-    return steps / learn_s if learn_s > 0 and steps > 0 else None
-
-
-def learner_alone(system: str, env: str, settings: dict, seconds: float, most_s: float = 64.0) -> float | None:
-    """Env steps consumed per second of the learner's own time in a short ``inline`` run; None when the run
-    got no row past its first update within ``most_s`` (a long replay warm-up). A window too short for two
-    of the system's batches (A2C's default, 16 x 1024 env steps, takes ~2 s a batch here) is doubled and the
-    run made again, so the figure depends on the batch, not on how busy the machine is."""
-    while True:
-        rate = _learner_rate_within(system, env, settings, seconds)
-        if rate is not None or 2 * seconds > most_s:
-            return rate
-        seconds *= 2
-
-
-def _learner_rate_within(system: str, env: str, settings: dict, seconds: float) -> float | None:
+def learner_alone(system: str, env: str, settings: dict, seconds: float, most_s: float = 120.0) -> float | None:
+    """Env steps consumed per second of the learner's own time (its updates, and the learning components do for
+    it) in a short ``inline`` run, over whole iterations after the first update (a replay's warm-up and the first
+    batch left out) for at least ``seconds``; None when no update came within ``most_s``. Whole iterations, not a
+    fixed window: a window shorter than two of the system's batches (A2C's default, 16 x 1024 env steps, takes
+    ~2 s a batch here) would see no learning at all, on a busy machine or a fast one alike."""
     import distrl
 
     with tempfile.TemporaryDirectory() as tmp:
-        run = Path(tmp) / "run"
-        summary = distrl.train(system, env=env, runtime="inline", total_steps=10**9, max_wall_s=seconds,
-                               log_interval_s=min(0.25, seconds / 4), checkpoint_interval_s=10**6, run_dir=str(run), **settings)
-        if summary.get("interrupted"):  # Ctrl-C or a stop signal reached the trainer: the bench stops too
+        trainer = distrl.make_trainer(system, env=env, runtime="inline", total_steps=10**12, max_wall_s=most_s,
+                                      log_interval_s=10**6, checkpoint_interval_s=10**6,
+                                      run_dir=str(Path(tmp) / "run"), **settings)
+        trainer.start()
+        try:
+            trainer.step(updates=1)
+            if trainer.updates == 0:  # the whole of most_s went to a warm-up
+                return None
+            steps0, learn0, t0 = trainer.env_steps, _learn_s(trainer), time.perf_counter()
+            while not trainer.done and time.perf_counter() - t0 < seconds:
+                trainer.step(updates=1)
+            steps, learn = trainer.env_steps - steps0, _learn_s(trainer) - learn0
+        finally:
+            summary = trainer.close()
+        if summary is not None and summary.get("interrupted"):  # a stop signal reached the trainer: the bench stops
             raise KeyboardInterrupt
-        if not (run / "metrics.csv").is_file():
-            return None
-        with open(run / "metrics.csv") as f:
-            return learner_rate(list(csv.DictReader(f)))
+        return steps / learn if learn > 0 and steps > 0 else None
+
+
+def _learn_s(trainer) -> float:
+    return trainer.totals.learn_s + trainer.totals.worker_learn_s
 
 
 def measure(system: str, env: str, settings: dict, n: int, seconds: float, has_learner: bool,
