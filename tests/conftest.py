@@ -19,3 +19,25 @@ def run_cli(*args, cwd=None, timeout=120, env=None):
 @pytest.fixture
 def cli():
     return run_cli
+
+
+@pytest.fixture(scope="session")
+def _ray_instance():
+    """Stops the suite's shared local Ray instance (``local_ray``) at the end of the session."""
+    ray = pytest.importorskip("ray")
+    yield ray
+    if ray.is_initialized():
+        ray.shutdown()
+
+
+@pytest.fixture
+def local_ray(_ray_instance):
+    """The ray runtime's own local instance (token authentication, as ``--runtime ray`` starts it), started once
+    and shared by the tests that run ``runtime="ray"`` in this process: a run joins an initialised Ray instead of
+    starting and stopping its own (~4 s each on this machine). Tests that need a Ray of their own (a two-node
+    cluster, ``tests/ray_cluster.py``) stop it first; the next test that asks for it starts it again."""
+    from distrl.runtime.backends.ray import connect_ray
+
+    if not _ray_instance.is_initialized():
+        connect_ray(None, num_cpus=8)  # room for every test's actors (a run alone asks for as many CPUs as actors)
+    return _ray_instance

@@ -10,7 +10,13 @@ import sys
 
 
 def two_node_cluster(attempts: int = 3):
+    """The cluster, after stopping the suite's shared local instance (conftest's ``local_ray``) if it runs: this
+    process then joins the cluster (one Ray at a time per process), and no process of the other stays behind."""
+    import ray
     from ray.cluster_utils import Cluster
+
+    if ray.is_initialized():
+        ray.shutdown()
 
     for attempt in range(attempts):
         cluster = None

@@ -194,9 +194,9 @@ def test_qt_opt_learns_to_steer_a_point(tmp_path):
 
 
 @pytest.mark.parametrize("runtime", ["inline", "local", "ray"])
-def test_qt_opt_runs_on_every_runtime_and_its_policy_evaluates(tmp_path, runtime):
+def test_qt_opt_runs_on_every_runtime_and_its_policy_evaluates(tmp_path, runtime, request):
     if runtime == "ray":
-        pytest.importorskip("ray")
+        request.getfixturevalue("local_ray")  # the suite's shared instance (skips without the ray extra)
     run = tmp_path / "r"
     s = distrl.train("qt-opt", env="Pendulum-v1", runtime=runtime, total_steps=1500, run_dir=str(run), **SMALL)
     assert s["env_steps"] >= 1500 and s["learner_updates"] > 0

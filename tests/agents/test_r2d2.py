@@ -141,9 +141,9 @@ def test_sequences_carry_the_state_the_actor_had_at_their_first_step(tmp_path):
 
 
 @pytest.mark.parametrize("runtime", ["inline", "local", "ray"])
-def test_r2d2_runs_on_every_runtime_and_its_policy_evaluates(tmp_path, runtime):
+def test_r2d2_runs_on_every_runtime_and_its_policy_evaluates(tmp_path, runtime, request):
     if runtime == "ray":
-        pytest.importorskip("ray")
+        request.getfixturevalue("local_ray")  # the suite's shared instance (skips without the ray extra)
     run = tmp_path / "r"
     s = distrl.train("r2d2", env="distrl/CartPoleNoVelocity-v1", runtime=runtime, total_steps=4000, run_dir=str(run),
                      **SMALL)

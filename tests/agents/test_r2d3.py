@@ -74,9 +74,9 @@ def test_r2d3_needs_demos_and_they_must_fit_the_env(demos):
 
 
 @pytest.mark.parametrize("runtime", ["inline", "local", "ray"])
-def test_r2d3_mixes_demos_into_its_batches_on_every_runtime(tmp_path, demos, runtime):
+def test_r2d3_mixes_demos_into_its_batches_on_every_runtime(tmp_path, demos, runtime, request):
     if runtime == "ray":
-        pytest.importorskip("ray")
+        request.getfixturevalue("local_ray")  # the suite's shared instance (skips without the ray extra)
     run = tmp_path / "r"
     s = distrl.train("r2d3", env="MountainCar-v0", runtime=runtime, total_steps=3000, run_dir=str(run), demos=demos,
                      demo_ratio=0.25, **RUN)

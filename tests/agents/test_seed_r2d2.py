@@ -78,9 +78,9 @@ def test_a_slot_that_starts_over_never_joins_its_old_stream():
 
 
 @pytest.mark.parametrize("runtime", ["inline", "local", "ray"])
-def test_seed_r2d2_runs_on_every_runtime_and_its_policy_evaluates(tmp_path, runtime):
+def test_seed_r2d2_runs_on_every_runtime_and_its_policy_evaluates(tmp_path, runtime, request):
     if runtime == "ray":
-        pytest.importorskip("ray")
+        request.getfixturevalue("local_ray")  # the suite's shared instance (skips without the ray extra)
     run = tmp_path / "r"
     s = distrl.train("seed-r2d2", env=ENV, runtime=runtime, total_steps=4000, run_dir=str(run), **SMALL)
     assert s["env_steps"] >= 4000 and s["learner_updates"] > 0 and s["episodes"] > 0

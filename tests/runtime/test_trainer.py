@@ -207,11 +207,11 @@ def generation_program(batches_per_version):
 
 
 @pytest.mark.parametrize("runtime", ["local", "ray"])
-def test_no_producer_starts_work_an_older_version_made_stale(tmp_path, runtime):
+def test_no_producer_starts_work_an_older_version_made_stale(tmp_path, runtime, request):
     """Two producers, three batches per version: the producer that did not close a generation waits for
     the new version instead of starting on the old weights, on every backend, and the run never stalls."""
     if runtime == "ray":
-        pytest.importorskip("ray")
+        request.getfixturevalue("local_ray")  # the suite's shared instance (skips without the ray extra)
     trainer = Trainer(generation_program(3), run_cfg(tmp_path, runtime=runtime), tmp_path, system="fake")
     trainer.start()
     try:

@@ -43,7 +43,8 @@ BEYOND_SECONDS = 300.0
 # the beyond suite's budget where the system's default one (sized for its home env) left the greedy policy below
 # the threshold on some of seeds 0-2 (benchmarks/reports/beyond-value-2026-11-27/, README "Beyond CartPole"); the
 # config is the default either way, only the run is longer (Ape-X's and GORILA's linear lr decay stretches with it)
-BEYOND_STEPS = {("apex-dqn", "LunarLander-v3"): 2_000_000, ("gorila", "LunarLander-v3"): 800_000,
+BEYOND_STEPS = {("apex-dqn", "LunarLander-v3"): 2_000_000, ("r2d2", "LunarLander-v3"): 2_000_000,
+                ("gorila", "LunarLander-v3"): 800_000,
                 ("apex-ddpg", "LunarLanderContinuous-v3"): 500_000, ("qt-opt", "LunarLanderContinuous-v3"): 60_000,
                 **{(system, env): 1_000_000 for system in ("a2c", "impala")
                    for env in ("LunarLander-v3", "Pendulum-v1", "LunarLanderContinuous-v3")},
