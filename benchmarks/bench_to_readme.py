@@ -70,8 +70,8 @@ def main() -> None:
     p.add_argument("--full", nargs="+", help="full suite bench folders (e.g. one system run apart): their spread rows "
                    "in one table, in order")
     p.add_argument("--quick", help="a quick suite's bench folder (with --peers)")
-    p.add_argument("--beyond", nargs="+", help="beyond suite bench folders (their rows in one table each, in order; a later folder's rows replace an "
-                   "earlier one's for the same system, env and runtime)")
+    p.add_argument("--beyond", nargs="+", help="beyond suite bench folders (their rows in one table each, in order; "
+                   "a later folder's rows replace an earlier one's for the same system, env and runtime)")
     p.add_argument("--qtopt-r2d3", help="a quick suite's bench folder with (at least) the qt-opt and r2d3 cells: fills "
                    "only their block (after `distrl bench --suite quick --systems qt-opt r2d3`)")
     p.add_argument("--beyond-defaults", help="a beyond suite's bench folder of every system at its default budget")
@@ -97,7 +97,8 @@ def main() -> None:
         blocks["beyond-cells"] = joined([table(r, "## Cells") for r in reports], replace=True)
         spreads = [table(r, "## Spread over seeds") for r in reports if "## Spread over seeds" in r]
         # a report has that section only where it has several seeds
-        blocks["beyond-spread"] = joined(spreads, replace=True) if spreads else "(one seed per cell: no spread over seeds)"
+        blocks["beyond-spread"] = (joined(spreads, replace=True) if spreads
+                                   else "(one seed per cell: no spread over seeds)")
     if args.beyond_defaults:
         blocks["beyond-defaults"] = table((Path(args.beyond_defaults) / "report.md").read_text(), "## Cells")
     write_blocks({f"bench:{name}": body for name, body in blocks.items()})

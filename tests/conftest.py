@@ -35,7 +35,8 @@ def local_ray(_ray_instance):
     """The ray runtime's own local instance (token authentication, as ``--runtime ray`` starts it), started once
     and shared by the tests that run ``runtime="ray"`` in this process: a run joins an initialised Ray instead of
     starting and stopping its own (~4 s each on this machine). Tests that need a Ray of their own (a two-node
-    cluster, ``tests/ray_cluster.py``) stop it first; the next test that asks for it starts it again."""
+    cluster) or count leftover processes stop it first (``tests/ray_cluster.py::stop_shared_ray``); the next test
+    that asks for it starts it again."""
     from distrl.runtime.backends.ray import connect_ray
 
     if not _ray_instance.is_initialized():

@@ -9,14 +9,18 @@ import subprocess
 import sys
 
 
+def stop_shared_ray() -> None:
+    """Stop the suite's shared local Ray instance (conftest's ``local_ray``) if this process runs one: before a
+    test joins a Ray of its own (one at a time per process) or counts the processes a run left behind."""
+    ray = sys.modules.get("ray")
+    if ray is not None and ray.is_initialized():
+        ray.shutdown()
+
+
 def two_node_cluster(attempts: int = 3):
-    """The cluster, after stopping the suite's shared local instance (conftest's ``local_ray``) if it runs: this
-    process then joins the cluster (one Ray at a time per process), and no process of the other stays behind."""
-    import ray
     from ray.cluster_utils import Cluster
 
-    if ray.is_initialized():
-        ray.shutdown()
+    stop_shared_ray()
 
     for attempt in range(attempts):
         cluster = None

@@ -21,6 +21,7 @@ from distrl.runtime.learners import (
     split_batch,
     split_sampled,
 )
+from tests.ray_cluster import stop_shared_ray
 
 CPU = torch.device("cpu")
 
@@ -126,6 +127,7 @@ def test_two_apex_learners_equal_one_with_the_doubled_batch_priorities_included(
 
 
 def test_a_run_with_two_learners_trains_and_leaves_no_process(tmp_path):
+    stop_shared_ray()  # its processes are the suite's, not this run's
     s = distrl.train("apex-dqn", env="CartPole-v1", runtime="local", num_learners=2, num_actors=1, num_envs=4,
                      min_replay=200, batch_size=16, total_steps=3000, run_dir=str(tmp_path / "run"))
     assert s["env_steps"] >= 3000 and s["learner_updates"] > 0 and (tmp_path / "run" / "checkpoints").is_dir()

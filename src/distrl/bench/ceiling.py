@@ -99,26 +99,28 @@ def learner_alone(system: str, env: str, settings: dict, seconds: float, most_s:
     it) in a short ``inline`` run, over whole iterations after the first update (a replay's warm-up and the first
     batch left out) for at least ``seconds``; None when no update came within ``most_s``. Whole iterations, not a
     fixed window: a window shorter than two of the system's batches (A2C's default, 16 x 1024 env steps, takes
-    ~2 s a batch here) would see no learning at all, on a busy machine or a fast one alike."""
+    ~1 s of learning a batch here) would see no learning at all, on a busy machine or a fast one alike."""
     import distrl
 
     with tempfile.TemporaryDirectory() as tmp:
-        trainer = distrl.make_trainer(system, env=env, runtime="inline", total_steps=10**12, max_wall_s=most_s,
-                                      log_interval_s=10**6, checkpoint_interval_s=10**6,
-                                      run_dir=str(Path(tmp) / "run"), **settings)
-        trainer.start()
+        trainer = distrl.make_trainer(system, env=env, runtime="inline", total_steps=10**12,
+                                      max_wall_s=most_s + 2 * seconds, log_interval_s=10**6,
+                                      checkpoint_interval_s=10**6, run_dir=str(Path(tmp) / "run"), **settings)
         try:
+            trainer.start()
+            t_start = time.perf_counter()
             trainer.step(updates=1)
-            if trainer.updates == 0:  # the whole of most_s went to a warm-up
+            if trainer.updates == 0 or time.perf_counter() - t_start > most_s:  # most_s went to a warm-up
+                trainer.close()
                 return None
             steps0, learn0, t0 = trainer.env_steps, _learn_s(trainer), time.perf_counter()
             while not trainer.done and time.perf_counter() - t0 < seconds:
                 trainer.step(updates=1)
             steps, learn = trainer.env_steps - steps0, _learn_s(trainer) - learn0
-        finally:
-            summary = trainer.close()
-        if summary is not None and summary.get("interrupted"):  # a stop signal reached the trainer: the bench stops
-            raise KeyboardInterrupt
+        except BaseException:  # a stop signal (KeyboardInterrupt) or an error: close without the summary's syncs
+            trainer.close(failed=True)
+            raise
+        trainer.close()
         return steps / learn if learn > 0 and steps > 0 else None
 
 

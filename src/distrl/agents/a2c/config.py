@@ -9,7 +9,7 @@ PopArt: every threshold of the suite met on seeds 0-2 (LunarLanderContinuous 267
 unrolls seed 2 fell to 167, benchmarks/reports/beyond-a2c-2026-11-28/). Why not the paper's
 one update per batch: tuned on CartPole (``PAPER_A2C``) it reached -68 on LunarLander and learned neither continuous
 task; with one update per batch and the values above LunarLander peaked at 65-136 and fell (seed 0, 1M env steps,
-batches of 16 envs x 8-16 steps; RL Zoo's A2C values for LunarLander: 36), where the passes reached greedy 270 on
+batches of 16 envs x 8-16 steps; RL Zoo's A2C values for LunarLander: 36), where the passes (with 256-step unrolls) reached greedy 270 on
 the same seed (benchmarks/reports/a2c-defaults-2026-11-28/). ``PAPER_A2C`` restores the former defaults;
 ``epochs=1 minibatches=1`` is the paper's update with any other values."""
 
