@@ -106,22 +106,22 @@ def learner_alone(system: str, env: str, settings: dict, seconds: float, most_s:
         trainer = distrl.make_trainer(system, env=env, runtime="inline", total_steps=10**12,
                                       max_wall_s=most_s + 2 * seconds, log_interval_s=10**6,
                                       checkpoint_interval_s=10**6, run_dir=str(Path(tmp) / "run"), **settings)
+        rate = None
         try:
             trainer.start()
             t_start = time.perf_counter()
             trainer.step(updates=1)
-            if trainer.updates == 0 or time.perf_counter() - t_start > most_s:  # most_s went to a warm-up
-                trainer.close()
-                return None
-            steps0, learn0, t0 = trainer.env_steps, _learn_s(trainer), time.perf_counter()
-            while not trainer.done and time.perf_counter() - t0 < seconds:
-                trainer.step(updates=1)
-            steps, learn = trainer.env_steps - steps0, _learn_s(trainer) - learn0
+            if trainer.updates > 0 and time.perf_counter() - t_start <= most_s:  # else most_s went to a warm-up
+                steps0, learn0, t0 = trainer.env_steps, _learn_s(trainer), time.perf_counter()
+                while not trainer.done and time.perf_counter() - t0 < seconds:
+                    trainer.step(updates=1)
+                steps, learn = trainer.env_steps - steps0, _learn_s(trainer) - learn0
+                rate = steps / learn if learn > 0 and steps > 0 else None
         except BaseException:  # a stop signal (KeyboardInterrupt) or an error: close without the summary's syncs
             trainer.close(failed=True)
             raise
         trainer.close()
-        return steps / learn if learn > 0 and steps > 0 else None
+        return rate
 
 
 def _learn_s(trainer) -> float:

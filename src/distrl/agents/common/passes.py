@@ -54,18 +54,26 @@ class PassesLearner(GradientLearner):
             return {"nonfinite_skipped": float(self.nonfinite), "lr": self.hyper["lr"]}
         return None
 
-    def ppo_passes(self, b: dict[str, torch.Tensor], targets: Callable, update: Callable[[dict], dict]) -> dict:
-        """PPO's passes over the time-major batch ``b``, skipped whole if it holds a NaN or inf: ``targets(b)``, run
-        without gradients from the weights at the batch's start, gives the single steps to draw minibatches from
-        (``flat_steps``) and the value targets (``[T, B]``) the statistics move toward; ``update`` makes one update on
-        a minibatch."""
+    def guarded_passes(self, b: dict[str, torch.Tensor], passes: Callable[[], tuple[list[dict], torch.Tensor]]) -> dict:
+        """Run ``passes()`` over the time-major batch ``b`` unless it holds a NaN or inf (then skipped whole); it
+        returns what each update applied and the value targets (``[T, B]``) the statistics then move toward."""
         skipped = self.nonfinite_batch(b)
         if skipped:
             return skipped
         before = self.nonfinite
-        with torch.no_grad():
-            steps, value_targets = targets(b)
-        return self.after_passes(b, before, self.step_passes(steps, update), value_targets)
+        applied, value_targets = passes()
+        return self.after_passes(b, before, applied, value_targets)
+
+    def ppo_passes(self, b: dict[str, torch.Tensor], targets: Callable, update: Callable[[dict], dict]) -> dict:
+        """PPO's passes over ``b`` (``guarded_passes``): ``targets(b)``, run without gradients from the weights at the
+        batch's start, gives the single steps to draw minibatches from (``flat_steps``) and the value targets;
+        ``update`` makes one update on a minibatch."""
+        def passes():
+            with torch.no_grad():
+                steps, value_targets = targets(b)
+            return self.step_passes(steps, update), value_targets
+
+        return self.guarded_passes(b, passes)
 
     def step_passes(self, steps: dict[str, torch.Tensor], update: Callable[[dict], dict]) -> list[dict[str, float]]:
         """``epochs`` passes over ``steps`` (``flat_steps``), each shuffled and cut into ``minibatch_count``

@@ -11,9 +11,7 @@ from distrl.agents.common.learner_inputs import discounts_and_masks, env_stream_
 from distrl.agents.common.normalising import track_statistics
 from distrl.agents.common.passes import PassesLearner, flat_steps
 from distrl.agents.common.settings import minibatch_count
-from distrl.ops import (
-    vtrace,
-)
+from distrl.ops import vtrace
 
 
 class ImpalaLearner(PassesLearner):
@@ -31,16 +29,16 @@ class ImpalaLearner(PassesLearner):
         (``PassesLearner``)."""
         if self.cfg.minibatch_by == "step":
             return self.ppo_passes(b, self._fixed_targets, self._minibatch_update)
-        skipped = self.nonfinite_batch(b)
-        if skipped:
-            return skipped
-        before = self.nonfinite
+        return self.guarded_passes(b, lambda: self._stream_passes(b))
+
+    def _stream_passes(self, b: dict[str, torch.Tensor]) -> tuple[list[dict[str, float]], torch.Tensor]:
+        """``epochs`` passes over minibatches of whole env streams; the last pass's V-trace targets, in order."""
         parts = env_stream_slices(b, minibatch_count(self.cfg, b["rewards"].numel()))
         for _ in range(self.cfg.epochs - 1):
             for part in parts:
                 self._update(part)
         applied, targets = zip(*(self._update(part) for part in parts))
-        return self.after_passes(b, before, list(applied), torch.cat(targets, dim=1))
+        return list(applied), torch.cat(targets, dim=1)
 
     def _fixed_targets(self, b: dict[str, torch.Tensor]):
         """The batch's single steps with their V-trace targets and advantages, and the targets."""
