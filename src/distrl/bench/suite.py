@@ -46,6 +46,7 @@ BEYOND_SECONDS = 300.0
 BEYOND_STEPS = {("apex-dqn", "LunarLander-v3"): 2_000_000, ("r2d2", "LunarLander-v3"): 2_000_000,
                 ("gorila", "LunarLander-v3"): 800_000,
                 ("apex-ddpg", "LunarLanderContinuous-v3"): 500_000, ("qt-opt", "LunarLanderContinuous-v3"): 60_000,
+                ("a3c", "LunarLander-v3"): 1_000_000,
                 **{(system, env): 1_000_000 for system in ("a2c", "impala")
                    for env in ("LunarLander-v3", "Pendulum-v1", "LunarLanderContinuous-v3")},
                 ("seed", "LunarLander-v3"): 1_000_000}

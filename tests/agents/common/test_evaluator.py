@@ -53,7 +53,7 @@ CASES = {  # every system, tiny budgets, on the deterministic inline runtime
     "seed": dict(env="CartPole-v1", num_envs=8, num_actors=2, unroll_length=8),
     "apex-dqn": dict(env="CartPole-v1", num_envs=4, num_actors=2, min_replay=100, batch_size=32),
     "apex-ddpg": dict(env="Pendulum-v1", num_envs=2, num_actors=2, min_replay=100, batch_size=32, hidden=(32, 32)),
-    "a3c": dict(env="CartPole-v1", num_envs=4, num_actors=2, segments_per_report=2),
+    "a3c": dict(env="CartPole-v1", num_envs=4, num_actors=2, t_max=8, segments_per_report=2),
     "gorila": dict(env="CartPole-v1", num_envs=4, num_actors=2, min_replay=100, batch_size=32),
 }
 

@@ -31,14 +31,14 @@ def a2c_loss(model: ActorCritic, b: dict[str, torch.Tensor], cfg,
     (every worker). Returns the loss, the terms to report and the value targets (the returns)."""
     logp, entropy, values, bootstrap = model.evaluate_unroll(b["obs"], b["actions"])
     adv, returns, valid = advantages_and_returns(b, values.detach(), bootstrap.detach(), cfg)
-    loss, terms = _loss(model, logp, entropy, values, returns, adv, valid, cfg,
+    loss, terms = update_loss(model, logp, entropy, values, returns, adv, valid, cfg,
                         cfg.entropy_coef if entropy_coef is None else entropy_coef, reduce)
     return loss, terms, returns
 
 
-def _loss(model, logp, entropy, values, returns, adv, valid, cfg, entropy_coef, reduce, old_logp=None):
-    """The shared actor-critic loss with A2C's (and A3C's) settings; ``cfg.ppo_clip`` only with ``old_logp``
-    (A3C's settings have none)."""
+def update_loss(model, logp, entropy, values, returns, adv, valid, cfg, entropy_coef, reduce, old_logp=None):
+    """The shared actor-critic loss with A2C's (and A3C's) settings, on a whole unroll or a minibatch of its steps;
+    ``cfg.ppo_clip`` only with ``old_logp`` (the policy the passes started from)."""
     return actor_critic_loss(model, logp, entropy, values, returns, adv, valid, standardise=cfg.normalize_advantages,
                              value_coef=cfg.value_coef, entropy_coef=entropy_coef, reduce=reduce,
                              ppo_clip=cfg.ppo_clip if old_logp is not None else 0.0, old_logp=old_logp)
@@ -70,6 +70,7 @@ class A2CLearner(PassesLearner):
 
     def _minibatch_update(self, mb: dict[str, torch.Tensor]) -> dict[str, float]:
         logp, entropy, value = self.model.evaluate(mb["obs"], mb["actions"])
-        loss, terms = _loss(self.model, logp, entropy, value, mb["returns"], mb["advantages"], mb["valid"], self.cfg,
-                            self.hyper.get("entropy_coef", self.cfg.entropy_coef), self.reduce_sums, mb["old_logp"])
+        loss, terms = update_loss(self.model, logp, entropy, value, mb["returns"], mb["advantages"], mb["valid"],
+                                  self.cfg, self.hyper.get("entropy_coef", self.cfg.entropy_coef), self.reduce_sums,
+                                  mb["old_logp"])
         return self.apply(loss, terms)

@@ -2,9 +2,11 @@
 
 Algorithm S3: sync the local copy from the shared parameters, run t_max steps, compute the n-step
 actor-critic gradient on the local copy, apply it to the shared parameters with the shared RMSProp,
-repeat. The runtime sees a component whose step is ``segments_per_report`` such updates and whose
-output is only a report (counts, returns, staleness): the parameters travel through the
-parameter-server service (shared memory on ``local``, shard actors on ``ray``), never with the report.
+repeat. The default update is A2C's (PPO's passes over the segment, ``config.py``): one such gradient per
+minibatch, each on the latest shared parameters. The runtime sees a component whose step is
+``segments_per_report`` such segments and whose output is only a report (counts, returns, staleness): the
+parameters travel through the parameter-server service (shared memory on ``local``, shard actors on ``ray``),
+never with the report.
 """
 
 from __future__ import annotations
@@ -16,8 +18,9 @@ from typing import Any
 import numpy as np
 import torch
 
-from distrl.agents.a2c.learner import a2c_loss
+from distrl.agents.a2c.learner import a2c_loss, advantages_and_returns, update_loss
 from distrl.agents.common.learner_inputs import to_tensors
+from distrl.agents.common.passes import flat_steps, step_minibatches
 from distrl.agents.common.unroll_actor import UnrollActor
 from distrl.core.protocols import ParamServerHandle, Stateless
 from distrl.core.types import allocate
@@ -47,16 +50,11 @@ class A3CWorker(Stateless):
             returns.append(info["episode_returns"])
             lengths.append(info["episode_lengths"])
             t0 = time.perf_counter()
-            loss, _, _ = a2c_loss(self.local, to_tensors(self.buffer), cfg)
-            self.local.zero_grad(set_to_none=True)
-            loss.backward()
-            norm = float(torch.nn.utils.clip_grad_norm_(self.local_params, cfg.max_grad_norm, foreach=True))
-            applied = 0
-            if math.isfinite(norm) and math.isfinite(float(loss.detach())):
-                applied, dropped, staleness = self.params.push(self.local, versions)
-                lags.append(staleness)  # other workers' updates between this pull and push
-            else:  # a NaN or inf never reaches the shared model
-                self.nonfinite += 1
+            b = to_tensors(self.buffer)
+            if cfg.epochs == 1 and cfg.minibatches == 1:
+                versions, applied = self._push(a2c_loss(self.local, b, cfg)[0], versions, lags)
+            else:
+                versions, applied = self._passes(b, versions, lags)
             learn_s += time.perf_counter() - t0
         self.version = int(np.sum(versions)) + applied
         return {"env_steps": cfg.segments_per_report * cfg.t_max * cfg.num_envs, "version": self.version,
@@ -64,6 +62,45 @@ class A3CWorker(Stateless):
                 "episode_returns": np.concatenate(returns), "episode_lengths": np.concatenate(lengths),
                 "env_s": env_s, "infer_s": infer_s, "learn_s": learn_s,
                 "staleness": float(np.mean(lags)) if lags else 0.0, "nonfinite_skipped": self.nonfinite}
+
+    def _push(self, loss: torch.Tensor, versions, lags: list, pull: bool = False) -> tuple[Any, int]:
+        """The gradient of ``loss`` on the local copy, clipped, pushed to the shared parameters (whose ``versions``
+        the copy was pulled at) unless it is not finite; with ``pull`` the latest parameters come back into the copy
+        (one round trip where the parameters live in another process). Returns the copy's versions and the updates
+        applied (0 or 1)."""
+        self.local.zero_grad(set_to_none=True)
+        loss.backward()
+        norm = float(torch.nn.utils.clip_grad_norm_(self.local_params, self.cfg.max_grad_norm, foreach=True))
+        if not (math.isfinite(norm) and math.isfinite(float(loss.detach()))):
+            self.nonfinite += 1  # a NaN or inf never reaches the shared model
+            return (self.params.pull(self.local) if pull else versions), 0
+        if pull:
+            applied, _, staleness, versions = self.params.exchange(self.local, versions)
+        else:
+            applied, _, staleness = self.params.push(self.local, versions)
+        lags.append(staleness)  # other workers' updates between this pull and push
+        return versions, applied
+
+    def _passes(self, b: dict[str, torch.Tensor], versions, lags: list) -> tuple[Any, int]:
+        """A2C's default update on this worker's segment (``a2c/learner.py``): advantages, value targets and the old
+        policy fixed from the copy the segment was acted with, then ``epochs`` passes of minibatches of single
+        steps, each a gradient of the clipped surrogate on the latest shared parameters, pushed as the paper's one
+        gradient per segment is. A segment holding a NaN or inf is not learned from."""
+        if not all(bool(torch.isfinite(t).all()) for t in b.values() if t.is_floating_point()):
+            self.nonfinite += 1
+            return versions, 0
+        with torch.no_grad():
+            old_logp, _, values, bootstrap = self.local.evaluate_unroll(b["obs"], b["actions"])
+            adv, returns, valid = advantages_and_returns(b, values, bootstrap, self.cfg)
+            steps = flat_steps(b, valid, old_logp=old_logp, advantages=adv, returns=returns)
+        minibatches = list(step_minibatches(steps, self.cfg))
+        applied = 0
+        for i, mb in enumerate(minibatches):
+            logp, entropy, value = self.local.evaluate(mb["obs"], mb["actions"])
+            loss, _ = update_loss(self.local, logp, entropy, value, mb["returns"], mb["advantages"], mb["valid"],
+                                  self.cfg, self.cfg.entropy_coef, None, mb["old_logp"])
+            versions, applied = self._push(loss, versions, lags, pull=i < len(minibatches) - 1)
+        return versions, applied
 
     def close(self) -> None:
         self.actor.close()

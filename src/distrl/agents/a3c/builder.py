@@ -1,7 +1,8 @@
 """A3C as a program: N workers share one model and one RMSProp through a parameter server.
 
-    worker i: sync local copy <- params; t_max steps; n-step A2C gradient on the copy;
-              shared RMSProp step on the shared params (lock-free) ... repeat; report counts
+    worker i: sync local copy <- params; t_max steps; A2C's update on the segment: per minibatch of its
+              passes a gradient on the copy, a shared RMSProp step on the shared params (lock-free) and the
+              latest params back (the paper's: one n-step gradient per segment) ... repeat; report counts
     params (a service): one shard, no staleness limit: Hogwild in shared memory on ``local``, a shard
               actor on ``ray`` (machines share no memory: gradients are pushed, weights pulled)
 
@@ -17,6 +18,7 @@ from distrl.agents.a3c.actor import A3CWorker
 from distrl.agents.a3c.config import A3CConfig
 from distrl.agents.a3c.networks import make_model
 from distrl.agents.common.evaluator import evaluator_roles
+from distrl.agents.common.passes import check_minibatches
 from distrl.agents.common.shared_optim import shared_optimizer
 from distrl.agents.common.unroll_actor import unroll_spec
 from distrl.core.program import Hyperparameter, ParamServer, Program, Role
@@ -29,6 +31,7 @@ def _worker(env_id, env, cfg, index, seed, handles):
 
 
 def build(cfg: A3CConfig, ctx: BuildContext) -> Program:
+    check_minibatches(cfg, cfg.num_envs, "num_envs", length="t_max")
     env = ctx.env
     params = ParamServer(make_model=partial(make_model, env, cfg),
                          make_optimizer=shared_optimizer("rmsprop", cfg.lr, cfg.rmsprop_eps, cfg.rmsprop_alpha),

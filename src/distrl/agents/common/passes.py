@@ -5,7 +5,7 @@ SEED through IMPALA's): the targets and advantages are taken once, from the weig
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import Callable, Iterator
 
 import numpy as np
 import torch
@@ -16,12 +16,13 @@ from distrl.agents.common.settings import minibatch_count
 from distrl.errors import ConfigError
 
 
-def check_minibatches(cfg, streams: int, streams_are: str) -> None:
+def check_minibatches(cfg, streams: int, streams_are: str, length: str = "unroll_length") -> None:
     """A minibatch is whole env streams of a batch (IMPALA's ``minibatch_by=stream``:
     ``learner_inputs.env_stream_slices``) or single steps: at least one of them each. ``streams``: the env streams
-    in a batch, which the settings named by ``streams_are`` make (for the message)."""
+    in a batch, which the settings named by ``streams_are`` make (for the message); ``length``: the setting that
+    gives each stream's steps."""
     if getattr(cfg, "minibatch_by", "step") == "step":
-        most, unit = streams * cfg.unroll_length, f"steps in a batch ({streams_are} * unroll_length)"
+        most, unit = streams * getattr(cfg, length), f"steps in a batch ({streams_are} * {length})"
     else:
         most, unit = streams, f"env streams in a batch ({streams_are})"
     if cfg.minibatches > most:
@@ -36,6 +37,19 @@ def flat_steps(b: dict[str, torch.Tensor], valid: torch.Tensor, **per_step: torc
     return {"obs": b["obs"][:-1].reshape((n,) + b["obs"].shape[2:]),
             "actions": b["actions"].reshape((n,) + b["actions"].shape[2:]), "valid": valid.reshape(-1),
             **{k: v.reshape(-1) for k, v in per_step.items()}}
+
+
+def step_minibatches(steps: dict[str, torch.Tensor], cfg) -> Iterator[dict[str, torch.Tensor]]:
+    """``cfg.epochs`` passes over ``steps`` (``flat_steps``), each shuffled and cut into ``minibatch_count``
+    minibatches of single steps, in the order they are to be learned from (A2C's and IMPALA's learners, A3C's
+    workers)."""
+    n = steps["valid"].shape[0]
+    cuts = np.linspace(0, n, minibatch_count(cfg, n) + 1).round().astype(int)
+    for _ in range(cfg.epochs):
+        order = torch.randperm(n, device=steps["valid"].device)
+        shuffled = {k: v[order] for k, v in steps.items()}  # one gather per pass; the minibatches are views
+        for lo, hi in zip(cuts[:-1], cuts[1:]):
+            yield {k: v[lo:hi] for k, v in shuffled.items()}
 
 
 class PassesLearner(GradientLearner):
@@ -78,15 +92,7 @@ class PassesLearner(GradientLearner):
     def step_passes(self, steps: dict[str, torch.Tensor], update: Callable[[dict], dict]) -> list[dict[str, float]]:
         """``epochs`` passes over ``steps`` (``flat_steps``), each shuffled and cut into ``minibatch_count``
         minibatches; ``update`` makes one update on a minibatch. What each update applied, in order."""
-        n = steps["valid"].shape[0]
-        cuts = np.linspace(0, n, minibatch_count(self.cfg, n) + 1).round().astype(int)
-        applied = []
-        for _ in range(self.cfg.epochs):
-            order = torch.randperm(n, device=steps["valid"].device)
-            shuffled = {k: v[order] for k, v in steps.items()}  # one gather per pass; the minibatches are views
-            for lo, hi in zip(cuts[:-1], cuts[1:]):
-                applied.append(update({k: v[lo:hi] for k, v in shuffled.items()}))
-        return applied
+        return [update(mb) for mb in step_minibatches(steps, self.cfg)]
 
     def after_passes(self, b: dict[str, torch.Tensor], before: int, applied: list[dict[str, float]],
                      targets: torch.Tensor) -> dict[str, float]:
