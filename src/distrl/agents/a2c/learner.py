@@ -32,7 +32,7 @@ def a2c_loss(model: ActorCritic, b: dict[str, torch.Tensor], cfg,
     logp, entropy, values, bootstrap = model.evaluate_unroll(b["obs"], b["actions"])
     adv, returns, valid = advantages_and_returns(b, values.detach(), bootstrap.detach(), cfg)
     loss, terms = update_loss(model, logp, entropy, values, returns, adv, valid, cfg,
-                        cfg.entropy_coef if entropy_coef is None else entropy_coef, reduce)
+                              cfg.entropy_coef if entropy_coef is None else entropy_coef, reduce)
     return loss, terms, returns
 
 

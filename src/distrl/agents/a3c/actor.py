@@ -61,13 +61,15 @@ class A3CWorker(Stateless):
                 "actor_index": self.index,
                 "episode_returns": np.concatenate(returns), "episode_lengths": np.concatenate(lengths),
                 "env_s": env_s, "infer_s": infer_s, "learn_s": learn_s,
-                "staleness": float(np.mean(lags)) if lags else 0.0, "nonfinite_skipped": self.nonfinite}
+                "staleness": float(np.mean(lags)) if lags else 0.0,  # policy lag: data's age when its gradient lands
+                "nonfinite_skipped": self.nonfinite}
 
-    def _push(self, loss: torch.Tensor, versions, lags: list, pull: bool = False) -> tuple[Any, int]:
+    def _push(self, loss: torch.Tensor, versions, lags: list, pull: bool = False, data_age: int = 0) -> tuple[Any, int]:
         """The gradient of ``loss`` on the local copy, clipped, pushed to the shared parameters (whose ``versions``
         the copy was pulled at) unless it is not finite; with ``pull`` the latest parameters come back into the copy
         (one round trip where the parameters live in another process). Returns the copy's versions and the updates
-        applied (0 or 1)."""
+        applied (0 or 1). The lag recorded is the updates between the parameters that acted the data and those the
+        gradient lands on: ``data_age`` (the copy's versions since the segment's start) plus the push's staleness."""
         self.local.zero_grad(set_to_none=True)
         loss.backward()
         norm = float(torch.nn.utils.clip_grad_norm_(self.local_params, self.cfg.max_grad_norm, foreach=True))
@@ -78,17 +80,20 @@ class A3CWorker(Stateless):
             applied, _, staleness, versions = self.params.exchange(self.local, versions)
         else:
             applied, _, staleness = self.params.push(self.local, versions)
-        lags.append(staleness)  # other workers' updates between this pull and push
+        lags.append(data_age + staleness)  # staleness: other workers' updates between this pull and push
         return versions, applied
 
     def _passes(self, b: dict[str, torch.Tensor], versions, lags: list) -> tuple[Any, int]:
         """A2C's default update on this worker's segment (``a2c/learner.py``): advantages, value targets and the old
         policy fixed from the copy the segment was acted with, then ``epochs`` passes of minibatches of single
         steps, each a gradient of the clipped surrogate on the latest shared parameters, pushed as the paper's one
-        gradient per segment is. A segment holding a NaN or inf is not learned from."""
+        gradient per segment is. A segment holding a NaN or inf is not learned from; a segment counts once in
+        ``nonfinite`` however many of its gradients were not finite (as a learner's batch does: the trainer stops a
+        run on a streak of them)."""
         if not all(bool(torch.isfinite(t).all()) for t in b.values() if t.is_floating_point()):
             self.nonfinite += 1
             return versions, 0
+        before, start = self.nonfinite, int(np.sum(versions))
         with torch.no_grad():
             old_logp, _, values, bootstrap = self.local.evaluate_unroll(b["obs"], b["actions"])
             adv, returns, valid = advantages_and_returns(b, values, bootstrap, self.cfg)
@@ -99,7 +104,9 @@ class A3CWorker(Stateless):
             logp, entropy, value = self.local.evaluate(mb["obs"], mb["actions"])
             loss, _ = update_loss(self.local, logp, entropy, value, mb["returns"], mb["advantages"], mb["valid"],
                                   self.cfg, self.cfg.entropy_coef, None, mb["old_logp"])
-            versions, applied = self._push(loss, versions, lags, pull=i < len(minibatches) - 1)
+            versions, applied = self._push(loss, versions, lags, pull=i < len(minibatches) - 1,
+                                           data_age=int(np.sum(versions)) - start)
+        self.nonfinite = min(self.nonfinite, before + 1)
         return versions, applied
 
     def close(self) -> None:

@@ -28,8 +28,10 @@ PAPER_A3C = {"t_max": 5, "segments_per_report": 20, "gamma": 0.99, "advantage": 
 class A3CConfig:
     num_actors: int = common.num_actors("Worker processes, each a full actor-learner")
     num_envs: int = common.num_envs(8, " (the paper: 1; a few amortise Python overhead)")
-    t_max: int = setting(256, "Steps per env between a worker's gradient updates (n of the n-step returns).", low=1)
-    segments_per_report: int = setting(2, "Updates a worker makes between progress reports to the coordinator.", low=1)
+    t_max: int = setting(256, "Steps per env in a worker's segment, which it learns from before acting again (the n of "
+                         "the n-step returns with advantage=nstep).", low=1)
+    segments_per_report: int = setting(2, "Segments a worker acts and learns from between progress reports to the "
+                                       "coordinator.", low=1)
     gamma: float = common.gamma(0.999)
     advantage: str = setting("gae", "Advantage estimator: nstep (the paper's) or gae.", choices=("gae", "nstep"))
     gae_lambda: float = setting(0.98, "GAE lambda (used when advantage=gae).", low=0.0, high=1.0)
@@ -40,7 +42,8 @@ class A3CConfig:
     entropy_coef: float = setting(0.01, "Entropy bonus weight.", low=0.0)
     value_coef: float = setting(0.5, "Value (baseline) loss weight.", low=0.0)
     ppo_clip: float = common.ppo_clip(0.2, "the policy the segment was acted with", "the plain policy gradient")
-    epochs: int = common.epochs(4, "more plain policy-gradient steps on the same segment")
+    epochs: int = setting(4, "Passes of a worker over its segment (PPO's, with ppo_clip; without it, more plain "
+                          "policy-gradient steps on the same segment).", low=1, high=100)
     minibatches: int = setting(0, "Minibatches of single steps, drawn at random, each pass cuts a worker's segment "
                                "into (each a gradient pushed to the shared parameters), at most num_envs * t_max; 0: "
                                f"about {common.MINIBATCH_STEPS} steps each. epochs 1 with 1 minibatch is the paper's "
