@@ -27,8 +27,9 @@ def a2c_loss(model: ActorCritic, b: dict[str, torch.Tensor], cfg,
              entropy_coef: float | None = None,
              reduce=None) -> tuple[torch.Tensor, dict[str, torch.Tensor], torch.Tensor]:
     """A3C eq. 9 on a time-major unroll, one update: policy gradient with GAE or n-step advantages, a value
-    baseline and an entropy bonus (``entropy_coef``, default ``cfg``'s). Shared by A2C's one-update path and A3C
-    (every worker). Returns the loss, the terms to report and the value targets (the returns)."""
+    baseline and an entropy bonus (``entropy_coef``, default ``cfg``'s). Shared by A2C's and A3C's one-update paths
+    (``epochs=1 minibatches=1``; their defaults take PPO's passes). Returns the loss, the terms to report and the
+    value targets (the returns)."""
     logp, entropy, values, bootstrap = model.evaluate_unroll(b["obs"], b["actions"])
     adv, returns, valid = advantages_and_returns(b, values.detach(), bootstrap.detach(), cfg)
     loss, terms = update_loss(model, logp, entropy, values, returns, adv, valid, cfg,
