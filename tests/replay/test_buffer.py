@@ -108,3 +108,44 @@ def test_rate_limiter_never_deadlocks_both_sides():
     with pytest.raises(TimeoutError):
         rl.await_sample(1, timeout=0.01)
     rl.await_insert(10, timeout=0.01)
+
+
+def test_a_checkpoint_holds_the_written_slots_not_the_capacity(tmp_path):
+    """A replay of 100k slots holding 10 items saves 10 (it used to write all 100k), restores them exactly and goes on
+    as the original does; a ring that wrapped saves every slot."""
+    r = Replay.uniform(SPEC, capacity=100_000, seed=1)
+    r.add(items(0, 10))
+    r.save(tmp_path)
+    assert (tmp_path / "replay.safetensors").stat().st_size < 2_000  # 100k slots would be 3.2 MB
+    q = Replay.uniform(SPEC, capacity=100_000, seed=1)
+    q.load(tmp_path)
+    assert q.size == 10
+    np.testing.assert_array_equal(q.sample(16).items["i"], r.sample(16).items["i"])
+    r.add(items(10, 5))
+    q.add(items(10, 5))
+    for k in SPEC:
+        np.testing.assert_array_equal(q.storage.arrays[k][:15], r.storage.arrays[k][:15])
+    small = Replay.uniform(SPEC, capacity=8)
+    small.add(items(0, 6))
+    small.add(items(6, 5))  # wrapped: all 8 slots written
+    (tmp_path / "s").mkdir()
+    small.save(tmp_path / "s")
+    again = Replay.uniform(SPEC, capacity=8)
+    again.load(tmp_path / "s")
+    np.testing.assert_array_equal(again.storage.arrays["i"], small.storage.arrays["i"])
+
+
+def test_a_saved_ring_of_another_capacity_is_refused(tmp_path):
+    """A full ring of 8 does not load into a ring of 16 (its slot order would be wrong), nor 10 items into 8 slots."""
+    full = Replay.uniform(SPEC, capacity=8)
+    full.add(items(0, 6))
+    full.add(items(6, 5))
+    full.save(tmp_path)
+    with pytest.raises(ValueError, match="does not fit"):
+        Replay.uniform(SPEC, capacity=16).load(tmp_path)
+    part = Replay.uniform(SPEC, capacity=16)
+    part.add(items(0, 10))
+    (tmp_path / "p").mkdir()
+    part.save(tmp_path / "p")
+    with pytest.raises(ValueError, match="does not fit"):
+        Replay.uniform(SPEC, capacity=8).load(tmp_path / "p")

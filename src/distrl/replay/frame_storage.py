@@ -21,7 +21,7 @@ import numpy as np
 
 from distrl.core.types import ArraySpec
 from distrl.replay.memory import check_fits
-from distrl.replay.storage import OverItemRing, RingStorage
+from distrl.replay.storage import OverItemRing, RingStorage, load_prefix
 
 
 class FrameStackStorage(OverItemRing):
@@ -152,12 +152,13 @@ class FrameStackStorage(OverItemRing):
     def state(self) -> tuple[dict[str, np.ndarray], dict]:
         arrays, counters = self.items.state()
         arrays = {f"item.{k}": v for k, v in arrays.items()}
-        arrays.update(frames=self.frames, recent_hashes=self._recent_hashes, recent_ids=self._recent_ids)
+        frames = self.frames[:min(self.frames_written, self.frame_capacity)]  # those ever written, as the item ring's
+        arrays.update(frames=frames, recent_hashes=self._recent_hashes, recent_ids=self._recent_ids)
         return arrays, {**counters, "frames_written": self.frames_written}
 
     def load(self, arrays: dict[str, np.ndarray], counters: dict) -> None:
         self.items.load({k.split(".", 1)[1]: v for k, v in arrays.items() if k.startswith("item.")}, counters)
-        self.frames[...] = arrays["frames"]
+        load_prefix(self.frames, arrays["frames"], counters["frames_written"], "frames")
         self._recent_hashes, self._recent_ids = arrays["recent_hashes"].copy(), arrays["recent_ids"].copy()
         self.frames_written = counters["frames_written"]
         self._min_first = -np.inf  # unknown: the next check scans once

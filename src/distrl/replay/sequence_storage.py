@@ -149,9 +149,10 @@ class SequenceStorage(OverItemRing):
         """``arrays`` as :meth:`state` gave them. A per-sequence field added since the replay was saved (R2D2's
         ``episode_start``) is filled with zeros: what the version that saved it did not have, it did not do."""
         items = {k[5:]: v for k, v in arrays.items() if k.startswith("item.")}
+        written = len(next(iter(items.values())))
         for name, array in self.items.arrays.items():
             if name not in items and name in self.state_spec:
-                items[name] = np.zeros_like(array)
+                items[name] = np.zeros((written,) + array.shape[1:], dtype=array.dtype)
         self.items.load(items, counters)
         self.steps.load({k[5:]: v for k, v in arrays.items() if k.startswith("step.")}, counters["steps"])
         self.history, self.last_chunk = arrays["history"].copy(), arrays["last_chunk"].copy()

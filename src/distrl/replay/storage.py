@@ -68,12 +68,26 @@ class RingStorage:
         return sum(a.nbytes for a in self.arrays.values())
 
     def state(self) -> tuple[dict[str, np.ndarray], dict]:
-        return dict(self.arrays), {"next": self.next, "size": self.size, "inserted": self.inserted}
+        """The slots ever written (the ring fills from slot 0: a prefix until it wraps) and the counters: a checkpoint
+        of a replay holding a few items is that small, not the size of its capacity."""
+        written = min(self.inserted, self.capacity)
+        arrays = {name: array[:written] for name, array in self.arrays.items()}
+        return arrays, {"next": self.next, "size": self.size, "inserted": self.inserted}
 
     def load(self, arrays: dict[str, np.ndarray], counters: dict) -> None:
-        for name in self.arrays:
-            self.arrays[name][...] = arrays[name]
+        """``arrays`` as :meth:`state` gave them: the written prefix (older checkpoints: every slot)."""
+        for name, array in self.arrays.items():
+            load_prefix(array, arrays[name], counters["inserted"], name)
         self.next, self.size, self.inserted = counters["next"], counters["size"], counters["inserted"]
+
+
+def load_prefix(into: np.ndarray, saved: np.ndarray, written: int, name: str) -> None:
+    """Copy a saved ring's written prefix into the leading slots of ``into`` (the rest were never written).
+    ``written``: how many entries the saved ring had ever taken; its prefix is that many, or all of a ring of this
+    size (checkpoints before prefixes, or a full ring); anything else is a ring of another capacity."""
+    if len(saved) not in (min(written, len(into)), len(into)) or saved.shape[1:] != into.shape[1:]:
+        raise ValueError(f"saved {name} {saved.shape} ({written:,} written) does not fit the replay's {into.shape}")
+    into[:len(saved)] = saved
 
 
 class OverItemRing:
