@@ -149,3 +149,16 @@ def test_a_saved_ring_of_another_capacity_is_refused(tmp_path):
     part.save(tmp_path / "p")
     with pytest.raises(ValueError, match="does not fit"):
         Replay.uniform(SPEC, capacity=8).load(tmp_path / "p")
+
+
+def test_a_checkpoint_of_every_slot_as_saved_before_loads(tmp_path, monkeypatch):
+    """Checkpoints written before prefixes hold the whole capacity, written or not: they load as they did."""
+    r = Replay.uniform(SPEC, capacity=16, seed=1)
+    r.add(items(0, 5))
+    counters = r.storage.state()[1]
+    monkeypatch.setattr(r.storage, "state", lambda: (dict(r.storage.arrays), counters))
+    r.save(tmp_path)
+    q = Replay.uniform(SPEC, capacity=16, seed=1)
+    q.load(tmp_path)
+    assert q.size == 5
+    np.testing.assert_array_equal(q.sample(8).items["i"], r.sample(8).items["i"])
