@@ -1,5 +1,6 @@
 """Pure RL math on torch tensors (time-major ``[T, B]``) and numpy arrays: no I/O, no processes."""
 
+from distrl.ops._checks import all_finite
 from distrl.ops.cem import cem_maximize, clipped_double_q_target
 from distrl.ops.es import NoiseTable, centered_ranks, es_gradient
 from distrl.ops.losses import (
@@ -33,7 +34,7 @@ from distrl.ops.value_rescale import (
 from distrl.ops.vtrace import VTraceReturns, vtrace
 
 __all__ = [
-    "NoiseTable", "PBTDecision", "VTraceReturns", "baseline_loss", "cem_maximize", "centered_ranks",
+    "NoiseTable", "PBTDecision", "VTraceReturns", "all_finite", "baseline_loss", "cem_maximize", "centered_ranks",
     "clipped_double_q_target", "clipped_surrogate_loss", "ddpg_critic_target", "double_q_n_step_targets",
     "double_q_target", "entropy_loss", "epsilon_ladder", "es_gradient", "gae", "importance_weights", "lambda_returns",
     "n_step_returns", "pbt_exploit_explore", "per_priority", "policy_gradient_loss", "sequence_priority",

@@ -1,6 +1,9 @@
-"""Argument checks shared by the ops: a wrong shape fails at entry, naming the argument."""
+"""Argument checks shared by the ops: a wrong shape fails at entry, naming the argument; and ``all_finite``, the
+NaN-and-inf check a learner makes before data or weights go anywhere."""
 
 from __future__ import annotations
+
+from typing import Iterable
 
 import torch
 
@@ -40,3 +43,9 @@ def check_lam(lam, shape: tuple, dtype) -> torch.Tensor | float:
     if not 0.0 <= lam <= 1.0:
         raise ValueError(f"lam must be in [0, 1], got {lam}")
     return lam
+
+
+def all_finite(tensors: Iterable[torch.Tensor]) -> bool:
+    """True when no floating-point tensor among ``tensors`` holds a NaN or an infinity (integer and bool tensors
+    cannot)."""
+    return all(bool(torch.isfinite(t).all()) for t in tensors if t.is_floating_point())

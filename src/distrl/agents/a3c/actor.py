@@ -24,6 +24,7 @@ from distrl.agents.common.passes import flat_steps, step_minibatches
 from distrl.agents.common.unroll_actor import UnrollActor
 from distrl.core.protocols import ParamServerHandle, Stateless
 from distrl.core.types import allocate
+from distrl.ops import all_finite
 
 
 class A3CWorker(Stateless):
@@ -90,7 +91,7 @@ class A3CWorker(Stateless):
         gradient per segment is. A segment holding a NaN or inf is not learned from; a segment counts once in
         ``nonfinite`` however many of its gradients were not finite (as a learner's batch does: the trainer stops a
         run on a streak of them)."""
-        if not all(bool(torch.isfinite(t).all()) for t in b.values() if t.is_floating_point()):
+        if not all_finite(b.values()):
             self.nonfinite += 1
             return versions, 0
         before, start = self.nonfinite, int(np.sum(versions))

@@ -17,6 +17,8 @@ from typing import Any
 import torch
 from safetensors.torch import load_file, save_file
 
+from distrl.ops import all_finite
+
 PREFIX = "step-"
 
 
@@ -52,7 +54,7 @@ def save_checkpoint(root: str | Path, env_steps: int, modules: dict[str, torch.n
     meta: dict[str, Any] = {"counters": counters, "modules": list(modules), "optimizers": {}, "finite": True}
     for name, module in modules.items():
         tensors = {k: v.detach().contiguous().clone() for k, v in module.state_dict().items()}
-        meta["finite"] &= all(bool(torch.isfinite(t).all()) for t in tensors.values() if t.is_floating_point())
+        meta["finite"] &= all_finite(tensors.values())
         save_file(tensors, str(tmp / f"{name}.safetensors"))
     for name, opt in optimizers.items():
         tensors, opt_meta = _flatten_optimizer(opt.state_dict())
