@@ -21,6 +21,11 @@ def test_build_coerces_strings():
     assert cfg == Example(lr=0.5, envs=8, flag=True, hidden=(32, 16), limit=3.0)
 
 
+@pytest.mark.parametrize("text", ["32,16", "(32,16)", "[32, 16]", " [32,16,] "])
+def test_a_list_of_integers_is_read_with_or_without_brackets(text):
+    assert build(Example, {"hidden": text}).hidden == (32, 16)
+
+
 @pytest.mark.parametrize("overrides,message", [
     ({"lr": "-1"}, "'lr' must be > 0.0"),
     ({"lr": "0"}, "'lr' must be > 0.0"),

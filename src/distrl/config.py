@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import math
+import re
 import types
 import typing
 from pathlib import Path
@@ -87,7 +88,7 @@ def coerce(name: str, value: Any, tp: type, optional: bool) -> Any:
             return number
         if tp is tuple:
             if isinstance(value, str):
-                value = [v for v in value.replace("(", "").replace(")", "").split(",") if v.strip()]
+                value = [v for v in re.sub(r"[()\[\]]", "", value).split(",") if v.strip()]  # 64,64 (64,64) [64,64]
             if isinstance(value, (int, float)):
                 raise ValueError
             return tuple(int(v) if not isinstance(v, float) or v.is_integer() else _not_int() for v in value)
