@@ -5,7 +5,11 @@ networks refreshed every C updates). The learner defaults add what later DQN wor
 dueling head, 3-step targets, prioritized local replay, Adam with linear decay): with the paper's
 1-step DQN and uniform replay, CartPole's greedy evaluation ended at 94-137 on three seeds of four
 (3-step targets without priorities made Q values diverge in some runs); with these defaults, 500 on
-each of seeds 0-5. ``--set n_step=1 --set double_q=false --set dueling=false --set prioritized=false
+each of seeds 0-5. Batches of 128 transitions (Ape-X's size; the first default was 64): on ``inline``, which is
+reproducible, 64 gave 108, 393, 500, 500, 500 on CartPole seeds 0-4, the training mean of seed 0 peaking near 455 and
+collapsing as the lr decayed, 128 gives 500, 500, 497, 500, 500 (gamma 0.995 gave 500, 500, 500, 441, 500; a target
+period of 500, lr 5e-4 or a 100k replay each failed on some seed:
+``benchmarks/reports/gorila-inline-2026-11-28/``); LunarLander at 800k 242, 263, 236. ``--set n_step=1 --set double_q=false --set dueling=false --set prioritized=false
 --set optimizer=rmsprop --set lr=5e-4 --set lr_schedule=constant`` gives the paper's learner back."""
 
 from __future__ import annotations
@@ -31,7 +35,7 @@ class GorilaConfig:
     priority_beta: float = common.priority_beta(" (prioritized=true)")
     replay_capacity: int = setting(50_000, "Transitions each bundle's replay (or its part of the global one) holds, oldest evicted first.", low=1)
     min_replay: int = setting(1_000, "Transitions in a learner's replay (local or global) before it starts.", low=1)
-    batch_size: int = setting(64, "Transitions per gradient.", low=1)
+    batch_size: int = setting(128, "Transitions per gradient.", low=1)
     gamma: float = common.gamma()
     double_q: bool = setting(True, "Double-Q target (van Hasselt 2016); false is the DQN max target GORILA used.")
     n_step: int = setting(3, "n of the bootstrapped target (the paper: 1-step DQN).", low=1)
