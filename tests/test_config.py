@@ -1,6 +1,8 @@
 from dataclasses import dataclass
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from distrl.config import build, describe, load_yaml, parse_assignments, setting
 from distrl.errors import ConfigError
@@ -24,6 +26,19 @@ def test_build_coerces_strings():
 @pytest.mark.parametrize("text", ["32,16", "(32,16)", "[32, 16]", " [32,16,] "])
 def test_a_list_of_integers_is_read_with_or_without_brackets(text):
     assert build(Example, {"hidden": text}).hidden == (32, 16)
+
+
+@given(sizes=st.lists(st.integers(1, 4096), min_size=1, max_size=5), wrap=st.sampled_from(["", "()", "[]"]),
+       stray=st.sampled_from("()[]"), at=st.integers(0, 40))
+def test_a_bracket_other_than_one_enclosing_pair_is_refused(sizes, wrap, stray, at):
+    body = ",".join(map(str, sizes))
+    text = wrap[:1] + body + wrap[1:]
+    assert build(Example, {"hidden": text}).hidden == tuple(sizes)
+    inner = min(at, len(body))  # a stray bracket inside the list, or a second pair around it
+    for bad in (wrap[:1] + body[:inner] + stray + body[inner:] + wrap[1:], "[" + text + ")"):
+        with pytest.raises(ConfigError, match=r"comma-separated list of integers \(brackets optional\), got '") as e:
+            build(Example, {"hidden": bad})
+        assert "\n" not in str(e.value) and repr(bad)[:20] in str(e.value)
 
 
 @pytest.mark.parametrize("overrides,message", [

@@ -10,7 +10,6 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import math
-import re
 import types
 import typing
 from pathlib import Path
@@ -60,6 +59,7 @@ def coerce(name: str, value: Any, tp: type, optional: bool) -> Any:
         if optional:
             return None
         raise ConfigError(f"setting '{name}' needs a value of type {tp.__name__}, got none")
+    given = value  # what the user wrote, for the error message
     try:
         if tp is bool:
             if isinstance(value, bool):
@@ -88,7 +88,7 @@ def coerce(name: str, value: Any, tp: type, optional: bool) -> Any:
             return number
         if tp is tuple:
             if isinstance(value, str):
-                value = [v for v in re.sub(r"[()\[\]]", "", value).split(",") if v.strip()]  # 64,64 (64,64) [64,64]
+                value = _integer_list_items(value)
             if isinstance(value, (int, float)):
                 raise ValueError
             return tuple(int(v) if not isinstance(v, float) or v.is_integer() else _not_int() for v in value)
@@ -99,14 +99,24 @@ def coerce(name: str, value: Any, tp: type, optional: bool) -> Any:
     except _NotFinite:
         raise ConfigError(f"setting '{name}' must be a finite number; got {value!r}") from None
     except (TypeError, ValueError, OverflowError):
-        kind = "a comma-separated list of integers" if tp is tuple else f"of type {tp.__name__}"
-        shown = repr(value) if len(repr(value)) <= 60 else repr(value)[:57] + "..."
+        kind = "a comma-separated list of integers (brackets optional)" if tp is tuple else f"of type {tp.__name__}"
+        shown = repr(given) if len(repr(given)) <= 60 else repr(given)[:57] + "..."
         raise ConfigError(f"setting '{name}' must be {kind}, got {shown}") from None
     return value
 
 
 class _NotFinite(Exception):
     pass
+
+
+def _integer_list_items(text: str) -> list[str]:
+    """The items of ``64,64``, ``(64,64)`` or ``[64,64]``: one enclosing pair of brackets at most, none inside."""
+    text = text.strip()
+    if len(text) >= 2 and text[0] + text[-1] in ("()", "[]"):
+        text = text[1:-1]
+    if any(c in text for c in "()[]"):
+        raise ValueError
+    return [v for v in text.split(",") if v.strip()]
 
 
 def _not_int():
