@@ -7,7 +7,7 @@ ev=$(distrl eval $d --episodes 20 2>&1 | tail -1)
 curve=$(python - "$d" <<'PY'
 import csv, sys
 rows = list(csv.DictReader(open(sys.argv[1] + "/metrics.csv")))
-vals = [v for v in (float(r["episode_return_mean"] or "nan") for r in rows) if v == v]  # no nan (no episode yet)
+vals = [v for v in (float(r.get("episode_return_mean") or "nan") for r in rows) if v == v]  # no nan (no episode yet)
 idx = [round(i * (len(vals) - 1) / 9) for i in range(10)] if vals else []
 print([round(vals[i]) for i in idx])
 PY

@@ -4,13 +4,15 @@ The architecture is the paper's (bundles, sharded parameter server dropping stal
 networks refreshed every C updates). The learner defaults add what later DQN work found (double Q,
 dueling head, 3-step targets, prioritized local replay, Adam with linear decay): with the paper's
 1-step DQN and uniform replay, CartPole's greedy evaluation ended at 94-137 on three seeds of four
-(3-step targets without priorities made Q values diverge in some runs); with these defaults, 500 on
-each of seeds 0-5. Batches of 128 transitions (Ape-X's size; the first default was 64): on ``inline``, which is
-reproducible, 64 gave 108, 393, 500, 500, 500 on CartPole seeds 0-4, the training mean of seed 0 peaking near 455 and
-collapsing as the lr decayed, 128 gives 500, 500, 497, 500, 500 (gamma 0.995 gave 500, 500, 500, 441, 500; a target
-period of 500, lr 5e-4 or a 100k replay each failed on some seed:
-``benchmarks/reports/gorila-inline-2026-11-28/``); LunarLander at 800k 242, 263, 236. ``--set n_step=1 --set double_q=false --set dueling=false --set prioritized=false
---set optimizer=rmsprop --set lr=5e-4 --set lr_schedule=constant`` gives the paper's learner back."""
+(3-step targets without priorities made Q values diverge in some runs); with these defaults and batches of 64, 500
+on each of seeds 0-5 on ``local`` in one session, but 108, 393, 500, 500, 500 on seeds 0-4 on ``inline`` (which is
+reproducible): seed 0's training mean peaked near 455 and collapsed as the lr decayed. Batches of 128 transitions
+(Ape-X's size, the default since 2026-11-28) give 500, 500, 497, 500, 500 there (gamma 0.995: 500, 500, 500, 441,
+500; a target period of 500, lr 5e-4 or a 100k replay each failed some seed:
+``benchmarks/reports/gorila-inline-2026-11-28/variants.md``), and LunarLander at 800k 257, 238, 239 (bench); the late
+collapse is rarer, not gone (the bench's ``local`` seed 0: 131). ``--set n_step=1 --set double_q=false --set
+dueling=false --set prioritized=false --set optimizer=rmsprop --set lr=5e-4 --set lr_schedule=constant`` gives the
+paper's learner back."""
 
 from __future__ import annotations
 
