@@ -1,3 +1,6 @@
+import csv
+import math
+
 import pytest
 
 import distrl
@@ -11,15 +14,17 @@ def test_gorila_smoke(tmp_path, runtime):
     s = distrl.train("gorila", env="CartPole-v1", runtime=runtime, total_steps=3000, run_dir=str(tmp_path / "r"), **SMALL)
     assert s["env_steps"] >= 3000
     header = (tmp_path / "r" / "metrics.csv").read_text().splitlines()[0].split(",")
-    for col in ("actor_staleness", "actor_shards_applied", "actor_shards_dropped", "dropped_gradients", "updates_total"):
+    for col in ("actor_staleness", "actor_shards_applied", "actor_shards_dropped", "dropped_gradients", "updates_total",
+                "loss"):
         assert col in header
+    with open(tmp_path / "r" / "metrics.csv") as f:  # the bundles' DQN loss (Huber), once their learners have started
+        losses = [float(r["loss"]) for r in csv.DictReader(f) if r["loss"] not in ("", "nan")]
+    assert losses and all(math.isfinite(v) and v >= 0 for v in losses), losses
 
 
 def test_gorila_drops_gradients_when_staleness_limit_is_zero(tmp_path):
     s = distrl.train("gorila", env="CartPole-v1", runtime="local", total_steps=20_000, max_staleness=0,
                      run_dir=str(tmp_path / "r"), **SMALL)
-    import csv
-
     with open(tmp_path / "r" / "metrics.csv") as f:
         rows = list(csv.DictReader(f))
     assert float(rows[-1]["dropped_gradients"]) > 0  # two bundles racing: some gradients arrive stale

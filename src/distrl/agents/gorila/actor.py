@@ -57,10 +57,13 @@ class GorilaBundle(Stateless):
         if self.replay.size >= cfg.min_replay:
             applied, dropped, staleness = self.learner.gradients(cfg.updates_per_unroll)
         info.pop("transitions", None)
+        losses, self.learner.losses = self.learner.losses, []
         return {**info, "version": self.learner.version, "actor_index": self.index,
                 "staleness": float(np.mean(staleness)) if staleness else 0.0, "shards_applied": applied,
                 "shards_dropped": dropped, "learn_s": time.perf_counter() - t0,
-                "nonfinite_skipped": self.learner.nonfinite}
+                "nonfinite_skipped": self.learner.nonfinite,
+                # the metrics' loss column, as Ape-X's learner writes it (the mean over the bundles' gradients)
+                **({"metrics": {"loss": float(np.mean(losses))}} if losses else {})}
 
     def close(self) -> None:
         self.actor.close()

@@ -23,6 +23,7 @@ class BundleLearner:
         self.target.load_state_dict(model.state_dict())
         self.last_target_sync = int(np.sum(self.versions))
         self.nonfinite = 0  # gradients not sent because they were not finite
+        self.losses: list[float] = []  # of the gradients sent since the bundle last reported (its loss column)
         self._in_flight = None  # the reply of the last send_many, where exchanges travel
 
     @property
@@ -77,9 +78,11 @@ class BundleLearner:
         self.model.zero_grad(set_to_none=True)
         loss.backward()
         norm = float(torch.nn.utils.clip_grad_norm_(self.model.parameters(), cfg.max_grad_norm, foreach=True))
-        if not (math.isfinite(norm) and math.isfinite(float(loss.detach()))):  # never reaches the parameter server
+        value = float(loss.detach())
+        if not (math.isfinite(norm) and math.isfinite(value)):  # never reaches the parameter server
             self.nonfinite += 1
             return False
+        self.losses.append(value)
         if cfg.prioritized:
             self.replay.update_priorities(batch.slots, delta.detach().abs().numpy())
         return True
