@@ -3,10 +3,13 @@
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 pytest.importorskip("ray")
+
+ROOT = Path(__file__).resolve().parents[3]
 
 SCRIPT = """
 import os
@@ -55,3 +58,31 @@ def test_a_local_start_that_times_out_once_is_tried_again(monkeypatch):
     with pytest.raises(Exception, match="timed out during startup"):
         connect_ray(None, 1)
     assert calls == ["init", "shutdown", "init"]
+
+
+STRAY_CLUSTER_SCRIPT = """
+import os
+import sys
+sys.path.insert(0, {tests_parent!r})
+from tests.ray_cluster import two_node_cluster
+cluster = two_node_cluster()  # another Ray on this machine (a user's `ray start`, another run's), not initialised here
+try:
+    assert os.path.exists("/tmp/ray/ray_current_cluster")  # where an address-less ray.init() would look
+    import distrl
+    s = distrl.train("impala", env="CartPole-v1", runtime="ray", num_actors=1, total_steps=2000, run_dir={run_dir!r})
+    print("RESULT", s["env_steps"], cluster.head_node.remaining_processes_alive())  # ours ran; theirs is untouched
+finally:
+    cluster.shutdown()
+"""
+
+
+@pytest.mark.timeout(180)
+def test_a_run_without_an_address_starts_its_own_instance_beside_a_running_cluster(tmp_path):
+    """Without an address the ray runtime starts a Ray of its own (``address="local"``): joining a cluster that
+    happens to run on the machine (Ray's default) made ``ray.init`` refuse ``num_cpus`` with a traceback."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RAY_")}
+    code = STRAY_CLUSTER_SCRIPT.format(run_dir=str(tmp_path / "r"), tests_parent=str(ROOT))
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=170, env=env)
+    assert done.returncode == 0, done.stderr[-2000:]
+    line = [ln for ln in done.stdout.splitlines() if ln.startswith("RESULT")][-1].split()
+    assert int(line[1]) >= 2000 and line[2] == "True"

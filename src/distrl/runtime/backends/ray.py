@@ -80,7 +80,9 @@ def connect_ray(address: str | None, num_cpus: int, timeout_s: float = 10.0) -> 
         _refresh_ray_config()
     for attempt in (1, 2):
         try:
-            ray.init(num_cpus=max(os.cpu_count() or 1, num_cpus),
+            # "local": a new instance of our own even where a cluster runs on this machine (ray start, another
+            # run): without it Ray would join that cluster and refuse num_cpus
+            ray.init(address="local", num_cpus=max(os.cpu_count() or 1, num_cpus),
                      _system_config={"max_direct_call_object_size": INLINE_OBJECT_BYTES}, **kwargs)
             return True
         except Exception as e:  # Ray raises a plain Exception when its raylet misses its 30-s start-up window
