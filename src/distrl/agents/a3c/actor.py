@@ -53,7 +53,8 @@ class A3CWorker(Stateless):
             t0 = time.perf_counter()
             b = to_tensors(self.buffer)
             if cfg.epochs == 1 and cfg.minibatches == 1:
-                versions, applied = self._push(a2c_loss(self.local, b, cfg)[0], versions, lags)
+                versions, applied, finite = self._push(a2c_loss(self.local, b, cfg)[0], versions, lags)
+                self.nonfinite += int(not finite)
             else:
                 versions, applied = self._passes(b, versions, lags)
             learn_s += time.perf_counter() - t0
@@ -65,24 +66,24 @@ class A3CWorker(Stateless):
                 "staleness": float(np.mean(lags)) if lags else 0.0,  # policy lag: data's age when its gradient lands
                 "nonfinite_skipped": self.nonfinite}
 
-    def _push(self, loss: torch.Tensor, versions, lags: list, pull: bool = False, data_age: int = 0) -> tuple[Any, int]:
+    def _push(self, loss: torch.Tensor, versions, lags: list, pull: bool = False,
+              data_age: int = 0) -> tuple[Any, int, bool]:
         """The gradient of ``loss`` on the local copy, clipped, pushed to the shared parameters (whose ``versions``
         the copy was pulled at) unless it is not finite; with ``pull`` the latest parameters come back into the copy
-        (one round trip where the parameters live in another process). Returns the copy's versions and the updates
-        applied (0 or 1). The lag recorded is the updates between the parameters that acted the data and those the
+        (one round trip where the parameters live in another process). Returns the copy's versions, the updates
+        applied (0 or 1) and whether the gradient was finite. The lag recorded is the updates between the parameters that acted the data and those the
         gradient lands on: ``data_age`` (the copy's versions since the segment's start) plus the push's staleness."""
         self.local.zero_grad(set_to_none=True)
         loss.backward()
         norm = float(torch.nn.utils.clip_grad_norm_(self.local_params, self.cfg.max_grad_norm, foreach=True))
-        if not (math.isfinite(norm) and math.isfinite(float(loss.detach()))):
-            self.nonfinite += 1  # a NaN or inf never reaches the shared model
-            return (self.params.pull(self.local) if pull else versions), 0
+        if not (math.isfinite(norm) and math.isfinite(float(loss.detach()))):  # never reaches the shared model
+            return (self.params.pull(self.local) if pull else versions), 0, False
         if pull:
             applied, _, staleness, versions = self.params.exchange(self.local, versions)
         else:
             applied, _, staleness = self.params.push(self.local, versions)
         lags.append(data_age + staleness)  # staleness: other workers' updates between this pull and push
-        return versions, applied
+        return versions, applied, True
 
     def _passes(self, b: dict[str, torch.Tensor], versions, lags: list) -> tuple[Any, int]:
         """A2C's default update on this worker's segment (``a2c/learner.py``): advantages, value targets and the old
@@ -94,20 +95,21 @@ class A3CWorker(Stateless):
         if not all_finite(b.values()):
             self.nonfinite += 1
             return versions, 0
-        before, start = self.nonfinite, int(np.sum(versions))
+        start = int(np.sum(versions))
         with torch.no_grad():
             old_logp, _, values, bootstrap = self.local.evaluate_unroll(b["obs"], b["actions"])
             adv, returns, valid = advantages_and_returns(b, values, bootstrap, self.cfg)
             steps = flat_steps(b, valid, old_logp=old_logp, advantages=adv, returns=returns)
         minibatches = list(step_minibatches(steps, self.cfg))
-        applied = 0
+        applied, diverged = 0, False
         for i, mb in enumerate(minibatches):
             logp, entropy, value = self.local.evaluate(mb["obs"], mb["actions"])
             loss, _ = update_loss(self.local, logp, entropy, value, mb["returns"], mb["advantages"], mb["valid"],
                                   self.cfg, self.cfg.entropy_coef, None, mb["old_logp"])
-            versions, applied = self._push(loss, versions, lags, pull=i < len(minibatches) - 1,
-                                           data_age=int(np.sum(versions)) - start)
-        self.nonfinite = min(self.nonfinite, before + 1)
+            versions, applied, finite = self._push(loss, versions, lags, pull=i < len(minibatches) - 1,
+                                                   data_age=int(np.sum(versions)) - start)
+            diverged |= not finite
+        self.nonfinite += int(diverged)  # a segment counts once, however many of its gradients diverged
         return versions, applied
 
     def close(self) -> None:
