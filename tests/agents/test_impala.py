@@ -136,12 +136,18 @@ def test_impala_atari_pong_local_smoke(tmp_path):
     assert s["env_steps"] >= 600 and s["learner_updates"] >= 1
 
 
+def _stat_fields(pid) -> list[str]:
+    """``/proc/PID/stat`` after the command name: state, ppid, ... (the name is in parentheses and may hold
+    spaces or parentheses itself, as a process title such as pytest-xdist's does)."""
+    return (Path("/proc") / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()
+
+
 def _children(pid: int) -> list[int]:
     out = []
     for d in Path("/proc").iterdir():
         if d.name.isdigit():
             try:
-                if int((d / "stat").read_text().split()[3]) == pid:
+                if int(_stat_fields(d.name)[1]) == pid:
                     out.append(int(d.name))
             except (FileNotFoundError, ProcessLookupError, IndexError):
                 pass
@@ -150,7 +156,7 @@ def _children(pid: int) -> list[int]:
 
 def _alive(pid: int) -> bool:
     try:
-        return (Path("/proc") / str(pid) / "stat").read_text().split()[2] != "Z"
+        return _stat_fields(pid)[0] != "Z"
     except FileNotFoundError:
         return False
 
@@ -168,20 +174,24 @@ def test_signal_stops_everything_and_checkpoints(tmp_path, sig, inherited):
     proc = subprocess.Popen([sys.executable, "-m", "distrl", "train", "impala", "--total-steps", "100000000", "--quiet",
                              "--run-dir", str(run)], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             preexec_fn=ignore)
-    deadline = time.monotonic() + 60
-    while not (run / "metrics.csv").exists() or len((run / "metrics.csv").read_text().splitlines()) < 3:
-        assert time.monotonic() < deadline and proc.poll() is None, proc.stderr.read() if proc.poll() is not None else "no metrics in time"
-        time.sleep(0.1)
-    actors = [c for c in _children(proc.pid) if open(f"/proc/{c}/comm").read().startswith("distrl-actor")]
-    assert len(actors) >= 1
-    t0 = time.monotonic()
-    proc.send_signal(sig)
-    try:
-        out, err = proc.communicate(timeout=30)
-    except subprocess.TimeoutExpired:
-        proc.kill()  # never left running to slow the rest of the suite
-        proc.communicate()
-        raise AssertionError(f"the run did not stop within 30 s of signal {sig}") from None
+    try:  # whatever fails below, the run is never left running to slow the rest of the suite
+        deadline = time.monotonic() + 60
+        while not (run / "metrics.csv").exists() or len((run / "metrics.csv").read_text().splitlines()) < 3:
+            assert time.monotonic() < deadline and proc.poll() is None, \
+                proc.stderr.read() if proc.poll() is not None else "no metrics in time"
+            time.sleep(0.1)
+        actors = [c for c in _children(proc.pid) if open(f"/proc/{c}/comm").read().startswith("distrl-actor")]
+        assert len(actors) >= 1
+        t0 = time.monotonic()
+        proc.send_signal(sig)
+        try:
+            out, err = proc.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            raise AssertionError(f"the run did not stop within 30 s of signal {sig}") from None
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
     assert time.monotonic() - t0 < 10, "stopping took too long"
     assert "Traceback" not in err, err
     assert not [a for a in actors if _alive(a)], "actor processes left behind"

@@ -270,7 +270,7 @@ def _alive(pid: int) -> bool:
         return False
     try:
         with open(f"/proc/{pid}/stat") as f:
-            return f.read().split()[2] != "Z"
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"  # the state, after the (name), which may hold spaces
     except FileNotFoundError:
         return False
 
