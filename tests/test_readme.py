@@ -62,8 +62,12 @@ def test_shell_blocks_run_in_order(tmp_path):
     commands = _shell_commands()
     assert any(c.startswith("distrl train") for c in commands) and any(c.startswith("distrl eval") for c in commands)
     for command in commands:
-        if command.startswith("distrl train"):
-            command += " --quiet --set max_wall_s=2 --set num_actors=2"  # the same command, cut short
+        if command.startswith("distrl train"):  # the same command, cut short: by env steps (the last --total-steps
+            # wins), not by a wall time a busy machine could spend starting its processes (a run with no step has
+            # no metrics.csv for the next command, `distrl plot`, to read); a bound on wall time stays as a backstop,
+            # and is the cut for a run without env steps (QT-Opt offline, whose budget is learner updates)
+            offline = "online=false" in command
+            command += f" --quiet --set num_actors=2 --total-steps 1000 --set max_wall_s={2 if offline else 60}"
         if command.startswith("distrl pbt"):
             command += " --set max_wall_s=2"  # the population, cut short the same way
         if command.startswith("distrl bench"):  # one small cell (peers need the peers extra)
