@@ -5,7 +5,6 @@ Started with retries: on a busy machine Ray's head raylet sometimes does not reg
 next one, so the suite's no-process-left check still holds.
 """
 
-import subprocess
 import sys
 
 
@@ -35,8 +34,32 @@ def two_node_cluster(attempts: int = 3):
                     cluster.shutdown()
                 except Exception:
                     pass
-            # what a failed start left (a GCS without its raylet): no Ray instance of the suite runs now
-            subprocess.run([sys.executable, "-m", "ray.scripts.scripts", "stop", "--force"], capture_output=True,
-                           timeout=60)
+            stop_own_ray_processes()  # what a failed start left (a GCS without its raylet)
             if attempt == attempts - 1:
                 raise
+
+
+def stop_own_ray_processes(grace_s: float = 10.0) -> None:
+    """Stop the Ray processes this process started, and only those: not ``ray stop``, which would also stop
+    the Ray instance of another test worker (``pytest -n 2``) or of a user's cluster on the machine."""
+    import psutil
+
+    own = []
+    for p in psutil.Process().children(recursive=True):
+        try:
+            if "ray" in " ".join(p.cmdline()):
+                own.append(p)
+        except psutil.Error:
+            continue
+    for p in own:
+        try:
+            p.terminate()
+        except psutil.Error:
+            pass
+    _, alive = psutil.wait_procs(own, timeout=grace_s)
+    for p in alive:
+        try:
+            p.kill()
+        except psutil.Error:
+            pass
+    psutil.wait_procs(alive, timeout=grace_s)
