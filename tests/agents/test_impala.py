@@ -142,15 +142,19 @@ def _stat_fields(pid) -> list[str]:
     return (Path("/proc") / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()
 
 
-def _children(pid: int) -> list[int]:
-    out = []
+def _descendants(pid: int) -> list[int]:
+    """Children, grandchildren, ...: a run's components are children of its forkserver, a child of the run."""
+    parent = {}
     for d in Path("/proc").iterdir():
         if d.name.isdigit():
             try:
-                if int(_stat_fields(d.name)[1]) == pid:
-                    out.append(int(d.name))
+                parent[int(d.name)] = int(_stat_fields(d.name)[1])
             except (FileNotFoundError, ProcessLookupError, IndexError):
                 pass
+    out, frontier = [], [pid]
+    while frontier:
+        frontier = [c for c, p in parent.items() if p in frontier]
+        out += frontier
     return out
 
 
@@ -161,29 +165,32 @@ def _alive(pid: int) -> bool:
         return False
 
 
-@pytest.mark.parametrize("sig,inherited", [(signal.SIGINT, False), (signal.SIGINT, True), (signal.SIGTERM, False),
-                                           (signal.SIGHUP, False)],
-                         ids=["ctrl-c", "ctrl-c-started-with-sigint-ignored", "sigterm", "sighup"])
-def test_signal_stops_everything_and_checkpoints(tmp_path, sig, inherited):
+@pytest.mark.parametrize("sig,inherited,group", [(signal.SIGINT, False, False), (signal.SIGINT, True, False),
+                                                 (signal.SIGINT, False, True), (signal.SIGTERM, False, False),
+                                                 (signal.SIGHUP, False, False)],
+                         ids=["ctrl-c", "ctrl-c-started-with-sigint-ignored", "ctrl-c-to-the-process-group", "sigterm",
+                              "sighup"])
+def test_signal_stops_everything_and_checkpoints(tmp_path, sig, inherited, group):
     """Ctrl-C, SIGTERM and SIGHUP (a closed terminal, a dropped SSH session) end a run the same way; Ctrl-C
     also where the run was started with SIGINT ignored (a script's background job: Python then installs no
-    KeyboardInterrupt handler, and the run used to go on)."""
+    KeyboardInterrupt handler, and the run used to go on), and sent as a terminal sends it, to the whole
+    process group (the run, its forkserver and its components: only the run may act on it)."""
     run = tmp_path / "r"
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     ignore = (lambda: signal.signal(signal.SIGINT, signal.SIG_IGN)) if inherited else None
     proc = subprocess.Popen([sys.executable, "-m", "distrl", "train", "impala", "--total-steps", "100000000", "--quiet",
                              "--run-dir", str(run)], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            preexec_fn=ignore)
+                            preexec_fn=ignore, start_new_session=group)
     try:  # whatever fails below, the run is never left running to slow the rest of the suite
         deadline = time.monotonic() + 60
         while not (run / "metrics.csv").exists() or len((run / "metrics.csv").read_text().splitlines()) < 3:
             assert time.monotonic() < deadline and proc.poll() is None, \
                 proc.stderr.read() if proc.poll() is not None else "no metrics in time"
             time.sleep(0.1)
-        actors = [c for c in _children(proc.pid) if open(f"/proc/{c}/comm").read().startswith("distrl-actor")]
+        actors = [c for c in _descendants(proc.pid) if open(f"/proc/{c}/comm").read().startswith("distrl-actor")]
         assert len(actors) >= 1
         t0 = time.monotonic()
-        proc.send_signal(sig)
+        os.killpg(proc.pid, sig) if group else proc.send_signal(sig)
         try:
             out, err = proc.communicate(timeout=30)
         except subprocess.TimeoutExpired:
@@ -199,6 +206,37 @@ def test_signal_stops_everything_and_checkpoints(tmp_path, sig, inherited):
     summary = json.loads((run / "summary.json").read_text())
     assert summary["interrupted"] is True and summary["env_steps"] > 0
     assert proc.returncode == 130
+
+
+def test_a_killed_run_leaves_no_process(tmp_path):
+    """SIGKILL gives the run no chance to stop anything: its forkserver sees the run gone and exits, and the
+    kernel sends each component SIGTERM as its parent (the server) dies (PR_SET_PDEATHSIG)."""
+    run = tmp_path / "r"
+    proc = subprocess.Popen([sys.executable, "-m", "distrl", "train", "impala", "--total-steps", "100000000", "--quiet",
+                             "--run-dir", str(run)], env=dict(os.environ, PYTHONPATH=str(ROOT)),
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    family = []
+    try:
+        deadline = time.monotonic() + 60
+        while not (run / "metrics.csv").exists() or len((run / "metrics.csv").read_text().splitlines()) < 2:
+            assert time.monotonic() < deadline and proc.poll() is None, \
+                proc.stderr.read() if proc.poll() is not None else "no metrics in time"
+            time.sleep(0.1)
+        family = _descendants(proc.pid)
+        assert any(open(f"/proc/{c}/comm").read().startswith("distrl-actor") for c in family)
+        proc.kill()
+        proc.wait(timeout=30)
+        deadline = time.monotonic() + 30
+        while [c for c in family if _alive(c)] and time.monotonic() < deadline:
+            time.sleep(0.1)  # a bounded wait: each goes when it notices, at its next poll
+        assert not [c for c in family if _alive(c)], "processes left behind"
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        for c in family:
+            if _alive(c):
+                os.kill(c, signal.SIGKILL)
 
 
 def test_env_exception_restarts_the_actor_and_training_goes_on(tmp_path, monkeypatch):

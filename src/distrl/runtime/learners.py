@@ -420,21 +420,11 @@ class _ProcessReplicas:
 
     @classmethod
     def start(cls, world, where, args, device, precision, torch_threads, timeout_s) -> "_ProcessReplicas":
-        import multiprocessing as mp
+        from distrl.runtime.backends.process import process_context, start_process
 
-        from distrl.runtime.backends.process import (
-            interrupts_blocked,
-            main_module_hidden,
-        )
-
-        ctx = mp.get_context("spawn")
-        procs = []
-        with interrupts_blocked(), main_module_hidden():
-            for rank in range(1, world):
-                p = ctx.Process(target=replica_main, name=f"distrl-learner-{rank}", daemon=True,
-                                args=(rank, world, where, *args, str(device), precision, torch_threads, timeout_s))
-                p.start()
-                procs.append(p)
+        ctx = process_context()
+        procs = [start_process(ctx, replica_main, (rank, world, where, *args, str(device), precision, torch_threads,
+                                                   timeout_s), f"distrl-learner-{rank}") for rank in range(1, world)]
         return cls(procs)
 
     def alive(self) -> bool:

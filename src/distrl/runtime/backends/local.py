@@ -17,7 +17,6 @@ out twice.
 
 from __future__ import annotations
 
-import multiprocessing as mp
 import time
 from collections import deque
 from multiprocessing.connection import wait
@@ -52,8 +51,8 @@ from distrl.runtime.backends.placement import (
 )
 from distrl.runtime.backends.process import (
     Restarts,
-    interrupts_blocked,
-    main_module_hidden,
+    process_context,
+    start_process,
     stop_processes,
 )
 from distrl.runtime.backends.shared_memory import SharedArrays
@@ -71,7 +70,7 @@ class LocalBackend:
                  max_restarts: int = 10):
         self.seed, self.torch_threads, self.step_timeout_s = seed, torch_threads, step_timeout_s
         self.max_restarts = max_restarts
-        self.ctx = mp.get_context("spawn")
+        self.ctx = process_context()
         self.program: Program | None = None
         self.adapters: dict = {}
         self.workers: list[Worker] = []
@@ -155,9 +154,7 @@ class LocalBackend:
         slots = self.slots[role.name].handle() if role.name in self.slots else None
         args = (role.name, w.index, seed, role.make, handles, uses, slots, self.control.handle(), w.row, child_end,
                 self.torch_threads)
-        p = self.ctx.Process(target=worker_main, args=args, name=f"distrl-{w.name}", daemon=True)
-        with interrupts_blocked(), main_module_hidden():
-            p.start()
+        p = start_process(self.ctx, worker_main, args, f"distrl-{w.name}")
         child_end.close()
         for name in role.uses:
             self.adapters[name].spawned(role.name, w.index)
