@@ -5,6 +5,7 @@ Started with retries: on a busy machine Ray's head raylet sometimes does not reg
 next one, so the suite's no-process-left check still holds.
 """
 
+import os
 import sys
 
 
@@ -41,16 +42,12 @@ def two_node_cluster(attempts: int = 3):
 
 def stop_own_ray_processes(grace_s: float = 10.0) -> None:
     """Stop the Ray processes this process started, and only those: not ``ray stop``, which would also stop
-    the Ray instance of another test worker (``pytest -n 2``) or of a user's cluster on the machine."""
+    the Ray instance of another test worker (``pytest -n 2``) or of a user's cluster on the machine. The
+    suite's shared instance is shut down first (properly, while its driver is connected)."""
     import psutil
 
-    own = []
-    for p in psutil.Process().children(recursive=True):
-        try:
-            if "ray" in " ".join(p.cmdline()):
-                own.append(p)
-        except psutil.Error:
-            continue
+    stop_shared_ray()
+    own = [p for p in psutil.Process().children(recursive=True) if _is_ray_process(p)]
     for p in own:
         try:
             p.terminate()
@@ -63,3 +60,20 @@ def stop_own_ray_processes(grace_s: float = 10.0) -> None:
         except psutil.Error:
             pass
     psutil.wait_procs(alive, timeout=grace_s)
+
+
+def _is_ray_process(p) -> bool:
+    """Ray's own: its binaries, its workers (``ray::...``), or a script of the ``ray`` package. Not every process
+    whose command line mentions Ray: a forkserver's carries the parent's ``sys.path`` (with Ray's folders in
+    it once Ray was imported), and a user's home may be ``/home/ray``."""
+    import psutil
+
+    try:
+        name, cmdline = p.name(), p.cmdline()
+    except psutil.Error:
+        return False
+    if name in ("raylet", "gcs_server") or (cmdline and cmdline[0].startswith("ray::")):
+        return True
+    ray = sys.modules.get("ray")
+    package = os.path.dirname(ray.__file__) + os.sep if ray is not None else None
+    return package is not None and any(arg.startswith(package) and arg.endswith(".py") for arg in cmdline[1:3])

@@ -6,6 +6,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from distrl.runtime.backends.process import process_context, start_process
@@ -15,7 +16,7 @@ ROOT = Path(__file__).resolve().parents[3]
 
 def _report(queue) -> None:
     queue.put((signal.getsignal(signal.SIGINT) == signal.SIG_IGN, os.environ.get("DISTRL_TEST_LATE_VARIABLE"),
-               "torch" in sys.modules))
+               os.getppid()))
 
 
 def test_a_component_starts_with_sigint_ignored_and_the_environment_of_its_start(monkeypatch):
@@ -24,12 +25,64 @@ def test_a_component_starts_with_sigint_ignored_and_the_environment_of_its_start
     queue = ctx.Queue()
     p = start_process(ctx, _report, (queue,), "distrl-test")
     try:
-        ignored, variable, torch_loaded = queue.get(timeout=60)
+        ignored, variable, parent = queue.get(timeout=60)
     finally:
         p.join(timeout=60)
     assert ignored and variable == "set after the server started"
-    if ctx.get_start_method() == "forkserver":
-        assert torch_loaded  # imported once by the server, not by each component
+    if ctx.get_start_method() == "forkserver":  # the server, not this process, is the parent, and it has torch
+        assert parent != os.getpid() and "libtorch" in Path(f"/proc/{parent}/maps").read_text()
+
+
+STARTER = """
+import sys, time
+from distrl.runtime.backends.process import process_context, start_process
+from sleeper import sleep
+ctx = process_context()
+p = start_process(ctx, sleep, (), "distrl-test-sleeper")
+print(p.pid, flush=True)
+time.sleep(600)
+"""
+
+SLEEPER = """
+import time
+from distrl.runtime.backends.process import die_with_parent
+
+def sleep():
+    die_with_parent()
+    time.sleep(600)  # no pipe to watch: only the kernel's PR_SET_PDEATHSIG can end it
+"""
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+def test_a_component_of_a_killed_starter_is_ended_by_the_kernel(tmp_path):
+    """The starter is SIGKILLed: the server sees it gone and exits (no child holds the server's "alive" pipe
+    open), and a component that watches nothing gets SIGTERM from PR_SET_PDEATHSIG."""
+    (tmp_path / "sleeper.py").write_text(SLEEPER)
+    path = os.pathsep.join([str(tmp_path), str(ROOT / "src"), os.environ.get("PYTHONPATH", "")])
+    starter = subprocess.Popen([sys.executable, "-c", STARTER], cwd=tmp_path, env=dict(os.environ, PYTHONPATH=path),
+                               stdout=subprocess.PIPE, text=True)
+    child = None
+    try:
+        child = int(starter.stdout.readline())
+        assert _alive(child)
+        starter.kill()
+        starter.wait(timeout=30)
+        deadline = time.monotonic() + 30
+        while _alive(child) and time.monotonic() < deadline:
+            time.sleep(0.1)  # a bounded wait for the server to notice and the kernel to signal
+        assert not _alive(child), "the component outlived its killed starter"
+    finally:
+        if starter.poll() is None:
+            starter.kill()
+            starter.wait()
+        if child is not None and _alive(child):
+            os.kill(child, signal.SIGKILL)
 
 
 def test_a_script_without_a_main_guard_runs_once(tmp_path):
@@ -39,6 +92,7 @@ def test_a_script_without_a_main_guard_runs_once(tmp_path):
                       f"distrl.train('impala', env='CartPole-v1', runtime='local', total_steps=2000, num_actors=2, "
                       f"run_dir={str(tmp_path / 'run')!r}, progress=False)\n")
     env = dict(os.environ, PYTHONPATH=str(ROOT / "src") + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    r = subprocess.run([sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True, timeout=240, env=env)
+    r = subprocess.run([sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True, timeout=240,
+                       env=env)
     assert r.returncode == 0, r.stderr[-3000:]
     assert r.stdout.count("script started") == 1, r.stdout

@@ -59,31 +59,50 @@ class Restarts:
         return self.count
 
 
-# What the forkserver imports once, so that a component it forks starts in ~0.1 s instead of importing torch
-# again (~2 s of CPU each with spawn; a short local IMPALA run in a process that ran one before: 2.6 -> 1.1 s)
+# What the forkserver imports once, so that a component it forks starts without importing torch again (~2 s of
+# CPU each with spawn; three short local IMPALA runs in one process, measured: 2.8 s each -> 1.1 s after the first)
 PRELOAD = ("torch", "numpy", "gymnasium", "distrl.runtime.backends.local_worker")
+_server_started_here = False
 
 
 def process_context():
-    """The multiprocessing context of a run's component processes: ``forkserver`` where the platform has it
-    (Linux, macOS), else ``spawn``. Never plain ``fork``: the coordinator holds threads and (on a GPU) a
-    CUDA context, which a forked child must not inherit; the forkserver is a fresh single-threaded Python
-    that has only imported ``PRELOAD``, and every child is forked from it.
+    """The multiprocessing context of a run's component processes: ``forkserver`` on Linux, ``spawn``
+    elsewhere (macOS's forkserver forks without exec after torch and Accelerate were imported, which is why
+    Python's own default there is spawn) or where the server cannot start. Never plain ``fork``: the
+    coordinator holds threads and (on a GPU) a CUDA context, which a forked child must not inherit; the
+    server is a new Python that has only imported ``PRELOAD`` (numpy's BLAS starts its threads there, and
+    OpenBLAS's fork handlers make forking it safe) and never touches CUDA.
 
-    The server is started here, once per Python process (it stays, idle, while this process lives and
-    exits with it), with SIGINT ignored (:class:`interrupts_ignored`: so are its children, from their first
+    The server is Python's one per process: started here by the first run (it stays, idle, while this
+    process lives), with SIGINT ignored (:class:`interrupts_ignored`: so are its children, from their first
     instruction, where a spawned child had it blocked until it could ignore it) and the user's main script
-    hidden (:class:`main_module_hidden`). Where other code started Python's forkserver first, runs use that one (without the
-    preload: slower start-ups, the same behaviour). A child takes the caller's environment at its start
-    through :func:`with_environment`, not the server's (taken when the server started)."""
-    if "forkserver" not in mp.get_all_start_methods():
+    hidden (:class:`main_module_hidden`). Other forkserver users in this process share it: their children
+    too start with SIGINT ignored and torch imported. Where other code started it first, runs use that one
+    (without the preload: slower start-ups; a child then ignores SIGINT once :func:`ignore_interrupts` runs).
+
+    A child has the server's process state from when the server started (its fds 0-2, rlimits, niceness,
+    affinity, and what the preloaded libraries read at import, such as ``OMP_NUM_THREADS``; torch's thread
+    count is set in each component), except its environment and working directory, which are the caller's
+    at the child's start (:func:`with_environment`; multiprocessing's preparation data)."""
+    global _server_started_here
+    if not sys.platform.startswith("linux"):
         return mp.get_context("spawn")
     from multiprocessing import forkserver
 
     ctx = mp.get_context("forkserver")
-    with interrupts_ignored(), main_module_hidden():
-        ctx.set_forkserver_preload(list(PRELOAD))  # used only by the start below, if this one starts it
-        forkserver.ensure_running()
+    if _server_started_here:
+        try:
+            forkserver.ensure_running()  # a no-op while it runs; no SIGINT handler swapped, none lost
+            return ctx
+        except OSError:
+            return mp.get_context("spawn")
+    try:
+        with interrupts_ignored(), main_module_hidden():
+            ctx.set_forkserver_preload(list(PRELOAD))  # used only by the start below, if this one starts it
+            forkserver.ensure_running()
+    except OSError:  # e.g. a socket path too long for AF_UNIX under a deep TMPDIR
+        return mp.get_context("spawn")
+    _server_started_here = True
     return ctx
 
 
@@ -104,19 +123,42 @@ class interrupts_ignored:
             signal.signal(signal.SIGINT, self._old)
 
 
-def with_environment(environ: dict, target, *args):
+def with_environment(environ: dict, from_forkserver: bool, target, *args):
     """Run ``target(*args)`` under ``environ``, the starting process's environment when it started this
     child: a forkserver's child otherwise has the server's (a variable set since, say by a test or for
-    ``CUDA_VISIBLE_DEVICES``, would be missing)."""
+    ``CUDA_VISIBLE_DEVICES``, would be missing). Under spawn it changes nothing.
+
+    A forkserver's child also inherits the write end of the server's "alive" pipe, which keeps the server up
+    while any child lives, so a killed coordinator would leave the server, and the children whose
+    ``PR_SET_PDEATHSIG`` waits for the server's death, running. Components start no processes of their own:
+    the copy is closed here, and the server exits when the coordinator does."""
+    if from_forkserver:
+        _close_forkserver_alive_fd()
     os.environ.clear()
     os.environ.update(environ)
     return target(*args)
 
 
+def _close_forkserver_alive_fd() -> None:
+    from multiprocessing import forkserver
+
+    server = getattr(forkserver, "_forkserver", None)
+    fd = getattr(server, "_forkserver_alive_fd", None)
+    if fd is None:
+        return
+    try:
+        os.close(fd)
+    except OSError:
+        pass
+    server._forkserver_alive_fd = None
+
+
 def start_process(ctx, target, args: tuple, name: str):
-    """Start a daemon component process running ``target(*args)`` (SIGINT blocked while it starts, the main
-    script hidden, the caller's environment)."""
-    p = ctx.Process(target=with_environment, args=(dict(os.environ), target, *args), name=name, daemon=True)
+    """Start a daemon component process running ``target(*args)`` with the caller's environment, the main
+    script hidden (and, under spawn, SIGINT blocked until the child can ignore it)."""
+    from_forkserver = ctx.get_start_method() == "forkserver"
+    p = ctx.Process(target=with_environment, args=(dict(os.environ), from_forkserver, target, *args), name=name,
+                    daemon=True)
     with interrupts_blocked(), main_module_hidden():
         p.start()
     return p
