@@ -47,7 +47,7 @@ def stop_own_ray_processes(grace_s: float = 10.0) -> None:
     import psutil
 
     stop_shared_ray()
-    own = [p for p in psutil.Process().children(recursive=True) if _is_ray_process(p)]
+    own = [p for p in psutil.Process().children(recursive=True) if is_ray_process(p)]
     for p in own:
         try:
             p.terminate()
@@ -62,7 +62,7 @@ def stop_own_ray_processes(grace_s: float = 10.0) -> None:
     psutil.wait_procs(alive, timeout=grace_s)
 
 
-def _is_ray_process(p) -> bool:
+def is_ray_process(p) -> bool:
     """Ray's own: its binaries, its workers (``ray::...``), or a script of the ``ray`` package. Not every process
     whose command line mentions Ray: a forkserver's carries the parent's ``sys.path`` (with Ray's folders in
     it once Ray was imported), and a user's home may be ``/home/ray``."""

@@ -1,6 +1,7 @@
 """The README's code blocks run as written, so a snippet can never rot: Python blocks are executed, the
 `$ distrl ...` examples give the output shown, and the `distrl` commands of the shell blocks run (with
-their training cut short by ``max_wall_s``; ``pip install`` lines are what this suite was installed by)."""
+their training cut short by a small ``--total-steps``, or ``max_wall_s`` where the budget is not env steps;
+``pip install`` lines are what this suite was installed by)."""
 
 import os
 import re

@@ -1,3 +1,4 @@
+import contextlib
 import json
 import os
 import signal
@@ -158,6 +159,14 @@ def _descendants(pid: int) -> list[int]:
     return out
 
 
+def _comm(pid: int) -> str:
+    """The process's name, or "" where it has exited meanwhile."""
+    try:
+        return (Path("/proc") / str(pid) / "comm").read_text()
+    except (FileNotFoundError, ProcessLookupError):
+        return ""
+
+
 def _alive(pid: int) -> bool:
     try:
         return _stat_fields(pid)[0] != "Z"
@@ -187,10 +196,13 @@ def test_signal_stops_everything_and_checkpoints(tmp_path, sig, inherited, group
             assert time.monotonic() < deadline and proc.poll() is None, \
                 proc.stderr.read() if proc.poll() is not None else "no metrics in time"
             time.sleep(0.1)
-        actors = [c for c in _descendants(proc.pid) if open(f"/proc/{c}/comm").read().startswith("distrl-actor")]
+        actors = [c for c in _descendants(proc.pid) if _comm(c).startswith("distrl-actor")]
         assert len(actors) >= 1
         t0 = time.monotonic()
-        os.killpg(proc.pid, sig) if group else proc.send_signal(sig)
+        if group:
+            os.killpg(proc.pid, sig)
+        else:
+            proc.send_signal(sig)
         try:
             out, err = proc.communicate(timeout=30)
         except subprocess.TimeoutExpired:
@@ -223,7 +235,7 @@ def test_a_killed_run_leaves_no_process(tmp_path):
                 proc.stderr.read() if proc.poll() is not None else "no metrics in time"
             time.sleep(0.1)
         family = _descendants(proc.pid)
-        assert any(open(f"/proc/{c}/comm").read().startswith("distrl-actor") for c in family)
+        assert any(_comm(c).startswith("distrl-actor") for c in family)
         proc.kill()
         proc.wait(timeout=30)
         deadline = time.monotonic() + 30
@@ -236,7 +248,8 @@ def test_a_killed_run_leaves_no_process(tmp_path):
             proc.wait()
         for c in family:
             if _alive(c):
-                os.kill(c, signal.SIGKILL)
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(c, signal.SIGKILL)
 
 
 def test_env_exception_restarts_the_actor_and_training_goes_on(tmp_path, monkeypatch):

@@ -422,10 +422,9 @@ class _ProcessReplicas:
     def start(cls, world, where, args, device, precision, torch_threads, timeout_s) -> "_ProcessReplicas":
         from distrl.runtime.backends.process import process_context, start_process
 
-        ctx = process_context()
-        procs = [start_process(ctx, replica_main, (rank, world, where, *args, str(device), precision, torch_threads,
-                                                   timeout_s), f"distrl-learner-{rank}") for rank in range(1, world)]
-        return cls(procs)
+        ctx, tail = process_context(), (str(device), precision, torch_threads, timeout_s)
+        return cls([start_process(ctx, replica_main, (rank, world, where, *args, *tail), f"distrl-learner-{rank}")
+                    for rank in range(1, world)])
 
     def alive(self) -> bool:
         return all(p.is_alive() for p in self.procs)

@@ -4,9 +4,9 @@ The cluster (two raylets, one CPU each, loopback only) is started once for the m
 down at the end, and the last test checks that no Ray process is left behind.
 """
 
-import subprocess
 import time
 
+import psutil
 import pytest
 
 ray = pytest.importorskip("ray", reason="ray extra not installed")
@@ -14,7 +14,7 @@ ray = pytest.importorskip("ray", reason="ray extra not installed")
 import distrl  # noqa: E402
 from distrl.agents.impala.config import ONE_STEP_VTRACE  # noqa: E402
 from distrl.runtime.backends import make_backend  # noqa: E402
-from tests.ray_cluster import two_node_cluster  # noqa: E402
+from tests.ray_cluster import is_ray_process, two_node_cluster  # noqa: E402
 from tests.runtime.backends import contract  # noqa: E402
 
 
@@ -203,14 +203,15 @@ def test_two_apex_learners_on_ray(cluster, tmp_path):
 
 
 def _ray_processes() -> list[str]:
-    pids = subprocess.run(["pgrep", "-f", "raylet|gcs_server|ray::|default_worker.py"], capture_output=True,
-                          text=True).stdout.split()
+    """Ray processes this test process started (its cluster's, its workers'): not the machine's, where another
+    test worker (``pytest -n 2``) or a user may run a Ray of their own."""
     out = []
-    for pid in pids:
-        try:
-            out.append(f"{pid} " + open(f"/proc/{pid}/cmdline").read().replace("\0", " ")[:120])
-        except FileNotFoundError:
-            pass
+    for p in psutil.Process().children(recursive=True):
+        if is_ray_process(p):
+            try:
+                out.append(f"{p.pid} " + " ".join(p.cmdline())[:120])
+            except psutil.Error:
+                pass
     return out
 
 

@@ -56,6 +56,7 @@ class SharedShards:
         self.lr = torch.full((1,), self.optimizers[0].param_groups[0]["lr"], dtype=torch.float64).share_memory_()
         # The weights are Hogwild (lock-free, as the papers run them); the counters are not: ``+= 1`` on a
         # shared tensor is a read-modify-write, and two workers pushing at once would lose a version.
+        # a named semaphore, reopened by name in each component however it was started (spawn or forkserver)
         self.counting = mp.get_context("spawn").Lock()
 
     def pull(self, local: torch.nn.Module) -> np.ndarray:
