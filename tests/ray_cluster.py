@@ -30,24 +30,34 @@ def two_node_cluster(attempts: int = 3):
             cluster.wait_for_nodes()
             return cluster
         except Exception:
+            started = own_ray_processes()
             if cluster is not None:
                 try:
                     cluster.shutdown()
                 except Exception:
                     pass
-            stop_own_ray_processes()  # what a failed start left (a GCS without its raylet)
+            stop_own_ray_processes(known=started)  # what a failed start left (a GCS without its raylet)
             if attempt == attempts - 1:
                 raise
 
 
-def stop_own_ray_processes(grace_s: float = 10.0) -> None:
-    """Stop the Ray processes this process started, and only those: not ``ray stop``, which would also stop
-    the Ray instance of another test worker (``pytest -n 2``) or of a user's cluster on the machine. The
-    suite's shared instance is shut down first (properly, while its driver is connected)."""
+def own_ray_processes() -> list:
+    """The Ray processes this process started (psutil handles, safe against a reused pid): taken before a
+    shutdown, since what outlives its raylet is then no descendant of this process any more."""
+    import psutil
+
+    return [p for p in psutil.Process().children(recursive=True) if is_ray_process(p)]
+
+
+def stop_own_ray_processes(grace_s: float = 10.0, known: list | None = None) -> None:
+    """Stop the Ray processes this process started (those in ``known``, taken before a shutdown, too), and only
+    those: not ``ray stop``, which would also stop the Ray instance of another test worker (``pytest -n 2``)
+    or of a user's cluster on the machine. The suite's shared instance is shut down first (properly, while
+    its driver is connected)."""
     import psutil
 
     stop_shared_ray()
-    own = [p for p in psutil.Process().children(recursive=True) if is_ray_process(p)]
+    own = list({p.pid: p for p in (known or []) + own_ray_processes()}.values())
     for p in own:
         try:
             p.terminate()
@@ -74,6 +84,8 @@ def is_ray_process(p) -> bool:
         return False
     if name in ("raylet", "gcs_server") or (cmdline and cmdline[0].startswith("ray::")):
         return True
+    if cmdline and cmdline[0].startswith("ray-dashboard-"):  # the dashboard's module processes
+        return True
     ray = sys.modules.get("ray")
     package = os.path.dirname(ray.__file__) + os.sep if ray is not None else None
-    return package is not None and any(arg.startswith(package) and arg.endswith(".py") for arg in cmdline[1:3])
+    return package is not None and any(arg.startswith(package) and arg.endswith(".py") for arg in cmdline[1:])

@@ -170,7 +170,7 @@ def _comm(pid: int) -> str:
 def _alive(pid: int) -> bool:
     try:
         return _stat_fields(pid)[0] != "Z"
-    except FileNotFoundError:
+    except (FileNotFoundError, ProcessLookupError):
         return False
 
 

@@ -56,7 +56,7 @@ def sleep():
 def _alive(pid: int) -> bool:
     try:
         return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
-    except FileNotFoundError:
+    except (FileNotFoundError, ProcessLookupError):
         return False
 
 
@@ -66,10 +66,12 @@ def test_a_component_of_a_killed_starter_is_ended_by_the_kernel(tmp_path):
     (tmp_path / "sleeper.py").write_text(SLEEPER)
     path = os.pathsep.join([str(tmp_path), str(ROOT / "src"), os.environ.get("PYTHONPATH", "")])
     starter = subprocess.Popen([sys.executable, "-c", STARTER], cwd=tmp_path, env=dict(os.environ, PYTHONPATH=path),
-                               stdout=subprocess.PIPE, text=True)
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     child = None
     try:
-        child = int(starter.stdout.readline())
+        line = starter.stdout.readline()  # the starter prints the pid, or exits (then its stderr says why)
+        assert line.strip().isdigit(), starter.communicate(timeout=60)[1][-2000:]
+        child = int(line)
         assert _alive(child)
         starter.kill()
         starter.wait(timeout=30)

@@ -14,7 +14,7 @@ ray = pytest.importorskip("ray", reason="ray extra not installed")
 import distrl  # noqa: E402
 from distrl.agents.impala.config import ONE_STEP_VTRACE  # noqa: E402
 from distrl.runtime.backends import make_backend  # noqa: E402
-from tests.ray_cluster import is_ray_process, two_node_cluster  # noqa: E402
+from tests.ray_cluster import is_ray_process, own_ray_processes, two_node_cluster  # noqa: E402
 from tests.runtime.backends import contract  # noqa: E402
 
 
@@ -216,9 +216,9 @@ def _ray_processes() -> list[str]:
 
 
 def test_zz_teardown_leaves_no_ray_process(cluster):
+    before = own_ray_processes()  # workers outliving their raylet would be no descendants of this process after
     ray.shutdown()
     cluster.shutdown()
-    deadline = time.monotonic() + 20  # workers exit shortly after their raylet
-    while _ray_processes() and time.monotonic() < deadline:
-        time.sleep(0.2)
+    _, alive = psutil.wait_procs(before, timeout=20)  # workers exit shortly after their raylet
+    assert not alive, [p.pid for p in alive]
     assert _ray_processes() == []

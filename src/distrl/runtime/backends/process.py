@@ -67,8 +67,8 @@ _server_started_here = False
 
 def process_context():
     """The multiprocessing context of a run's component processes: ``forkserver`` on Linux, ``spawn``
-    elsewhere (macOS's forkserver forks without exec after torch and Accelerate were imported, which is why
-    Python's own default there is spawn) or where the server cannot start. Never plain ``fork``: the
+    elsewhere (on macOS a fork without exec after torch and Accelerate were imported is not safe, and the
+    forkserver forks so) or where the server cannot start. Never plain ``fork``: the
     coordinator holds threads and (on a GPU) a CUDA context, which a forked child must not inherit; the
     server is a new Python that has only imported ``PRELOAD`` (numpy's BLAS starts its threads there, and
     OpenBLAS's fork handlers make forking it safe) and never touches CUDA.
@@ -131,8 +131,10 @@ def with_environment(environ: dict, from_forkserver: bool, target, *args):
     A forkserver's child also inherits the write end of the server's "alive" pipe, which keeps the server up
     while any child lives, so a killed coordinator would leave the server, and the children whose
     ``PR_SET_PDEATHSIG`` waits for the server's death, running. Components start no processes of their own:
-    the copy is closed here, and the server exits when the coordinator does."""
+    the copy is closed here, and the server exits when the coordinator does. The kernel's signal is asked for
+    first: while this child holds the pipe the server cannot exit, so the request is in place before it can."""
     if from_forkserver:
+        die_with_parent()
         _close_forkserver_alive_fd()
     os.environ.clear()
     os.environ.update(environ)
