@@ -5,7 +5,6 @@ import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -14,6 +13,7 @@ from hypothesis import strategies as st
 import distrl
 from distrl.agents.impala.config import ONE_STEP_VTRACE
 from tests.conftest import ROOT
+from tests.procfs import alive, comm, descendants
 
 
 def test_impala_inline_smoke(tmp_path):
@@ -137,43 +137,6 @@ def test_impala_atari_pong_local_smoke(tmp_path):
     assert s["env_steps"] >= 600 and s["learner_updates"] >= 1
 
 
-def _stat_fields(pid) -> list[str]:
-    """``/proc/PID/stat`` after the command name: state, ppid, ... (the name is in parentheses and may hold
-    spaces or parentheses itself, as a process title such as pytest-xdist's does)."""
-    return (Path("/proc") / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()
-
-
-def _descendants(pid: int) -> list[int]:
-    """Children, grandchildren, ...: a run's components are children of its forkserver, a child of the run."""
-    parent = {}
-    for d in Path("/proc").iterdir():
-        if d.name.isdigit():
-            try:
-                parent[int(d.name)] = int(_stat_fields(d.name)[1])
-            except (FileNotFoundError, ProcessLookupError, IndexError):
-                pass
-    out, frontier = [], [pid]
-    while frontier:
-        frontier = [c for c, p in parent.items() if p in frontier]
-        out += frontier
-    return out
-
-
-def _comm(pid: int) -> str:
-    """The process's name, or "" where it has exited meanwhile."""
-    try:
-        return (Path("/proc") / str(pid) / "comm").read_text()
-    except (FileNotFoundError, ProcessLookupError):
-        return ""
-
-
-def _alive(pid: int) -> bool:
-    try:
-        return _stat_fields(pid)[0] != "Z"
-    except (FileNotFoundError, ProcessLookupError):
-        return False
-
-
 @pytest.mark.parametrize("sig,inherited,group", [(signal.SIGINT, False, False), (signal.SIGINT, True, False),
                                                  (signal.SIGINT, False, True), (signal.SIGTERM, False, False),
                                                  (signal.SIGHUP, False, False)],
@@ -196,7 +159,7 @@ def test_signal_stops_everything_and_checkpoints(tmp_path, sig, inherited, group
             assert time.monotonic() < deadline and proc.poll() is None, \
                 proc.stderr.read() if proc.poll() is not None else "no metrics in time"
             time.sleep(0.1)
-        actors = [c for c in _descendants(proc.pid) if _comm(c).startswith("distrl-actor")]
+        actors = [c for c in descendants(proc.pid) if comm(c).startswith("distrl-actor")]
         assert len(actors) >= 1
         t0 = time.monotonic()
         if group:
@@ -213,7 +176,7 @@ def test_signal_stops_everything_and_checkpoints(tmp_path, sig, inherited, group
             proc.communicate()
     assert time.monotonic() - t0 < 10, "stopping took too long"
     assert "Traceback" not in err, err
-    assert not [a for a in actors if _alive(a)], "actor processes left behind"
+    assert not [a for a in actors if alive(a)], "actor processes left behind"
     assert list((run / "checkpoints").glob("step-*"))
     summary = json.loads((run / "summary.json").read_text())
     assert summary["interrupted"] is True and summary["env_steps"] > 0
@@ -234,20 +197,20 @@ def test_a_killed_run_leaves_no_process(tmp_path):
             assert time.monotonic() < deadline and proc.poll() is None, \
                 proc.stderr.read() if proc.poll() is not None else "no metrics in time"
             time.sleep(0.1)
-        family = _descendants(proc.pid)
-        assert any(_comm(c).startswith("distrl-actor") for c in family)
+        family = descendants(proc.pid)
+        assert any(comm(c).startswith("distrl-actor") for c in family)
         proc.kill()
         proc.wait(timeout=30)
         deadline = time.monotonic() + 30
-        while [c for c in family if _alive(c)] and time.monotonic() < deadline:
+        while [c for c in family if alive(c)] and time.monotonic() < deadline:
             time.sleep(0.1)  # a bounded wait: each goes when it notices, at its next poll
-        assert not [c for c in family if _alive(c)], "processes left behind"
+        assert not [c for c in family if alive(c)], "processes left behind"
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
         for c in family:
-            if _alive(c):
+            if alive(c):
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(c, signal.SIGKILL)
 

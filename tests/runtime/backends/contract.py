@@ -8,6 +8,7 @@ import os
 import signal
 import time
 
+from tests.procfs import alive
 from tests.runtime.backends.fakes import (
     CheckingLearner,
     constant_program,
@@ -247,7 +248,7 @@ def check_stuck_component_is_replaced(make_backend):
             assert time.monotonic() < deadline, "the stuck component was not replaced"
             more, r = drive(backend, learner, 1, timeout=60)
             later, restarts = later + more, restarts + r
-        assert restarts >= 1 and not _alive(victim)
+        assert restarts >= 1 and not alive(victim)
     finally:
         backend.close()
 
@@ -258,21 +259,11 @@ def check_shutdown_leaves_nothing(make_backend):
     pids = backend.pids()
     backend.close()
     deadline = time.monotonic() + 10
-    while any(_alive(p) for p in pids) and time.monotonic() < deadline:
+    while any(alive(p) for p in pids) and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert not [p for p in pids if _alive(p)]
+    assert not [p for p in pids if alive(p)]
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"  # the state, after the (name), which may hold spaces
-    except FileNotFoundError:
-        return False
 
 
 __all__ = ["CheckingLearner", "check_hyperparameters_reach_components", "check_intact_and_ordered",

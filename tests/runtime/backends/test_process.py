@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 from distrl.runtime.backends.process import process_context, start_process
+from tests.procfs import alive
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -53,13 +54,6 @@ def sleep():
 """
 
 
-def _alive(pid: int) -> bool:
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
-    except (FileNotFoundError, ProcessLookupError):
-        return False
-
-
 def test_a_component_of_a_killed_starter_is_ended_by_the_kernel(tmp_path):
     """The starter is SIGKILLed: the server sees it gone and exits (no child holds the server's "alive" pipe
     open), and a component that watches nothing gets SIGTERM from PR_SET_PDEATHSIG."""
@@ -72,18 +66,18 @@ def test_a_component_of_a_killed_starter_is_ended_by_the_kernel(tmp_path):
         line = starter.stdout.readline()  # the starter prints the pid, or exits (then its stderr says why)
         assert line.strip().isdigit(), starter.communicate(timeout=60)[1][-2000:]
         child = int(line)
-        assert _alive(child)
+        assert alive(child)
         starter.kill()
         starter.wait(timeout=30)
         deadline = time.monotonic() + 30
-        while _alive(child) and time.monotonic() < deadline:
+        while alive(child) and time.monotonic() < deadline:
             time.sleep(0.1)  # a bounded wait for the server to notice and the kernel to signal
-        assert not _alive(child), "the component outlived its killed starter"
+        assert not alive(child), "the component outlived its killed starter"
     finally:
         if starter.poll() is None:
             starter.kill()
             starter.wait()
-        if child is not None and _alive(child):
+        if child is not None and alive(child):
             os.kill(child, signal.SIGKILL)
 
 

@@ -71,8 +71,9 @@ class A3CWorker(Stateless):
         """The gradient of ``loss`` on the local copy, clipped, pushed to the shared parameters (whose ``versions``
         the copy was pulled at) unless it is not finite; with ``pull`` the latest parameters come back into the copy
         (one round trip where the parameters live in another process). Returns the copy's versions, the updates
-        applied (0 or 1) and whether the gradient was finite. The lag recorded is the updates between the parameters that acted the data and those the
-        gradient lands on: ``data_age`` (the copy's versions since the segment's start) plus the push's staleness."""
+        applied (0 or 1) and whether the gradient was finite. The lag recorded is the updates between the parameters
+        that acted the data and those the gradient lands on: ``data_age`` (the copy's versions since the segment's
+        start) plus the push's staleness."""
         self.local.zero_grad(set_to_none=True)
         loss.backward()
         norm = float(torch.nn.utils.clip_grad_norm_(self.local_params, self.cfg.max_grad_norm, foreach=True))

@@ -57,7 +57,7 @@ class GorilaBundle(Stateless):
         if self.replay.size >= cfg.min_replay:
             applied, dropped, staleness = self.learner.gradients(cfg.updates_per_unroll)
         info.pop("transitions", None)
-        losses, self.learner.losses = self.learner.losses, []
+        losses = self.learner.take_losses()
         return {**info, "version": self.learner.version, "actor_index": self.index,
                 "staleness": float(np.mean(staleness)) if staleness else 0.0, "shards_applied": applied,
                 "shards_dropped": dropped, "learn_s": time.perf_counter() - t0,

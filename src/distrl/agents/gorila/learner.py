@@ -26,6 +26,11 @@ class BundleLearner:
         self.losses: list[float] = []  # of the gradients sent since the bundle last reported (its loss column)
         self._in_flight = None  # the reply of the last send_many, where exchanges travel
 
+    def take_losses(self) -> list[float]:
+        """The losses of the gradients sent since the last call (the bundle's report takes them)."""
+        losses, self.losses = self.losses, []
+        return losses
+
     @property
     def version(self) -> int:
         return int(np.sum(self.versions))

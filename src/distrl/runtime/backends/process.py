@@ -123,21 +123,22 @@ class interrupts_ignored:
             signal.signal(signal.SIGINT, self._old)
 
 
-def with_environment(environ: dict, from_forkserver: bool, target, *args):
-    """Run ``target(*args)`` under ``environ``, the starting process's environment when it started this
-    child: a forkserver's child otherwise has the server's (a variable set since, say by a test or for
-    ``CUDA_VISIBLE_DEVICES``, would be missing). Under spawn it changes nothing.
+def with_environment(environ: dict | None, target, *args):
+    """Run ``target(*args)`` in a forkserver's child (``environ`` given; under spawn it is None and the child is
+    already as its starter was) under ``environ``, the starter's environment when it started this child: the
+    child otherwise has the server's (a variable set since, say by a test or for ``CUDA_VISIBLE_DEVICES``,
+    would be missing).
 
     A forkserver's child also inherits the write end of the server's "alive" pipe, which keeps the server up
     while any child lives, so a killed coordinator would leave the server, and the children whose
     ``PR_SET_PDEATHSIG`` waits for the server's death, running. Components start no processes of their own:
     the copy is closed here, and the server exits when the coordinator does. The kernel's signal is asked for
     first: while this child holds the pipe the server cannot exit, so the request is in place before it can."""
-    if from_forkserver:
+    if environ is not None:
         die_with_parent()
         _close_forkserver_alive_fd()
-    os.environ.clear()
-    os.environ.update(environ)
+        os.environ.clear()
+        os.environ.update(environ)
     return target(*args)
 
 
@@ -158,9 +159,8 @@ def _close_forkserver_alive_fd() -> None:
 def start_process(ctx, target, args: tuple, name: str):
     """Start a daemon component process running ``target(*args)`` with the caller's environment, the main
     script hidden (and, under spawn, SIGINT blocked until the child can ignore it)."""
-    from_forkserver = ctx.get_start_method() == "forkserver"
-    p = ctx.Process(target=with_environment, args=(dict(os.environ), from_forkserver, target, *args), name=name,
-                    daemon=True)
+    environ = dict(os.environ) if ctx.get_start_method() == "forkserver" else None
+    p = ctx.Process(target=with_environment, args=(environ, target, *args), name=name, daemon=True)
     with interrupts_blocked(), main_module_hidden():
         p.start()
     return p
