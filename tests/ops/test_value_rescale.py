@@ -4,6 +4,7 @@ import torch
 
 from distrl.ops import (
     n_step_returns,
+    transformed_double_q_target,
     transformed_n_step_q_target,
     value_rescale,
     value_rescale_inv,
@@ -25,6 +26,15 @@ def test_inverse_round_trip_wide_range(dtype, rtol):
     np.testing.assert_allclose(back.numpy(), x.numpy(), rtol=rtol, atol=1e-5)
 
 
+def test_without_the_linear_term_the_inverse_is_the_square():
+    """eps = 0: h(x) = sign(x) (sqrt(|x| + 1) - 1), so h^-1(y) = sign(y) ((|y| + 1)^2 - 1); the general closed form
+    divides by 2 eps there (it gave NaN for R2D2's ``value_rescale_eps=0``)."""
+    y = torch.tensor([0.0, 1.0, -2.0, 9.0], dtype=torch.float64)
+    torch.testing.assert_close(value_rescale_inv(y, 0.0), torch.tensor([0.0, 3.0, -8.0, 99.0], dtype=torch.float64))
+    x = torch.linspace(-1e4, 1e4, 2001, dtype=torch.float64)
+    torch.testing.assert_close(value_rescale_inv(value_rescale(x, 0.0), 0.0), x)
+
+
 def test_inverse_is_left_inverse_too():
     y = torch.linspace(-300, 300, 1001, dtype=torch.float64)
     torch.testing.assert_close(value_rescale(value_rescale_inv(y)), y)
@@ -38,3 +48,25 @@ def test_transformed_target():
     out = transformed_n_step_q_target(r, d, q, n=3)
     expected = value_rescale(n_step_returns(r, d, value_rescale_inv(q), 3))
     torch.testing.assert_close(out, expected)
+
+
+def test_transformed_double_q_target_by_hand():
+    """CartPole-like numbers, eps = 0 so that h is exact by hand: the online net picks action 1 at x', whose
+    target value in h-space is 9, i.e. 99 untransformed; y = h(r + d * 99) = h(1 + 0.99 * 99) = h(99.01)."""
+    r, d = torch.tensor([1.0, 1.0], dtype=torch.float64), torch.tensor([0.99, 0.0], dtype=torch.float64)
+    online = torch.tensor([[0.0, 5.0], [0.0, 5.0]], dtype=torch.float64)
+    target = torch.tensor([[15.0, 9.0], [15.0, 9.0]], dtype=torch.float64)  # the max (15) is not the one taken
+    y = transformed_double_q_target(r, d, online, target, eps=0.0)
+    expected = torch.tensor([np.sqrt(1 + 0.99 * 99 + 1) - 1, np.sqrt(2.0) - 1], dtype=torch.float64)  # a terminal: h(r)
+    torch.testing.assert_close(y, expected)
+
+
+def test_transformed_double_q_target_keeps_the_scale_of_long_horizons_small():
+    """A discount near 1 makes values of hundreds; in h-space a fixed point of the operator stays near
+    sqrt(V): V = 1 / (1 - 0.997) = 333.3 per step of reward 1, its h(V) = 17.6 (with eps 1e-3)."""
+    gamma, v = 0.997, 1.0 / (1.0 - 0.997)
+    q = value_rescale(torch.full((4, 2), v, dtype=torch.float64))
+    y = transformed_double_q_target(torch.ones(4, dtype=torch.float64), torch.full((4,), gamma, dtype=torch.float64),
+                                    q, q)
+    torch.testing.assert_close(y, q[:, 0])
+    assert 17.0 < float(y[0]) < 17.7

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from distrl.ops.returns import n_step_returns
+from distrl.ops.returns import double_q_target, n_step_returns
 
 
 def value_rescale(x: torch.Tensor, eps: float = 1e-3) -> torch.Tensor:
@@ -15,9 +15,12 @@ def value_rescale(x: torch.Tensor, eps: float = 1e-3) -> torch.Tensor:
 def value_rescale_inv(x: torch.Tensor, eps: float = 1e-3) -> torch.Tensor:
     """h^-1(x) = sign(x) (((sqrt(1 + 4 eps (|x| + 1 + eps)) - 1) / (2 eps))^2 - 1)  (Pohlen et al. prop. A.2).
 
-    Computed in float64 internally: the closed form cancels catastrophically in float32 for large |x|.
+    Computed in float64 internally: the closed form cancels catastrophically in float32 for large |x|. With eps = 0
+    (h without its linear term) the inverse is sign(x) ((|x| + 1)^2 - 1), the limit of the form above.
     """
     x64 = x.to(torch.float64)
+    if eps == 0:
+        return (torch.sign(x64) * ((torch.abs(x64) + 1.0) ** 2 - 1.0)).to(x.dtype)
     inner = (torch.sqrt(1.0 + 4.0 * eps * (torch.abs(x64) + 1.0 + eps)) - 1.0) / (2.0 * eps)
     return (torch.sign(x64) * (inner * inner - 1.0)).to(x.dtype)
 
@@ -29,3 +32,13 @@ def transformed_n_step_q_target(rewards: torch.Tensor, discounts: torch.Tensor, 
     ``q_tp1_target`` ``[T, B]`` are rescaled target-network values of x_{t+1} at the online argmax.
     """
     return value_rescale(n_step_returns(rewards, discounts, value_rescale_inv(q_tp1_target, eps), n), eps)
+
+
+def transformed_double_q_target(rewards: torch.Tensor, discounts: torch.Tensor, q_next_online: torch.Tensor,
+                                q_next_target: torch.Tensor, eps: float = 1e-3) -> torch.Tensor:
+    """The transformed Bellman operator's double-Q target for (n-step) transitions, on Q tables kept in h-space:
+    ``h(R + discount * h^-1(Q_target(x', argmax_a Q_online(x', a))))``. h is monotonic, so the argmax, and with it
+    every greedy action, is the one the untransformed values would give; what it changes is the scale the network
+    regresses on (a discount near 1 makes returns of hundreds; h brings them to tens, Pohlen et al. 2018).
+    Shapes as :func:`distrl.ops.double_q_target`."""
+    return value_rescale(double_q_target(rewards, discounts, q_next_online, value_rescale_inv(q_next_target, eps)), eps)

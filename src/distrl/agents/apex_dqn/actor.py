@@ -1,8 +1,9 @@
 """Ape-X DQN's actor: epsilon-greedy over the ladder (``common/exploration.py``) and DQN initial priorities.
 
 The actor loop is ``common/transition_actor.py``; what is Ape-X DQN's own is how a fresh transition is
-scored before it is sent: |R + gamma^n max_a Q(x', a) - Q(x, a)| with the actor's copy of the network
-(Ape-X, arXiv:1803.00933, section 3: actors compute initial priorities, the learner never has to).
+scored before it is sent: |R + gamma^n max_a Q(x', a) - Q(x, a)| with the actor's copy of the network, through h
+where the Q values are kept in h-space (``value_rescale``; Ape-X, arXiv:1803.00933, section 3: actors compute
+initial priorities, the learner never has to).
 """
 
 from __future__ import annotations
@@ -10,10 +11,17 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from distrl.ops import double_q_target, td_error, transformed_double_q_target
 
-def dqn_priorities(model, out: dict[str, np.ndarray], count: int) -> np.ndarray:
+
+def dqn_priorities(model, out: dict[str, np.ndarray], count: int, rescale_eps: float | None = None) -> np.ndarray:
+    """|delta| of ``count`` fresh transitions with the actor's copy, which stands in for the target network too
+    (the max target); in h-space with ``rescale_eps``, as the learner's priorities are."""
     q = model(torch.from_numpy(out["obs"][:count]))
-    q_sa = q.gather(1, torch.from_numpy(out["action"][:count]).unsqueeze(1)).squeeze(1)
-    q_next = model(torch.from_numpy(out["next_obs"][:count])).max(1).values
-    target = torch.from_numpy(out["reward"][:count]) + torch.from_numpy(out["discount"][:count]) * q_next
-    return (target - q_sa).abs().numpy()
+    q_next = model(torch.from_numpy(out["next_obs"][:count]))
+    reward, discount = torch.from_numpy(out["reward"][:count]), torch.from_numpy(out["discount"][:count])
+    if rescale_eps is None:
+        target = double_q_target(reward, discount, q_next, q_next)
+    else:
+        target = transformed_double_q_target(reward, discount, q_next, q_next, rescale_eps)
+    return td_error(q, torch.from_numpy(out["action"][:count]), target).abs().numpy()

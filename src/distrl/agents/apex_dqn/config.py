@@ -1,12 +1,14 @@
 """Ape-X DQN settings (Horgan et al. 2018, arXiv:1803.00933).
 
-gamma is 0.997 (the paper's Atari agent: 0.99), as R2D2's default: on CartPole the curves with 0.99 stalled for
-100-300k env steps at a training mean of ~120-150, where the pole is balanced and the cart drifts off the track more
-than 100 steps after the action that set it drifting, beyond 0.99's horizon; one seed in eight stayed there past the
-budget (``local``, 600k, seeds 0-7: greedy 500 but for seed 6's 378, the final training means 331-480; a Polyak
-target or a 300k replay each also left one seed short). With 0.997: 500 on every seed, the final training means
-459-476; 0.995: 7 of 8. LunarLander at 2M: 276, 279, 263 (0.99: 236, 242, 279 in the bench);
-``benchmarks/reports/apex-dqn-local-2026-11-28/variants.md``."""
+gamma stays the paper's 0.99 and Q is regressed on raw returns by default; the longer horizon R2D2 uses (gamma
+0.997 with its transformed Bellman operator, ``value_rescale_eps``) was measured here and did not carry over
+(``benchmarks/reports/apex-dqn-local-2026-11-28/variants.md``). On CartPole most curves with 0.99 stall for 100-300k
+env steps at a training mean of ~120-150, and one seed in eight stayed there past the 600k budget (``local``, seeds
+0-7: greedy 500 but for seed 6's 378; a Polyak target or a 300k replay each also left one seed short). gamma 0.997
+alone left the stall on every ``local`` seed (500 on all eight) but collapsed late on ``inline``, which is
+reproducible (seeds 0-2: 214, 500, 188, the loss rising from ~0.6 to 2-6 as the values grew to hundreds); with h as
+well, 500 on seeds 0-7 on ``local`` and 0-2 on ``inline``, but on LunarLander at 2M two seeds of three fell apart
+(training means down to -6,318 and -6,537; greedy 33, 277, -50 against the defaults' 236-279)."""
 
 from __future__ import annotations
 
@@ -23,7 +25,7 @@ class ApexDQNConfig(DemoSettings):
     num_envs: int = common.num_envs(16, "; the epsilon ladder runs over all num_actors * num_envs copies")
     unroll_length: int = common.unroll_length(16, "Vector steps per chunk an actor sends (its local buffer)")
     n_step: int = setting(3, "n of the n-step double-Q target.", low=1)
-    gamma: float = common.gamma(0.997)
+    gamma: float = common.gamma()
     epsilon: float = setting(0.4, "Base of the exploration ladder eps_i = epsilon^(1 + alpha i / (N - 1)).", low=0.0, high=1.0)
     epsilon_alpha: float = setting(7.0, "Exponent spread alpha of the exploration ladder.", low=0.0)
     actor_sync_steps: int = setting(100, "Vector steps between an actor's weight pulls (the paper: ~400).", low=1)
@@ -40,4 +42,8 @@ class ApexDQNConfig(DemoSettings):
     max_grad_norm: float = common.max_grad_norm(10.0)
     dueling: bool = setting(True, "Dueling Q head (Wang et al. 2016).")
     hidden: tuple = common.hidden((128, 128))
+    value_rescale_eps: float | None = setting(None, "If set, keep the Q values in h-space with this epsilon of the "
+                                              "value rescaling h(x) (the transformed Bellman operator, Pohlen et al. "
+                                              "2018, as R2D2's: 1e-3); none: Q regressed on raw returns, as in the "
+                                              "Ape-X paper.", low=0.0)
     reward_clip: float | None = common.reward_clip("actor")

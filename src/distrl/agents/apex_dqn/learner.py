@@ -1,4 +1,5 @@
-"""Ape-X DQN learner: n-step double-Q on a dueling net over prioritized replay (Ape-X eq. 1)."""
+"""Ape-X DQN learner: n-step double-Q on a dueling net over prioritized replay (Ape-X eq. 1), with the Q values
+in h-space if ``value_rescale_eps`` is set (the transformed Bellman operator, as R2D2's)."""
 
 from __future__ import annotations
 
@@ -25,7 +26,8 @@ class ApexDQNLearner(ReplayLearner):
     def update(self, batch: SampledBatch) -> tuple[float, np.ndarray]:
         cfg = self.cfg
         t = self.tensors(batch)
-        loss, delta = dqn_loss(self.model, self.target, t, t["weights"], double_q=True)
+        loss, delta = dqn_loss(self.model, self.target, t, t["weights"], double_q=True,
+                               rescale_eps=cfg.value_rescale_eps)
         if not self.finite_step(loss, self.params, self.optimizer):
             return None, None
         if cfg.target_tau is not None:

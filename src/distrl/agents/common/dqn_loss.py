@@ -2,7 +2,9 @@
 
 Mnih et al. 2015's target ``r + gamma^n max_a Q_target(x', a)``, or van Hasselt et al. 2016's double-Q
 target ``r + gamma^n Q_target(x', argmax_a Q(x', a))`` (``ops.double_q_target``), with a Huber loss
-weighted by importance weights (prioritized replay, Schaul et al. 2016; ones for uniform replay).
+weighted by importance weights (prioritized replay, Schaul et al. 2016; ones for uniform replay). With
+``rescale_eps`` the Q tables are kept in h-space and the target is the transformed operator's
+(``ops.transformed_double_q_target``, Pohlen et al. 2018, as R2D2's).
 """
 
 from __future__ import annotations
@@ -10,19 +12,21 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from distrl.ops import double_q_target, td_error
+from distrl.ops import double_q_target, td_error, transformed_double_q_target
 
 
 def dqn_loss(model, target, batch: dict[str, torch.Tensor], weights: torch.Tensor,
-             double_q: bool = True) -> tuple[torch.Tensor, torch.Tensor]:
+             double_q: bool = True, rescale_eps: float | None = None) -> tuple[torch.Tensor, torch.Tensor]:
     """(loss, delta): ``batch`` holds ``obs, action, reward, discount, next_obs`` (discount = gamma^n, 0 at a
-    terminal); delta is the TD error, whose magnitude is the new priority."""
+    terminal); delta is the TD error (in h-space with ``rescale_eps``), whose magnitude is the new priority."""
     with torch.no_grad():
         q_next_target = target(batch["next_obs"])
-        if double_q:
-            y = double_q_target(batch["reward"], batch["discount"], model(batch["next_obs"]), q_next_target)
+        # the target network choosing the action is Mnih et al.'s max target
+        chooser = model(batch["next_obs"]) if double_q else q_next_target
+        if rescale_eps is None:
+            y = double_q_target(batch["reward"], batch["discount"], chooser, q_next_target)
         else:
-            y = batch["reward"] + batch["discount"] * q_next_target.max(1).values
+            y = transformed_double_q_target(batch["reward"], batch["discount"], chooser, q_next_target, rescale_eps)
     delta = td_error(model(batch["obs"]), batch["action"], y)
     loss = (weights * F.huber_loss(delta, torch.zeros_like(delta), reduction="none")).mean()
     return loss, delta
