@@ -78,3 +78,31 @@ def test_apex_dqn_on_pong_keeps_each_frame_once(tmp_path):
     rows = [r for r in csv.DictReader(open(tmp_path / "r" / "metrics.csv")) if r.get("replay_bytes_per_item")]
     per_item = float(rows[-1]["replay_bytes_per_item"])
     assert per_item < 2.5 * 84 * 84, per_item  # stored whole it would be 8 frames (56 KB)
+
+
+def test_the_actors_score_fresh_transitions_in_the_learners_space():
+    """With ``value_rescale_eps`` the actor the builder makes ranks a fresh transition by its TD error in h-space,
+    as the learner's priority updates will (raw errors would be ~10x larger for rewards of 50)."""
+    import numpy as np
+    import torch
+
+    from distrl.agents.apex_dqn.actor import dqn_priorities
+    from distrl.agents.apex_dqn.builder import _actor
+    from distrl.agents.apex_dqn.config import ApexDQNConfig
+    from distrl.config import build as build_config
+    from distrl.envs import env_spec
+
+    env = env_spec("CartPole-v1")
+    rng = np.random.default_rng(0)
+    chunk = {"obs": rng.normal(size=(6, 4)).astype(np.float32), "next_obs": rng.normal(size=(6, 4)).astype(np.float32),
+             "action": rng.integers(0, 2, 6), "reward": np.full(6, 50.0, np.float32),
+             "discount": np.full(6, 0.97, np.float32)}
+    for eps in (None, 1e-3):
+        actor = _actor("CartPole-v1", env, build_config(ApexDQNConfig, dict(SMALL, value_rescale_eps=eps)), 0, 0,
+                       {"weights": None})
+        with torch.inference_mode():
+            got = actor.priorities(actor.model, chunk, 6)
+            np.testing.assert_allclose(got, dqn_priorities(actor.model, chunk, 6, rescale_eps=eps))
+            if eps is not None:
+                assert got.max() < 0.5 * dqn_priorities(actor.model, chunk, 6).min()
+        actor.close()

@@ -27,12 +27,18 @@ def test_inverse_round_trip_wide_range(dtype, rtol):
 
 
 def test_without_the_linear_term_the_inverse_is_the_square():
-    """eps = 0: h(x) = sign(x) (sqrt(|x| + 1) - 1), so h^-1(y) = sign(y) ((|y| + 1)^2 - 1); the general closed form
+    """eps = 0: h(x) = sign(x) (sqrt(|x| + 1) - 1), so h^-1(y) = sign(y) ((|y| + 1)^2 - 1); Pohlen et al.'s closed form
     divides by 2 eps there (it gave NaN for R2D2's ``value_rescale_eps=0``)."""
     y = torch.tensor([0.0, 1.0, -2.0, 9.0], dtype=torch.float64)
     torch.testing.assert_close(value_rescale_inv(y, 0.0), torch.tensor([0.0, 3.0, -8.0, 99.0], dtype=torch.float64))
-    x = torch.linspace(-1e4, 1e4, 2001, dtype=torch.float64)
-    torch.testing.assert_close(value_rescale_inv(value_rescale(x, 0.0), 0.0), x)
+
+
+@pytest.mark.parametrize("eps", [0.0, 1e-16, 1e-12, 1e-6, 1e-3, 0.1])
+def test_inverse_round_trip_for_every_eps(eps):
+    """Every eps the settings accept (>= 0), the tiny ones included, where the closed form cancels."""
+    x = torch.cat([-torch.logspace(-3, 4, 300, dtype=torch.float64), torch.zeros(1, dtype=torch.float64),
+                   torch.logspace(-3, 4, 300, dtype=torch.float64)])
+    np.testing.assert_allclose(value_rescale_inv(value_rescale(x, eps), eps).numpy(), x.numpy(), rtol=1e-12, atol=1e-12)
 
 
 def test_inverse_is_left_inverse_too():

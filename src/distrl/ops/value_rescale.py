@@ -15,13 +15,13 @@ def value_rescale(x: torch.Tensor, eps: float = 1e-3) -> torch.Tensor:
 def value_rescale_inv(x: torch.Tensor, eps: float = 1e-3) -> torch.Tensor:
     """h^-1(x) = sign(x) (((sqrt(1 + 4 eps (|x| + 1 + eps)) - 1) / (2 eps))^2 - 1)  (Pohlen et al. prop. A.2).
 
-    Computed in float64 internally: the closed form cancels catastrophically in float32 for large |x|. With eps = 0
-    (h without its linear term) the inverse is sign(x) ((|x| + 1)^2 - 1), the limit of the form above.
+    The inner quotient is computed as 2a / (1 + sqrt(1 + 4 eps a)), a = |x| + 1 + eps (the same value, the numerator
+    rationalised): the form above cancels catastrophically for small eps (0 divides by zero; 1e-12 is off by 3e-4),
+    this one holds for every eps >= 0 (eps = 0 gives sign(x) ((|x| + 1)^2 - 1)). In float64 internally.
     """
     x64 = x.to(torch.float64)
-    if eps == 0:
-        return (torch.sign(x64) * ((torch.abs(x64) + 1.0) ** 2 - 1.0)).to(x.dtype)
-    inner = (torch.sqrt(1.0 + 4.0 * eps * (torch.abs(x64) + 1.0 + eps)) - 1.0) / (2.0 * eps)
+    a = torch.abs(x64) + 1.0 + eps
+    inner = 2.0 * a / (1.0 + torch.sqrt(1.0 + 4.0 * eps * a))
     return (torch.sign(x64) * (inner * inner - 1.0)).to(x.dtype)
 
 
@@ -37,8 +37,8 @@ def transformed_n_step_q_target(rewards: torch.Tensor, discounts: torch.Tensor, 
 def transformed_double_q_target(rewards: torch.Tensor, discounts: torch.Tensor, q_next_online: torch.Tensor,
                                 q_next_target: torch.Tensor, eps: float = 1e-3) -> torch.Tensor:
     """The transformed Bellman operator's double-Q target for (n-step) transitions, on Q tables kept in h-space:
-    ``h(R + discount * h^-1(Q_target(x', argmax_a Q_online(x', a))))``. h is monotonic, so the argmax, and with it
-    every greedy action, is the one the untransformed values would give; what it changes is the scale the network
-    regresses on (a discount near 1 makes returns of hundreds; h brings them to tens, Pohlen et al. 2018).
-    Shapes as :func:`distrl.ops.double_q_target`."""
+    ``h(R + discount * h^-1(Q_target(x', argmax_a Q_online(x', a))))`` (Pohlen et al. 2018). h is monotonic, so the
+    argmax within the target is the one the untransformed values would give; what h changes is the scale the network
+    regresses on (a discount near 1 makes returns of hundreds, h brings them to tens). The operator's fixed point is
+    h of the optimal values only where transitions are deterministic. Shapes as :func:`distrl.ops.double_q_target`."""
     return value_rescale(double_q_target(rewards, discounts, q_next_online, value_rescale_inv(q_next_target, eps)), eps)

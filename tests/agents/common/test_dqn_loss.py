@@ -29,16 +29,36 @@ def test_targets_by_hand(double_q, expected_y0):
     np.testing.assert_allclose(delta.numpy(), [expected_y0 - 3.0, 2.0 - 4.0], rtol=1e-6)
 
 
-def test_in_h_space_the_target_goes_through_h_and_back():
-    """The tables now hold h(Q): row 0's target is h(1 + 0.9 h^-1(7)), by hand with eps = 0, h^-1(7) = 63."""
-    _, delta = dqn_loss(ONLINE, TARGET, BATCH, torch.ones(2), rescale_eps=0.0)
-    y0 = np.sqrt(1 + 0.9 * 63 + 1) - 1
-    np.testing.assert_allclose(delta.numpy(), [y0 - 3.0, (np.sqrt(3.0) - 1) - 4.0], rtol=1e-6)
+def h(x, eps):
+    """h written out in numpy, independently of ``distrl.ops``."""
+    return np.sign(x) * (np.sqrt(np.abs(x) + 1) - 1) + eps * x
+
+
+def h_inv(y, eps):
+    """h's inverse by bisection in numpy (h is increasing), independently of the closed form."""
+    lo, hi = -1e6, 1e6
+    for _ in range(200):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if h(mid, eps) < y else (lo, mid)
+    return (lo + hi) / 2
+
+
+@pytest.mark.parametrize("eps", [0.0, 1e-3])
+@pytest.mark.parametrize("double_q,taken", [(True, 7.0), (False, 10.0)])
+def test_in_h_space_the_target_goes_through_h_and_back(eps, double_q, taken):
+    """The tables now hold h(Q): row 0's target is h(1 + 0.9 h^-1(v)) with v the target net's value of the action
+    taken at x' (7 for double Q, the max 10 otherwise); row 1 is terminal, h(2). By hand at eps = 0: h^-1(7) = 63."""
+    _, delta = dqn_loss(ONLINE, TARGET, BATCH, torch.ones(2), double_q=double_q, rescale_eps=eps)
+    y0 = h(1 + 0.9 * h_inv(taken, eps), eps)
+    np.testing.assert_allclose(delta.numpy(), [y0 - 3.0, h(2.0, eps) - 4.0], rtol=1e-5)
+    if eps == 0 and double_q:
+        assert y0 == pytest.approx(np.sqrt(1 + 0.9 * 63 + 1) - 1)
 
 
 def test_the_loss_is_huber_weighted_by_importance_weights():
     loss, delta = dqn_loss(ONLINE, TARGET, BATCH, torch.tensor([0.5, 2.0]))
-    huber = np.where(np.abs(delta) <= 1, 0.5 * delta.numpy() ** 2, np.abs(delta.numpy()) - 0.5)
+    d = delta.numpy()
+    huber = np.where(np.abs(d) <= 1, 0.5 * d ** 2, np.abs(d) - 0.5)
     assert float(loss) == pytest.approx(float(np.mean([0.5, 2.0] * huber)))
 
 
@@ -58,5 +78,14 @@ def test_an_actors_initial_priority_is_the_learners_td_error_for_its_copy(eps):
                             rescale_eps=eps)
         raw = dqn_priorities(model, out, 8)
     np.testing.assert_allclose(got, delta.abs().numpy(), rtol=1e-5, atol=1e-6)
+    with torch.no_grad():  # and, by hand: |r + d max_a Q(x', a) - Q(x, a)|, through h in h-space
+        q = model(torch.from_numpy(out["obs"][:8])).numpy()
+        q_next = model(torch.from_numpy(out["next_obs"][:8])).numpy()
+    r, d, a = out["reward"][:8], out["discount"][:8], out["action"][:8]
+    if eps is None:
+        expected = np.abs(r + d * q_next.max(1) - q[np.arange(8), a])
+    else:
+        expected = np.abs([h(r[i] + d[i] * h_inv(q_next[i].max(), eps), eps) - q[i, a[i]] for i in range(8)])
+    np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-5)
     if eps is not None:  # and the scale is h's: the raw errors of rewards of ~50 are far larger
         assert got.max() < 0.5 * raw.max()

@@ -38,8 +38,9 @@ from distrl.replay import Replay
 
 def _actor(env_id, env, cfg, index, seed, handles):
     explore = EpsilonGreedy.ladder(index, cfg.num_actors, cfg.num_envs, cfg.epsilon, cfg.epsilon_alpha, env.action_space.n)
-    return TransitionActor(env_id, env, TransitionSettings.of(cfg, cfg.actor_sync_steps), seed, make_model(env, cfg), explore,
-                           partial(dqn_priorities, rescale_eps=cfg.value_rescale_eps), handles["weights"])
+    priorities = partial(dqn_priorities, rescale_eps=cfg.value_rescale_eps)
+    return TransitionActor(env_id, env, TransitionSettings.of(cfg, cfg.actor_sync_steps), seed, make_model(env, cfg),
+                           explore, priorities, handles["weights"])
 
 
 def _learner(env, cfg, handles):
