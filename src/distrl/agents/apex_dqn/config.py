@@ -6,8 +6,8 @@ gamma stays the paper's 0.99 and Q is regressed on raw returns by default; the l
 at a training mean of ~120-150, and one seed in eight stayed there past the 600k budget (``local``, seeds 0-7: greedy
 500 but for seed 6's 378; a Polyak target or a 300k replay each also left one seed short). At the stall the greedy
 policy balances the pole and drives the cart off the track after 100-200 steps (every greedy episode of a stalled
-run that ended before the time limit ended so: ``failure_modes.py`` there), an end further off than 0.99's ~100-step
-horizon. gamma 0.997 alone took every ``local`` seed out of the stall (500 on all eight) but collapsed late on
+run that ended before the time limit ended so: ``benchmarks/failure_modes.py``), an end further off than 0.99's
+~100-step horizon. gamma 0.997 alone took every ``local`` seed out of the stall (500 on all eight) but collapsed late on
 ``inline``, which is reproducible (seeds 0-2: 214, 500, 188; the loss rising from ~0.4-0.6 to 1.3-5.9, where values
 of up to ~333 are to be expected at that gamma: not logged); with h as well, 500 on seeds 0-7 on ``local`` and 0-2 on
 ``inline``, but on LunarLander at 2M two seeds of three fell apart (training means down to -6,318 and -6,537; greedy
