@@ -2,7 +2,7 @@
 
 The actor loop is ``common/transition_actor.py``; what is Ape-X DQN's own is how a fresh transition is
 scored before it is sent: |R + gamma^n max_a Q(x', a) - Q(x, a)| with the actor's copy of the network, through h
-where the Q values are kept in h-space (``value_rescale``; Ape-X, arXiv:1803.00933, section 3: actors compute
+where the Q values are kept in h-space (``value_rescale_eps``; Ape-X, arXiv:1803.00933, section 3: actors compute
 initial priorities, the learner never has to).
 """
 
