@@ -5,8 +5,9 @@ from distrl.agents.seed_r2d2.builder import build
 from distrl.agents.seed_r2d2.config import SeedR2D2Config as Config
 from distrl.agents.seed_r2d2.networks import make_model
 
-# R2D2's former budget on the memory task, with the values SEED + R2D2 keeps; R2D2's 1M was no better in the bench
-# (seeds 0-2: inline 169, 500, 199; local 468, 475, 500; ray 219, 243, 500; reports/full-seed-r2d2-1m-2026-11-28)
+# R2D2's former budget on the memory task, with the values SEED + R2D2 keeps; at R2D2's 1M the bench's local cells
+# were better, its inline and ray ones worse (seeds 0-2: inline 169, 500, 199; local 468, 475, 500; ray 219, 243,
+# 500; 500k: 232, 440, 428 / 257, 500, 495 / 256, 500, 344; benchmarks/reports/full-seed-r2d2-1m-2026-11-28)
 DEFAULT_TOTAL_STEPS = 500_000
 DOC = "SEED RL's central inference with R2D2's recurrent replay learner (the SEED paper's headline agent)."
 
