@@ -11,7 +11,8 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from distrl.ops import double_q_target, td_error, transformed_double_q_target
+from distrl.agents.common.dqn_loss import dqn_target
+from distrl.ops import td_error
 
 
 def dqn_priorities(model, out: dict[str, np.ndarray], count: int, rescale_eps: float | None = None) -> np.ndarray:
@@ -20,8 +21,5 @@ def dqn_priorities(model, out: dict[str, np.ndarray], count: int, rescale_eps: f
     q = model(torch.from_numpy(out["obs"][:count]))
     q_next = model(torch.from_numpy(out["next_obs"][:count]))
     reward, discount = torch.from_numpy(out["reward"][:count]), torch.from_numpy(out["discount"][:count])
-    if rescale_eps is None:
-        target = double_q_target(reward, discount, q_next, q_next)
-    else:
-        target = transformed_double_q_target(reward, discount, q_next, q_next, rescale_eps)
+    target = dqn_target(reward, discount, q_next, q_next, rescale_eps)
     return td_error(q, torch.from_numpy(out["action"][:count]), target).abs().numpy()

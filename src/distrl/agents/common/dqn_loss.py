@@ -15,6 +15,15 @@ import torch.nn.functional as F
 from distrl.ops import double_q_target, td_error, transformed_double_q_target
 
 
+def dqn_target(reward: torch.Tensor, discount: torch.Tensor, q_choose: torch.Tensor, q_value: torch.Tensor,
+               rescale_eps: float | None = None) -> torch.Tensor:
+    """``reward + discount * q_value[argmax q_choose]``, or the transformed operator's target on tables in h-space
+    (``rescale_eps``); choosing by ``q_value`` itself gives the max target."""
+    if rescale_eps is None:
+        return double_q_target(reward, discount, q_choose, q_value)
+    return transformed_double_q_target(reward, discount, q_choose, q_value, rescale_eps)
+
+
 def dqn_loss(model, target, batch: dict[str, torch.Tensor], weights: torch.Tensor,
              double_q: bool = True, rescale_eps: float | None = None) -> tuple[torch.Tensor, torch.Tensor]:
     """(loss, delta): ``batch`` holds ``obs, action, reward, discount, next_obs`` (discount = gamma^n, 0 at a
@@ -23,10 +32,7 @@ def dqn_loss(model, target, batch: dict[str, torch.Tensor], weights: torch.Tenso
         q_next_target = target(batch["next_obs"])
         # the target network choosing the action is Mnih et al.'s max target
         chooser = model(batch["next_obs"]) if double_q else q_next_target
-        if rescale_eps is None:
-            y = double_q_target(batch["reward"], batch["discount"], chooser, q_next_target)
-        else:
-            y = transformed_double_q_target(batch["reward"], batch["discount"], chooser, q_next_target, rescale_eps)
+        y = dqn_target(batch["reward"], batch["discount"], chooser, q_next_target, rescale_eps)
     delta = td_error(model(batch["obs"]), batch["action"], y)
     loss = (weights * F.huber_loss(delta, torch.zeros_like(delta), reduction="none")).mean()
     return loss, delta
