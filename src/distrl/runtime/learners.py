@@ -41,6 +41,7 @@ import numpy as np
 import torch
 
 from distrl.replay import SampledBatch
+from distrl.runtime.allocator import keep_freed_memory
 
 
 def for_learners(program, n: int):
@@ -290,6 +291,7 @@ def replica_loop(rank: int, world: int, where, make_learner, uses: tuple[str, ..
     import torch.distributed as dist
 
     torch.set_num_threads(torch_threads)
+    keep_freed_memory()
     replays = {name: ReplicaReplay() for name in uses}
     learner = make_learner(replays)  # built and placed before joining: a failure here is seen by rank 0 at once
     if placed.type != "cpu" or precision != "fp32":

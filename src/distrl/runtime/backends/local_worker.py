@@ -13,6 +13,7 @@ import sys
 import time
 import traceback
 
+from distrl.runtime.allocator import keep_freed_memory
 from distrl.runtime.backends.process import (
     die_with_parent,
     ignore_interrupts,
@@ -34,6 +35,7 @@ def worker_main(name: str, index: int, seed: int, make, handles: dict, uses: tup
     import torch
 
     torch.set_num_threads(torch_threads)
+    keep_freed_memory()
     slots = SharedArrays.attach(slots_handle) if slots_handle is not None else None
     slot_bytes = sum(a[0].nbytes for a in slots.arrays.values()) if slots is not None else 0
     control = SharedArrays.attach(control_handle)

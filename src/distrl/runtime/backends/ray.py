@@ -27,6 +27,7 @@ from distrl.core.program import (
     Weights,
 )
 from distrl.core.types import allocate
+from distrl.runtime.allocator import keep_freed_memory
 from distrl.runtime.backends.batching import concatenate
 from distrl.runtime.backends.placement import (
     Worker,
@@ -137,6 +138,7 @@ class _ComponentHost:
 
         set_process_name(f"distrl-{name}-{index}")
         torch.set_num_threads(torch_threads)
+        keep_freed_memory()
         self.node_id = ray.get_runtime_context().get_node_id()
         self.handles, self.output, self.inserter = handles, output, inserter
         self.output_bytes = sum(spec.nbytes for spec in output.values()) if output is not None else 0

@@ -1,0 +1,67 @@
+"""The allocator thresholds: with them a large tensor comes from the heap and its pages stay mapped after it is
+freed; with glibc's start-up thresholds it is a fresh mapping, unmapped again on free.
+
+Read from glibc's own accounting (``mallinfo2``: bytes in mmapped blocks, heap bytes), not from time or page
+faults (how many faults glibc's adaptive defaults cost varies run to run with the address-space layout). Each
+case runs in a fresh interpreter, so the thresholds it sets, or not, are its own."""
+
+import ctypes
+import os
+import platform
+import subprocess
+import sys
+
+import pytest
+
+pytestmark = pytest.mark.skipif(platform.libc_ver()[0] != "glibc" or not hasattr(ctypes.CDLL(None), "mallinfo2"),
+                                reason="mallopt and mallinfo2 are glibc's (2.33 and later)")
+
+ACCOUNT = """
+import ctypes, json, sys, torch
+from distrl.runtime.allocator import keep_freed_memory
+class Info(ctypes.Structure):
+    _fields_ = [(n, ctypes.c_size_t) for n in
+                "arena ordblks smblks hblks hblkhd usmblks fsmblks uordblks fordblks keepcost".split()]
+libc = ctypes.CDLL(None)
+libc.mallinfo2.restype = Info
+def info():
+    i = libc.mallinfo2()
+    return {"mmapped": i.hblkhd, "heap": i.arena, "in_use": i.uordblks}
+tuned = keep_freed_memory() if sys.argv[1] == "tuned" else None
+before = info()
+x = torch.ones(6 << 20)  # 24 MiB: above glibc's start-up threshold (128 KiB), below ours (32 MiB)
+held = info()
+del x
+freed = info()
+print(json.dumps({"tuned": tuned, "before": before, "held": held, "freed": freed}))
+"""
+SIZE = 24 << 20
+
+
+def account(mode: str, env: dict | None = None) -> dict:
+    import json
+
+    out = subprocess.run([sys.executable, "-c", ACCOUNT, mode], capture_output=True, text=True, check=True,
+                         env=env, timeout=120).stdout
+    return json.loads(out.splitlines()[-1])
+
+
+def test_with_the_thresholds_a_large_tensor_comes_from_the_heap_and_stays_mapped():
+    a = account("tuned")
+    assert a["tuned"] is True
+    assert a["held"]["mmapped"] - a["before"]["mmapped"] < SIZE  # not a mapping of its own
+    assert a["held"]["in_use"] - a["before"]["in_use"] >= SIZE  # the heap holds it
+    assert a["freed"]["heap"] == a["held"]["heap"] > a["before"]["heap"]  # and kept its pages when freed (no trim)
+
+
+def test_without_them_it_is_a_mapping_of_its_own():
+    a = account("default")
+    assert a["tuned"] is None
+    assert a["held"]["mmapped"] - a["before"]["mmapped"] >= SIZE
+    assert a["freed"]["mmapped"] - a["before"]["mmapped"] < SIZE  # unmapped on free: the next one faults again
+
+
+def test_the_users_own_glibc_variables_stand():
+    a = account("tuned", dict(os.environ, MALLOC_MMAP_THRESHOLD_=str(1 << 20)))
+    assert a["tuned"] is False
+    assert a["held"]["mmapped"] - a["before"]["mmapped"] >= SIZE  # the user's 1 MiB threshold, not ours
