@@ -104,6 +104,12 @@ class EpisodeStats:
         self.count = state.get("count", 0)
 
 
+def learner_waits(frac: float) -> str:
+    """The learner's share of waiting in words; NaN (no learner time: nothing left to train, or a run stopped
+    before its first batch) says so rather than "waits nan%"."""
+    return f"learner waits {frac:.0%} of its time for data" if frac == frac else "the learner did not run"
+
+
 def bottleneck(learner_wait_frac: float, actor_block_frac: float, transport_frac: float) -> tuple[str, str]:
     """Name the bottleneck from the time split, with the numbers behind the verdict; a verdict never
     contradicts its numbers.
@@ -114,8 +120,8 @@ def bottleneck(learner_wait_frac: float, actor_block_frac: float, transport_frac
       flight between them, or start-up still dominates a short run;
     - transport-bound: moving data (copies, queues, weight syncs) takes the largest share.
     """
-    numbers = (f"learner waits {learner_wait_frac:.0%} of its time for data, actors are blocked "
-               f"{actor_block_frac:.0%} of theirs on a full pipeline, transport takes {transport_frac:.0%}")
+    numbers = (f"{learner_waits(learner_wait_frac)}, actors are blocked {actor_block_frac:.0%} of theirs on a full pipeline, transport takes "
+               f"{transport_frac:.0%}")
     if transport_frac >= max(learner_wait_frac, actor_block_frac, 0.25):
         verdict = "transport-bound"
     elif learner_wait_frac >= 0.2 and actor_block_frac >= 0.2:
@@ -164,8 +170,7 @@ def fed_bottleneck(learner_wait_frac: float, actor_block_frac: float, transport_
 def inference_bottleneck(learner_wait_frac: float, actor_idle_frac: float) -> tuple[str, str]:
     """SEED's verdict: actors wait for actions rather than for queue space, so "idle" means waiting on the
     inference server (its batching, forward passes and the transport)."""
-    numbers = (f"learner waits {learner_wait_frac:.0%} of its time for data, actors wait {actor_idle_frac:.0%} "
-               f"of theirs for actions")
+    numbers = f"{learner_waits(learner_wait_frac)}, actors wait {actor_idle_frac:.0%} of theirs for actions"
     if learner_wait_frac >= 0.2 and actor_idle_frac >= 0.5:
         verdict = "inference-bound"
     elif learner_wait_frac >= 0.2:
