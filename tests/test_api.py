@@ -93,3 +93,47 @@ def test_r2d2_moved_its_defaults_and_r2d3_and_seed_r2d2_kept_theirs():
 
     assert horizon(R2D2Config()) == (0.997, 200, True)
     assert horizon(R2D3Config()) == horizon(SeedR2D2Config()) == (0.99, 100, False)
+
+
+def _fixed_settings():
+    import dataclasses
+
+    from distrl.agents.registry import SYSTEMS, get_system
+
+    return [(system, f) for system in SYSTEMS for f in dataclasses.fields(get_system(system).Config)
+            if f.metadata.get("fixed")]
+
+
+FIXED = _fixed_settings()
+
+
+def test_the_settings_that_define_what_a_checkpoint_holds_are_fixed_on_resume():
+    names = {(system, f.name) for system, f in FIXED}
+    assert {("apex-dqn", "value_rescale_eps"), ("r2d2", "value_rescale_eps"), ("seed-r2d2", "value_rescale_eps"),
+            ("r2d2", "obs_norm"), ("impala", "obs_norm"), ("impala", "value_norm"), ("es", "obs_norm")} <= names
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.sampled_from(FIXED), st.data())
+def test_a_resumed_run_cannot_change_them_and_can_repeat_them(tmp_path_factory, case, data):
+    """Generated values: a changed one is one line naming the setting, the run's value and why; the run's own value
+    (given again, as a config file of the first run would) is accepted. Through ``resolve_configs``, the step of
+    ``plan_run`` that reads the saved settings (no program is built: R2D3's would want demonstrations)."""
+    from distrl.api import resolve_configs
+    from distrl.runtime.run.run_dir import read_config, write_config
+
+    system, field = case
+    run = tmp_path_factory.mktemp("run")
+    _, run_cfg, sys_cfg = resolve_configs(system, {})
+    write_config(run, system, run_cfg, sys_cfg)
+    saved = getattr(sys_cfg, field.name)
+    if isinstance(saved, bool):
+        other = not saved
+    else:
+        other = data.draw(st.floats(0.0, 10.0, allow_nan=False).filter(lambda v: v != saved), label="value")
+    with pytest.raises(ConfigError) as e:
+        resolve_configs(system, {field.name: other}, read_config(run))
+    message = str(e.value)
+    assert "\n" not in message and f"'{field.name}' cannot change on --resume" in message
+    assert repr(saved) in message and field.metadata["fixed"] in message
+    assert getattr(resolve_configs(system, {field.name: saved}, read_config(run))[2], field.name) == saved

@@ -51,7 +51,20 @@ def resolve_configs(system: str, overrides: dict[str, Any], base: dict | None = 
     run_base = _from_saved(RunConfig, base["run"], {}, {}, "run") if base else None
     sys_base = _from_saved(module.Config, base["system_config"], module.RENAMED_SETTINGS,
                            module.OLDER_RUN_DEFAULTS, system) if base else None
-    return module, config_mod.build(RunConfig, run_over, run_base), config_mod.build(module.Config, sys_over, sys_base)
+    sys_cfg = config_mod.build(module.Config, sys_over, sys_base)
+    if sys_base is not None:
+        _check_fixed(sys_base, sys_cfg, sys_over)
+    return module, config_mod.build(RunConfig, run_over, run_base), sys_cfg
+
+
+def _check_fixed(saved, resumed, overrides: dict) -> None:
+    """A resumed run keeps the settings its checkpoint depends on (declared ``fixed``): a changed one would
+    load, and silently reinterpret what the network or the replay holds."""
+    for f in dataclasses.fields(saved):
+        why, old, new = f.metadata.get("fixed"), getattr(saved, f.name), getattr(resumed, f.name)
+        if why and f.name in overrides and new != old:
+            raise ConfigError(f"setting '{f.name}' cannot change on --resume: the run has {old!r}, got {new!r} "
+                              f"({why}); leave it out, or start a new run")
 
 
 def _from_saved(cls, saved: dict, renamed: dict, older_defaults: dict, what: str):

@@ -24,14 +24,16 @@ MAX_LAYER = 65_536  # the widest hidden layer a ``hidden`` setting takes
 
 
 def setting(default: Any, doc: str, *, low: float | None = None, high: float | None = None,
-            low_open: bool = False, choices: tuple | None = None, cli: bool = False):
+            low_open: bool = False, choices: tuple | None = None, cli: bool = False, fixed: str | None = None):
     """Declare a config field with its doc line and valid range.
 
     ``low``/``high`` bound numbers (``low_open`` makes the lower bound strict, e.g. a learning
     rate must be > 0); ``choices`` restricts strings; ``cli`` gives the field its own flag on
-    ``distrl train`` (every field is also reachable with ``--set key=value``).
+    ``distrl train`` (every field is also reachable with ``--set key=value``). ``fixed`` marks a setting
+    a resumed run cannot change, and says why (what the checkpoint holds that depends on it).
     """
-    meta = {"doc": doc, "low": low, "high": high, "low_open": low_open, "choices": choices, "cli": cli}
+    meta = {"doc": doc, "low": low, "high": high, "low_open": low_open, "choices": choices, "cli": cli,
+            "fixed": fixed}
     if isinstance(default, (list, dict, set)):
         raise TypeError("use tuples for sequence defaults: configs are frozen")
     return dataclasses.field(default=default, metadata=meta)

@@ -50,5 +50,5 @@ class ApexDQNConfig(DemoSettings):
                                               "2018, as R2D2's: 1e-3); none: Q regressed on raw returns, as in the "
                                               "Ape-X paper. Measured only with gamma 0.997: CartPole solved on every "
                                               "seed, LunarLander broken on two of three (agents/apex_dqn/config.py).",
-                                              low=0.0)
+                                              low=0.0, fixed=common.Q_SCALE)
     reward_clip: float | None = common.reward_clip("actor")

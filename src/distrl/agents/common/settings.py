@@ -7,6 +7,11 @@ import os
 
 from distrl.config import setting
 
+# why a resumed run keeps a setting (``setting(..., fixed=...)``): what its checkpoint holds that depends on it
+NETWORK_INPUT = "the network was trained on inputs made with it"
+VALUE_SCALE = "the value head and its statistics are on the scale it makes"
+Q_SCALE = "the network's Q values, and the replay's priorities, are in the space it defines"
+
 
 def num_actors(what: str = "Actor processes") -> object:
     return setting(os.cpu_count() or 2, f"{what} (default: one per core).", low=1, high=4096)
@@ -63,12 +68,12 @@ def priority_beta(when: str = "") -> object:
 
 def obs_norm(default: bool) -> object:
     return setting(default, "Normalise vector observations by running mean and std (the learner keeps them from its "
-                   "batches; they travel with the weights to every actor and to distrl eval).")
+                   "batches; they travel with the weights to every actor and to distrl eval).", fixed=NETWORK_INPUT)
 
 
 def value_norm(default: bool) -> object:
     return setting(default, "PopArt value normalisation (arXiv:1809.04474): the value loss and the policy-gradient "
-                   "advantages on a unit scale whatever the rewards' scale.")
+                   "advantages on a unit scale whatever the rewards' scale.", fixed=VALUE_SCALE)
 
 
 def value_norm_decay(default: float) -> object:

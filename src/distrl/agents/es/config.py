@@ -20,7 +20,8 @@ class EsConfig:
     lr: float = common.lr(0.01, "Adam stepsize on the estimated gradient")
     lr_schedule: str = common.lr_schedule("constant")
     weight_decay: float = setting(0.005, "L2 coefficient added to the gradient (the paper's l2coeff).", low=0.0)
-    obs_norm: bool = setting(True, "Normalise observations with running statistics merged from every worker.")
+    obs_norm: bool = setting(True, "Normalise observations with running statistics merged from every worker.",
+                             fixed=common.NETWORK_INPUT)
     max_episode_steps: int = setting(0, "Cap on an episode's length (0: the env's own limit).", low=0, high=10_000_000)
     noise_table_size: int = setting(25_000_000, "Floats in the shared noise table (one copy per machine; "
                                     "the paper used 250M).", low=1, high=1_000_000_000)

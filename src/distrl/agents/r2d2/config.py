@@ -47,7 +47,8 @@ class R2D2Config(DemoSettings):
                                  choices=("stored", "zero"))
     n_step: int = setting(5, "n of the n-step double-Q target.", low=1)
     gamma: float = common.gamma(0.997)
-    value_rescale_eps: float = setting(1e-3, "epsilon of the value rescaling h(x) (R2D2 section 2).", low=0.0)
+    value_rescale_eps: float = setting(1e-3, "epsilon of the value rescaling h(x) (R2D2 section 2).", low=0.0,
+                                       fixed=common.Q_SCALE)
     epsilon: float = setting(0.4, "Base of the exploration ladder eps_i = epsilon^(1 + alpha i / (N - 1)).", low=0.0, high=1.0)
     epsilon_alpha: float = setting(7.0, "Exponent spread alpha of the exploration ladder.", low=0.0)
     actor_sync_steps: int = setting(40, "Vector steps between an actor's weight pulls (the paper: 400).", low=1)
