@@ -111,6 +111,12 @@ def test_the_settings_that_define_what_a_checkpoint_holds_are_fixed_on_resume():
     names = {(system, f.name) for system, f in FIXED}
     assert {("apex-dqn", "value_rescale_eps"), ("r2d2", "value_rescale_eps"), ("seed-r2d2", "value_rescale_eps"),
             ("r2d2", "obs_norm"), ("impala", "obs_norm"), ("impala", "value_norm"), ("es", "obs_norm")} <= names
+    from distrl.agents.registry import get_system
+    from distrl.config import describe
+
+    docs = {name: doc for name, _, _, doc in describe(get_system("impala").Config)}  # what `distrl list` prints
+    assert "Fixed on --resume: the network was trained on inputs made with it." in docs["obs_norm"]
+    assert "Fixed on --resume" not in docs["lr"]
 
 
 @settings(max_examples=40, deadline=None)

@@ -209,7 +209,9 @@ def describe(cls) -> list[tuple[str, str, Any, str]]:
     rows = []
     for f in dataclasses.fields(cls):
         tp, optional = field_types(cls)[f.name]
-        rows.append((f.name, tp.__name__ + ("?" if optional else ""), f.default, f.metadata.get("doc", "")))
+        doc, fixed = f.metadata.get("doc", ""), f.metadata.get("fixed")
+        rows.append((f.name, tp.__name__ + ("?" if optional else ""), f.default,
+                     doc + (f" Fixed on --resume: {fixed}." if fixed else "")))
     return rows
 
 
