@@ -108,38 +108,81 @@ FIXED = _fixed_settings()
 
 
 def test_the_settings_that_define_what_a_checkpoint_holds_are_fixed_on_resume():
-    names = {(system, f.name) for system, f in FIXED}
-    assert {("apex-dqn", "value_rescale_eps"), ("r2d2", "value_rescale_eps"), ("seed-r2d2", "value_rescale_eps"),
-            ("r2d2", "obs_norm"), ("impala", "obs_norm"), ("impala", "value_norm"), ("es", "obs_norm")} <= names
-    from distrl.agents.registry import get_system
+    import dataclasses
+
+    from distrl.agents.registry import SYSTEMS, get_system
     from distrl.config import describe
 
+    named = {(system, f.name) for system in SYSTEMS for f in dataclasses.fields(get_system(system).Config)
+             if f.name in ("obs_norm", "value_norm", "value_rescale_eps")}
+    assert named == {(system, f.name) for system, f in FIXED} and ("apex-dqn", "value_rescale_eps") in named
     docs = {name: doc for name, _, _, doc in describe(get_system("impala").Config)}  # what `distrl list` prints
     assert "Fixed on --resume: the network was trained on inputs made with it." in docs["obs_norm"]
     assert "Fixed on --resume" not in docs["lr"]
 
 
-@settings(max_examples=40, deadline=None)
-@given(st.sampled_from(FIXED), st.data())
-def test_a_resumed_run_cannot_change_them_and_can_repeat_them(tmp_path_factory, case, data):
-    """Generated values: a changed one is one line naming the setting, the run's value and why; the run's own value
-    (given again, as a config file of the first run would) is accepted. Through ``resolve_configs``, the step of
-    ``plan_run`` that reads the saved settings (no program is built: R2D3's would want demonstrations)."""
+def other_value(field, saved):
+    """A strategy of valid values other than ``saved`` for ``field`` (a bool or an optional float)."""
+    if isinstance(field.default, bool):
+        return st.just(not saved)
+    values = st.floats(0.0, 10.0, allow_nan=False) | st.sampled_from(["0.5", "1e-3", "2"])
+    if field.type in ("float | None",):
+        values = values | st.none()
+    return values.filter(lambda v: v is None or float(v) != saved if saved is not None else v is not None)
+
+
+def saved_run(tmp_path_factory, system: str, **settings):
     from distrl.api import resolve_configs
-    from distrl.runtime.run.run_dir import read_config, write_config
+    from distrl.runtime.run.run_dir import write_config
+
+    run = tmp_path_factory.mktemp("run")
+    _, run_cfg, sys_cfg = resolve_configs(system, settings)
+    write_config(run, system, run_cfg, sys_cfg)
+    return run, sys_cfg
+
+
+@pytest.mark.parametrize("case", FIXED, ids=[f"{system}-{f.name}" for system, f in FIXED])
+@settings(max_examples=8, deadline=None)
+@given(data=st.data())
+def test_a_resumed_run_cannot_change_them_and_can_repeat_them(tmp_path_factory, case, data):
+    """Generated values (numbers, the strings a command line gives, none): a changed one is one line naming the
+    setting, the run's value and why; the run's own value (given again, as a config file of the first run would)
+    is accepted. Through ``resolve_configs``, the step of ``plan_run`` that reads the saved settings (no program is
+    built: R2D3's would want demonstrations)."""
+    from distrl.api import resolve_configs
+    from distrl.runtime.run.run_dir import read_config
 
     system, field = case
-    run = tmp_path_factory.mktemp("run")
-    _, run_cfg, sys_cfg = resolve_configs(system, {})
-    write_config(run, system, run_cfg, sys_cfg)
+    run, sys_cfg = saved_run(tmp_path_factory, system)
     saved = getattr(sys_cfg, field.name)
-    if isinstance(saved, bool):
-        other = not saved
-    else:
-        other = data.draw(st.floats(0.0, 10.0, allow_nan=False).filter(lambda v: v != saved), label="value")
+    other = data.draw(other_value(field, saved), label="value")
     with pytest.raises(ConfigError) as e:
         resolve_configs(system, {field.name: other}, read_config(run))
     message = str(e.value)
     assert "\n" not in message and f"'{field.name}' cannot change on --resume" in message
     assert repr(saved) in message and field.metadata["fixed"] in message
     assert getattr(resolve_configs(system, {field.name: saved}, read_config(run))[2], field.name) == saved
+
+
+def test_a_run_saved_before_a_fixed_setting_existed_takes_the_value_given(tmp_path_factory):
+    """An A2C run saved before PopArt existed ran without it (``OLDER_RUN_DEFAULTS``): resumed as is, and the value
+    it ran with may be given. R2D2's ``value_rescale_eps`` was there from the start: a run's config without it (hand
+    edited) takes what is given, not today's default as "the run's value"."""
+    from distrl.api import resolve_configs
+    from distrl.runtime.run.run_dir import read_config
+
+    run, _ = saved_run(tmp_path_factory, "a2c")
+    path = run / "config.yaml"
+    data = yaml.safe_load(path.read_text())
+    data["system_config"].pop("value_norm")
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    assert resolve_configs("a2c", {}, read_config(run))[2].value_norm is False
+    assert resolve_configs("a2c", {"value_norm": False}, read_config(run))[2].value_norm is False
+    with pytest.raises(ConfigError, match="'value_norm' cannot change on --resume: the run has False"):
+        resolve_configs("a2c", {"value_norm": True}, read_config(run))
+    run, _ = saved_run(tmp_path_factory, "r2d2")
+    path = run / "config.yaml"
+    data = yaml.safe_load(path.read_text())
+    data["system_config"].pop("value_rescale_eps")
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    assert resolve_configs("r2d2", {"value_rescale_eps": 0.01}, read_config(run))[2].value_rescale_eps == 0.01

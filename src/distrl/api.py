@@ -53,13 +53,16 @@ def resolve_configs(system: str, overrides: dict[str, Any], base: dict | None = 
                            module.OLDER_RUN_DEFAULTS, system) if base else None
     sys_cfg = config_mod.build(module.Config, sys_over, sys_base)
     if sys_base is not None:
-        _check_fixed(sys_base, sys_cfg, sys_over)
+        recorded = {module.RENAMED_SETTINGS.get(k, k) for k in base["system_config"]} | set(module.OLDER_RUN_DEFAULTS)
+        _check_fixed(sys_base, sys_cfg, {k: v for k, v in sys_over.items() if k in recorded})
     return module, config_mod.build(RunConfig, run_over, run_base), sys_cfg
 
 
 def _check_fixed(saved, resumed, overrides: dict) -> None:
-    """A resumed run keeps the settings its checkpoint depends on (declared ``fixed``): a changed one would
-    load, and silently reinterpret what the network or the replay holds."""
+    """A resumed run keeps the settings its checkpoint depends on (declared ``fixed``): changed, one would load and
+    silently reinterpret what the network or the replay holds (``value_rescale_eps``, ES's ``obs_norm``), or fail
+    later with a state-dict error (a normaliser's submodules). ``overrides``: only settings the saved run records
+    (a setting newer than the run takes the value given)."""
     for f in dataclasses.fields(saved):
         why, old, new = f.metadata.get("fixed"), getattr(saved, f.name), getattr(resumed, f.name)
         if why and f.name in overrides and new != old:

@@ -6,12 +6,20 @@ faults (how many faults glibc's adaptive defaults cost varies run to run with th
 case runs in a fresh interpreter, so the thresholds it sets, or not, are its own."""
 
 import ctypes
+import json
 import os
 import platform
 import subprocess
 import sys
 
 import pytest
+
+from distrl.runtime.allocator import (
+    OPT_OUT,
+    USER_VARIABLES,
+    keep_freed_memory,
+    users_own_settings,
+)
 
 pytestmark = pytest.mark.skipif(platform.libc_ver()[0] != "glibc" or not hasattr(ctypes.CDLL(None), "mallinfo2"),
                                 reason="mallopt and mallinfo2 are glibc's (2.33 and later)")
@@ -38,11 +46,15 @@ print(json.dumps({"tuned": tuned, "before": before, "held": held, "freed": freed
 SIZE = 24 << 20
 
 
-def account(mode: str, env: dict | None = None) -> dict:
-    import json
+def clean_environment(**extra) -> dict:
+    """This environment without the malloc settings a developer or CI may have set (they would stand)."""
+    env = {k: v for k, v in os.environ.items() if k not in (*USER_VARIABLES, "GLIBC_TUNABLES", OPT_OUT)}
+    return {**env, **extra}
 
+
+def account(mode: str, env: dict | None = None) -> dict:
     out = subprocess.run([sys.executable, "-c", ACCOUNT, mode], capture_output=True, text=True, check=True,
-                         env=env, timeout=120).stdout
+                         env=env or clean_environment(), timeout=120).stdout
     return json.loads(out.splitlines()[-1])
 
 
@@ -62,6 +74,20 @@ def test_without_them_it_is_a_mapping_of_its_own():
 
 
 def test_the_users_own_glibc_variables_stand():
-    a = account("tuned", dict(os.environ, MALLOC_MMAP_THRESHOLD_=str(1 << 20)))
+    a = account("tuned", clean_environment(MALLOC_MMAP_THRESHOLD_=str(1 << 20)))
     assert a["tuned"] is False
     assert a["held"]["mmapped"] - a["before"]["mmapped"] >= SIZE  # the user's 1 MiB threshold, not ours
+
+
+@pytest.mark.parametrize("environ, own", [
+    ({}, False), ({"MALLOC_TRIM_THRESHOLD_": "0"}, True), ({"MALLOC_MMAP_THRESHOLD_": "65536"}, True),
+    ({"GLIBC_TUNABLES": "glibc.malloc.mmap_threshold=65536"}, True),
+    ({"GLIBC_TUNABLES": "glibc.cpu.hwcaps=-AVX2"}, False),  # tunables of other kinds leave ours in place
+    ({OPT_OUT: "0"}, True), ({OPT_OUT: "1"}, False)])
+def test_which_environments_keep_glibcs_or_the_users_settings(environ, own):
+    assert users_own_settings(environ) is own
+
+
+def test_nothing_is_set_where_the_c_library_is_not_glibc(monkeypatch):
+    monkeypatch.setattr(platform, "libc_ver", lambda: ("", ""))
+    assert keep_freed_memory() is False

@@ -120,8 +120,8 @@ def bottleneck(learner_wait_frac: float, actor_block_frac: float, transport_frac
       flight between them, or start-up still dominates a short run;
     - transport-bound: moving data (copies, queues, weight syncs) takes the largest share.
     """
-    numbers = (f"{learner_waits(learner_wait_frac)}, actors are blocked {actor_block_frac:.0%} of theirs on a full pipeline, transport takes "
-               f"{transport_frac:.0%}")
+    numbers = (f"{learner_waits(learner_wait_frac)}, actors are blocked {actor_block_frac:.0%} of theirs on a full "
+               f"pipeline, transport takes {transport_frac:.0%}")
     if transport_frac >= max(learner_wait_frac, actor_block_frac, 0.25):
         verdict = "transport-bound"
     elif learner_wait_frac >= 0.2 and actor_block_frac >= 0.2:
