@@ -26,7 +26,7 @@ import platform
 
 M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3  # glibc's <malloc.h>
 MMAP_THRESHOLD = 32 << 20  # glibc's largest dynamic threshold (DEFAULT_MMAP_THRESHOLD_MAX on 64-bit)
-TRIM_THRESHOLD = 128 << 20  # free heap kept per process at most: a few layers' worth of the largest batches
+TRIM_THRESHOLD = 128 << 20  # a heap's free top kept (per arena) before glibc hands it back
 USER_VARIABLES = ("MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_")
 OPT_OUT = "DISTRL_KEEP_FREED_MEMORY"
 
