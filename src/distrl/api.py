@@ -25,7 +25,7 @@ from distrl.runtime import (
     ProgressObserver,
     Trainer,
 )
-from distrl.runtime.allocator import keep_freed_memory
+from distrl.runtime.compute import setup_compute
 from distrl.runtime.run.checkpoint import latest_checkpoint, load_checkpoint
 from distrl.runtime.run.run_dir import (
     default_run_dir,
@@ -221,8 +221,7 @@ def make_trainer(system: str, env: str | None = None, *, config_file: str | None
     run_cfg = dataclasses.replace(run_cfg, run_dir=str(run_dir))
     identity = {"system": system, "env": run_cfg.env, "observation_space": repr(spec.observation_space),
                 "action_space": repr(spec.action_space)}
-    torch.set_num_threads(run_cfg.torch_threads)
-    keep_freed_memory()
+    setup_compute(run_cfg.torch_threads)
     torch.manual_seed(run_cfg.seed)
     np.random.seed(run_cfg.seed)
     observers = (MetricsObserver(run_dir), CheckpointObserver(run_cfg.checkpoint_interval_s),

@@ -91,3 +91,4 @@ def test_which_environments_keep_glibcs_or_the_users_settings(environ, own):
 def test_nothing_is_set_where_the_c_library_is_not_glibc(monkeypatch):
     monkeypatch.setattr(platform, "libc_ver", lambda: ("", ""))
     assert keep_freed_memory() is False
+

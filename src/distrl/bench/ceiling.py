@@ -48,14 +48,11 @@ def _set_barrier(barrier) -> None:
 
 def _acting_worker(args) -> float:
     system, env, settings, index, seconds = args
-    import torch
-
     from distrl.api import plan_run
-    from distrl.runtime.allocator import keep_freed_memory
     from distrl.runtime.backends.inline import InlineBackend
+    from distrl.runtime.compute import setup_compute
 
-    torch.set_num_threads(1)
-    keep_freed_memory()  # as in the run it is the ceiling of
+    setup_compute(1)  # as in the run it is the ceiling of
     one = {"num_actors": 1} if actor_count(system, settings) is not None else {}
     program = plan_run(system, env, **{**settings, **one, "runtime": "inline"})[4]
     backend = InlineBackend(seed=1000 * (index + 1))

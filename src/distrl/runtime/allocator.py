@@ -13,7 +13,7 @@ to ``mmap_threshold`` come from the heap, and a heap's free top is handed back o
 (per arena; free chunks below a live one stay mapped whatever the thresholds). Tensors above 32 MiB still get
 a mapping of their own each time (a choice: glibc's own adaptive ceiling).
 
-Each component process calls :func:`keep_freed_memory` once, where it sets its torch threads. Nothing
+Each component process calls :func:`keep_freed_memory` once at start, through ``compute.setup_compute``. Nothing
 happens where the C library is not glibc, where the user set glibc's malloc variables (``MALLOC_MMAP_THRESHOLD_``,
 ``MALLOC_TRIM_THRESHOLD_``, or ``glibc.malloc.*`` in ``GLIBC_TUNABLES``: theirs stand), or where
 ``DISTRL_KEEP_FREED_MEMORY=0`` keeps glibc's adaptive defaults (to measure against them, say)."""

@@ -41,7 +41,7 @@ import numpy as np
 import torch
 
 from distrl.replay import SampledBatch
-from distrl.runtime.allocator import keep_freed_memory
+from distrl.runtime.compute import setup_compute
 
 
 def for_learners(program, n: int):
@@ -290,8 +290,7 @@ def replica_loop(rank: int, world: int, where, make_learner, uses: tuple[str, ..
                  precision: str, torch_threads: int, timeout_s: float) -> None:
     import torch.distributed as dist
 
-    torch.set_num_threads(torch_threads)
-    keep_freed_memory()
+    setup_compute(torch_threads)
     replays = {name: ReplicaReplay() for name in uses}
     learner = make_learner(replays)  # built and placed before joining: a failure here is seen by rank 0 at once
     if placed.type != "cpu" or precision != "fp32":

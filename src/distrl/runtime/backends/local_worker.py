@@ -13,13 +13,13 @@ import sys
 import time
 import traceback
 
-from distrl.runtime.allocator import keep_freed_memory
 from distrl.runtime.backends.process import (
     die_with_parent,
     ignore_interrupts,
     set_process_name,
 )
 from distrl.runtime.backends.shared_memory import SharedArrays
+from distrl.runtime.compute import setup_compute
 
 GO, SET = 0, 1  # messages from the backend: (GO, slot or None), (SET, hyperparameters)
 ERROR = "error"  # to the backend: (ERROR, traceback) just before a failed component exits
@@ -32,10 +32,7 @@ def worker_main(name: str, index: int, seed: int, make, handles: dict, uses: tup
     ignore_interrupts()
     die_with_parent()
     set_process_name(f"distrl-{name}-{index}")
-    import torch
-
-    torch.set_num_threads(torch_threads)
-    keep_freed_memory()
+    setup_compute(torch_threads)
     slots = SharedArrays.attach(slots_handle) if slots_handle is not None else None
     slot_bytes = sum(a[0].nbytes for a in slots.arrays.values()) if slots is not None else 0
     control = SharedArrays.attach(control_handle)

@@ -27,7 +27,6 @@ from distrl.core.program import (
     Weights,
 )
 from distrl.core.types import allocate
-from distrl.runtime.allocator import keep_freed_memory
 from distrl.runtime.backends.batching import concatenate
 from distrl.runtime.backends.placement import (
     Worker,
@@ -44,6 +43,7 @@ from distrl.runtime.backends.placement import (
     workers_of,
 )
 from distrl.runtime.backends.process import Restarts
+from distrl.runtime.compute import setup_compute
 from distrl.runtime.services.constant import RayConstant
 from distrl.runtime.services.inference.ray import GrpcInference
 from distrl.runtime.services.param_server import RayParamServer
@@ -132,13 +132,11 @@ class _ComponentHost:
     def __init__(self, name: str, make, index: int, seed: int, handles: dict, uses: tuple[tuple[str, ...], tuple[str, ...]],
                  output, inserter, torch_threads: int):
         import ray
-        import torch
 
         from distrl.runtime.backends.process import set_process_name
 
         set_process_name(f"distrl-{name}-{index}")
-        torch.set_num_threads(torch_threads)
-        keep_freed_memory()
+        setup_compute(torch_threads)
         self.node_id = ray.get_runtime_context().get_node_id()
         self.handles, self.output, self.inserter = handles, output, inserter
         self.output_bytes = sum(spec.nbytes for spec in output.values()) if output is not None else 0

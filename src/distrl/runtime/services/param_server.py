@@ -26,7 +26,7 @@ import numpy as np
 import torch
 import torch.multiprocessing as mp
 
-from distrl.runtime.allocator import keep_freed_memory
+from distrl.runtime.compute import setup_compute
 from distrl.runtime.services.base import ServiceAdapter
 
 
@@ -161,8 +161,7 @@ class ShardServer:
 
     def __init__(self, values: list[np.ndarray], make_optimizer, max_staleness: int | None, version: int = 0,
                  dropped: int = 0, optimizer_state: dict | None = None, lr: float | None = None):
-        torch.set_num_threads(1)
-        keep_freed_memory()
+        setup_compute(1)
         self.params = [torch.nn.Parameter(torch.from_numpy(np.array(v))) for v in values]
         self.optimizer = make_optimizer(self.params)
         if optimizer_state is not None:

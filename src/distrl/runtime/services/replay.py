@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from distrl.replay import PartitionedReplay, RateLimiter, Unlimited
-from distrl.runtime.allocator import keep_freed_memory
+from distrl.runtime.compute import setup_compute
 from distrl.runtime.services.base import ServiceAdapter
 
 
@@ -150,7 +150,7 @@ class ReplayServer:
     """The Ray actor's body: a plain :class:`~distrl.replay.Replay` built by ``make()``."""
 
     def __init__(self, make):
-        keep_freed_memory()  # each sample builds a large batch
+        setup_compute()  # each sample builds a large batch
         self.replay = make()
 
     def add(self, items: dict, priorities) -> int:
@@ -278,7 +278,7 @@ class PartitionServer:
     """The Ray actor's body for a partitioned replay."""
 
     def __init__(self, args: tuple):
-        keep_freed_memory()
+        setup_compute()
         self.replay = PartitionedReplay(*args)
 
     def add(self, partition: int, items: dict) -> int:
