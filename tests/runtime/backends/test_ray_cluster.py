@@ -16,6 +16,7 @@ from distrl.agents.impala.config import ONE_STEP_VTRACE  # noqa: E402
 from distrl.runtime.backends import make_backend  # noqa: E402
 from tests.ray_cluster import is_ray_process, own_ray_processes, two_node_cluster  # noqa: E402
 from tests.runtime.backends import contract  # noqa: E402
+from tests.runtime.backends.contract import WAIT_S  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -176,7 +177,7 @@ def test_seed_actors_stream_to_the_inference_server_and_one_joins_by_address(clu
                      num_actors=2, num_envs=8, unroll_length=8, remote_actors=1, bind=f"127.0.0.1:{port}",
                      run_dir=str(tmp_path / "r"), token="a-run-secret", tls_cert=str(tmp_path / "cert.pem"),
                      tls_key=str(tmp_path / "key.pem"))
-    joiner.join(timeout=30)
+    joiner.join(timeout=WAIT_S)
     assert not joiner.is_alive()  # the joined actor left when the server stopped
     assert s["env_steps"] >= 30_000 and s["learner_updates"] > 0 and s["latency_p50_ms"] > 0
     assert len(joined_steps) > 50
@@ -196,7 +197,7 @@ def test_two_apex_learners_on_ray(cluster, tmp_path):
         return [a["ActorClassName"] for a in actors().values() if a["State"] != "DEAD"
                 and a["ActorClassName"] in ("_ReplicaHost", "_StoreActor")]
 
-    deadline = time.monotonic() + 20  # ray.kill is asynchronous: the table says DEAD shortly after
+    deadline = time.monotonic() + WAIT_S  # ray.kill is asynchronous: the table says DEAD shortly after
     while ours_alive() and time.monotonic() < deadline:
         time.sleep(0.2)
     assert not ours_alive()
@@ -219,6 +220,6 @@ def test_zz_teardown_leaves_no_ray_process(cluster):
     before = own_ray_processes()  # workers outliving their raylet would be no descendants of this process after
     ray.shutdown()
     cluster.shutdown()
-    _, alive = psutil.wait_procs(before, timeout=20)  # workers exit shortly after their raylet
+    _, alive = psutil.wait_procs(before, timeout=WAIT_S)  # workers exit shortly after their raylet
     assert not alive, [p.pid for p in alive]
     assert _ray_processes() == []
