@@ -53,6 +53,7 @@ from distrl.core.types import allocate  # noqa: E402
 from distrl.models.device import WeightsToHost  # noqa: E402
 from distrl.plotting import plot_curves, read_curve  # noqa: E402
 from distrl.runtime.backends.batching import concatenate  # noqa: E402
+from distrl.runtime.compute import setup_compute  # noqa: E402
 
 ENV = "ALE/Pong-v5"
 PONG = dict(throughput.PRESETS[ENV])  # 8 envs x 20 steps per unroll, reward clip 1, entropy 0.01, lr 6e-4
@@ -82,7 +83,7 @@ def learner_samples(device: str, precision: str, compile: bool, batch_unrolls: i
     """Samples/s of IMPALA's learner stepping on one real Pong batch over and over (each step ends with
     the update's one device synchronisation, so the clock sees the GPU's work); ``threads``: torch's
     intra-op threads (a run's ``torch_threads``, 1 by default)."""
-    torch.set_num_threads(threads)
+    setup_compute(threads)  # as a run's learner process
     program, cfg, batch = pong_batch(batch_unrolls)
     learner = program.make_learner({})
     if device != "cpu" or precision != "fp32":

@@ -21,8 +21,6 @@ import tempfile
 import time
 from pathlib import Path
 
-import torch
-
 import distrl
 from distrl.agents.a3c.config import PAPER_A3C
 from distrl.agents.impala import Config, build
@@ -36,6 +34,7 @@ from distrl.core.types import allocate
 from distrl.envs import env_spec
 from distrl.plotting import read_curve
 from distrl.runtime.backends.batching import concatenate
+from distrl.runtime.compute import setup_compute
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from readme_blocks import add_flag, start  # noqa: E402  (the benchmarks folder's own helper)
@@ -80,7 +79,7 @@ def actors_alone(env_id: str, settings: dict, n: int, seconds: float) -> float:
 
 
 def learner_alone(env_id: str, settings: dict, seconds: float) -> float:
-    torch.set_num_threads(1)
+    setup_compute(1)  # as a run's learner process: one thread, the allocator thresholds
     program, cfg = _program(env_id, settings, 1)
     actor, spec = _actor(program, 0)
     unrolls = [allocate(spec) for _ in range(cfg.batch_unrolls)]

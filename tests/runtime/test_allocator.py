@@ -7,7 +7,6 @@ case runs in a fresh interpreter, so the thresholds it sets, or not, are its own
 
 import ctypes
 import json
-import os
 import platform
 import subprocess
 import sys
@@ -16,10 +15,10 @@ import pytest
 
 from distrl.runtime.allocator import (
     OPT_OUT,
-    USER_VARIABLES,
     keep_freed_memory,
     users_own_settings,
 )
+from tests.malloc_env import clean_environment
 
 pytestmark = pytest.mark.skipif(platform.libc_ver()[0] != "glibc" or not hasattr(ctypes.CDLL(None), "mallinfo2"),
                                 reason="mallopt and mallinfo2 are glibc's (2.33 and later)")
@@ -44,12 +43,6 @@ freed = info()
 print(json.dumps({"tuned": tuned, "before": before, "held": held, "freed": freed}))
 """
 SIZE = 24 << 20
-
-
-def clean_environment(**extra) -> dict:
-    """This environment without the malloc settings a developer or CI may have set (they would stand)."""
-    env = {k: v for k, v in os.environ.items() if k not in (*USER_VARIABLES, "GLIBC_TUNABLES", OPT_OUT)}
-    return {**env, **extra}
 
 
 def account(mode: str, env: dict | None = None) -> dict:
@@ -91,4 +84,3 @@ def test_which_environments_keep_glibcs_or_the_users_settings(environ, own):
 def test_nothing_is_set_where_the_c_library_is_not_glibc(monkeypatch):
     monkeypatch.setattr(platform, "libc_ver", lambda: ("", ""))
     assert keep_freed_memory() is False
-

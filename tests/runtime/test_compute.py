@@ -6,7 +6,9 @@ import json
 import subprocess
 import sys
 
-from tests.runtime.test_allocator import clean_environment
+import pytest
+
+from tests.malloc_env import clean_environment
 
 SETUP = """
 import json, torch
@@ -19,14 +21,19 @@ print(json.dumps({"default": default, "untouched": untouched, "set": torch.get_n
 """
 
 
-def test_setup_compute_sets_the_threads_it_is_given_and_the_thresholds(monkeypatch):
+def test_setup_compute_sets_the_threads_it_is_given():
     out = subprocess.run([sys.executable, "-c", SETUP], capture_output=True, text=True, check=True,
                          env=clean_environment(OMP_NUM_THREADS="2"), timeout=120).stdout
     threads = json.loads(out.splitlines()[-1])
     assert threads == {"default": 2, "untouched": 2, "set": 1}
+
+
+@pytest.mark.parametrize("threads", [None, 1])
+def test_setup_compute_always_sets_the_allocator_thresholds(monkeypatch, threads):
     calls = []
     monkeypatch.setattr("distrl.runtime.compute.keep_freed_memory", lambda: calls.append(True))
+    monkeypatch.setattr("torch.set_num_threads", lambda n: calls.append(n))  # the test process keeps its own
     from distrl.runtime.compute import setup_compute
 
-    setup_compute()
-    assert calls == [True]
+    setup_compute(threads)
+    assert calls == ([True] if threads is None else [threads, True])

@@ -58,7 +58,7 @@ def run(algo: str, env_id: str, seed: int, out: Path, eval_episodes: int = 20) -
     from stable_baselines3.common.env_util import make_vec_env
     from stable_baselines3.common.evaluation import evaluate_policy
 
-    torch.set_num_threads(1)
+    torch.set_num_threads(1)  # one thread as distrl's processes; not distrl's malloc thresholds: a peer runs as shipped
     name, n_envs, budget, kwargs = _zoo(algo)
     started = time.time()
     env = make_vec_env(env_id, n_envs=n_envs, seed=seed)

@@ -18,10 +18,11 @@ from tests.runtime.backends.fakes import (
     replay_program,
 )
 
-# Every wait here is on an event (data arrives, a component reports, a replacement runs) with this bound: it costs
-# nothing where the event comes, and on a loaded machine a cold Ray worker on another node has been seen to take
-# over a minute to start (a CI run beside two training runs on the 2 cores).
-WAIT_S = 150.0
+# Every wait here is on an event (data arrives, a component reports, a replacement runs), bounded by WAIT_S: the
+# bound costs nothing where the event comes, and on a loaded machine a cold Ray worker on another node has been seen to
+# take over a minute to start (a CI run beside two training runs on the 2 cores). A check chains at most two such
+# waits (a loop's drive() calls share the loop's deadline), so a failure is an assertion within pytest's 300-s timeout.
+WAIT_S = 120.0
 
 
 def started(make_backend, program, learner=None):
@@ -32,10 +33,11 @@ def started(make_backend, program, learner=None):
     return backend, learner
 
 
-def drive(backend, learner, n_batches: int, timeout: float = WAIT_S):
-    """The trainer's iteration, stripped down: the infos of ``n_batches`` batches and the restarts."""
+def drive(backend, learner, n_batches: int, until: float | None = None):
+    """The trainer's iteration, stripped down: the infos of ``n_batches`` batches and the restarts, before the
+    ``time.monotonic()`` deadline ``until`` (default: WAIT_S from now)."""
     infos, restarts = [], 0
-    deadline = time.monotonic() + timeout
+    deadline = time.monotonic() + WAIT_S if until is None else until
     done = 0
     while done < n_batches:
         assert time.monotonic() < deadline, "backend produced no data in time"
@@ -60,7 +62,7 @@ def check_intact_and_ordered(make_backend):
         infos, _ = drive(backend, learner, 30)  # CheckingLearner asserts every payload is intact
         deadline = time.monotonic() + WAIT_S  # a cold worker (another Ray node) may take a while to start
         while {i["actor_index"] for i in infos} != {0, 1} and time.monotonic() < deadline:
-            infos += drive(backend, learner, 1)[0]
+            infos += drive(backend, learner, 1, deadline)[0]
     finally:
         backend.close()
     by_producer = {}
@@ -85,7 +87,7 @@ def check_hyperparameters_reach_components(make_backend):
         seen = set()
         while seen != {0, 1}:
             assert time.monotonic() < deadline, "components never saw the new value"
-            for info in drive(backend, learner, 1)[0]:
+            for info in drive(backend, learner, 1, deadline)[0]:
                 if info["hyper_epsilon"] == 0.25:
                     seen.add(info["actor_index"])
     finally:
@@ -171,7 +173,7 @@ def check_constant_array(make_backend):
         infos, _ = drive(backend, learner, 8)  # TableLearner asserts each read matches its own view
         deadline = time.monotonic() + WAIT_S
         while {i["actor_index"] for i in infos} != {0, 1} and time.monotonic() < deadline:
-            infos += drive(backend, learner, 1)[0]
+            infos += drive(backend, learner, 1, deadline)[0]
     finally:
         backend.close()
     assert {i["actor_index"] for i in infos} == {0, 1}
@@ -203,16 +205,16 @@ def check_kill_restarts(make_backend):
     """Kill actor 1's process: a replacement with the same index (and a fresh seed) keeps delivering."""
     backend, learner = started(make_backend, counting_program(num_actors=2, batch=1))
     try:
-        infos = []
+        infos, deadline = [], time.monotonic() + WAIT_S
         while not any(i["actor_index"] == 1 for i in infos):
-            infos += drive(backend, learner, 1)[0]
+            infos += drive(backend, learner, 1, deadline)[0]
         victim = next(i for i in infos if i["actor_index"] == 1)
         os.kill(victim["pid"], signal.SIGKILL)
         restarts, later = 0, []
         deadline = time.monotonic() + WAIT_S
         while not any(i["actor_index"] == 1 and i["pid"] != victim["pid"] for i in later):
             assert time.monotonic() < deadline, "actor 1 was not replaced in time"
-            more, r = drive(backend, learner, 1)
+            more, r = drive(backend, learner, 1, deadline)
             later += more
             restarts += r
         assert restarts >= 1
@@ -231,7 +233,7 @@ def check_step_error_restarts(make_backend):
         infos, restarts, deadline = [], 0, time.monotonic() + WAIT_S
         while not any(i["actor_index"] == 1 and i["seed"] != 1000 for i in infos):
             assert time.monotonic() < deadline, "the failed component was not replaced"
-            more, r = drive(backend, learner, 1)
+            more, r = drive(backend, learner, 1, deadline)
             infos, restarts = infos + more, restarts + r
         assert restarts == 1
     finally:
@@ -243,15 +245,15 @@ def check_stuck_component_is_replaced(make_backend):
     has taken longer than the step timeout."""
     backend, learner = started(make_backend, counting_program(num_actors=2, batch=1))
     try:
-        infos = []
+        infos, deadline = [], time.monotonic() + WAIT_S
         while not any(i["actor_index"] == 1 for i in infos):
-            infos += drive(backend, learner, 1)[0]
+            infos += drive(backend, learner, 1, deadline)[0]
         victim = next(i for i in infos if i["actor_index"] == 1)["pid"]
         os.kill(victim, signal.SIGSTOP)
         later, restarts, deadline = [], 0, time.monotonic() + WAIT_S
         while not any(i["actor_index"] == 1 and i["pid"] != victim for i in later):
             assert time.monotonic() < deadline, "the stuck component was not replaced"
-            more, r = drive(backend, learner, 1)
+            more, r = drive(backend, learner, 1, deadline)
             later, restarts = later + more, restarts + r
         assert restarts >= 1 and not alive(victim)
     finally:
@@ -263,7 +265,7 @@ def check_shutdown_leaves_nothing(make_backend):
     drive(backend, learner, 3)
     pids = backend.pids()
     backend.close()
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + WAIT_S
     while any(alive(p) for p in pids) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not [p for p in pids if alive(p)]

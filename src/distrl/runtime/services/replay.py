@@ -150,7 +150,7 @@ class ReplayServer:
     """The Ray actor's body: a plain :class:`~distrl.replay.Replay` built by ``make()``."""
 
     def __init__(self, make):
-        setup_compute()  # each sample builds a large batch
+        setup_compute()  # the allocator thresholds only (no torch here): each sample builds a large batch
         self.replay = make()
 
     def add(self, items: dict, priorities) -> int:
