@@ -20,8 +20,9 @@ from tests.runtime.backends.fakes import (
 
 # Every wait here is on an event (data arrives, a component reports, a replacement runs), bounded by WAIT_S: the
 # bound costs nothing where the event comes, and on a loaded machine a cold Ray worker on another node has been seen to
-# take over a minute to start (a CI run beside two training runs on the 2 cores). A check chains at most two such
-# waits (a loop's drive() calls share the loop's deadline), so a failure is an assertion within pytest's 300-s timeout.
+# take over a minute to start (a CI run beside two training runs on the 2 cores). A loop's drive() calls share the
+# loop's deadline, so the wait that fails (normally the first, for a cold start) ends in its assertion well within
+# pytest's 300-s timeout.
 WAIT_S = 120.0
 
 
