@@ -10,6 +10,12 @@ set from (their docstrings quote it).
 
     python benchmarks/learning_spread.py                       # every case, seeds 0-4, every variant
     python benchmarks/learning_spread.py --cases a2c seed --seeds 0 1 2 --variants base sse
+    python benchmarks/learning_spread.py --cases a3c --variants base --load 1   # beside one busy process
+
+``--load N`` runs every case beside N processes that keep a core busy, as the other pytest-xdist
+worker does in CI: on ``local`` and ``ray`` the workers' interleaving (A3C's Hogwild updates, the
+policy lag of asynchronous actors) depends on how the operating system shares the cores, so a bar
+set from runs on an idle machine can fail on a busy one.
 
 Variants (each changes the float results of the same code, as another machine would):
 ``base`` (this machine's defaults), ``avx2`` / ``sse`` (``ATEN_CPU_CAPABILITY``: PyTorch's vectorised
@@ -92,6 +98,8 @@ def main() -> None:
     parser.add_argument("--total-steps", type=int, default=None, help="override every case's budget")
     parser.add_argument("--set", dest="assignments", action="append", default=[], metavar="KEY=VALUE",
                         help="extra settings for every run (to try a candidate default)")
+    parser.add_argument("--load", type=int, default=0, metavar="N",
+                        help="run beside N busy processes (the machine as loaded as in CI)")
     parser.add_argument("--one", help=argparse.SUPPRESS)  # internal: run one JSON-described job here
     args = parser.parse_args()
     if args.one:
@@ -99,6 +107,17 @@ def main() -> None:
         print(json.dumps(run_one(job["case"], job["seed"], job["settings"], job["episodes"])))
         return
     extra = dict(a.split("=", 1) for a in args.assignments)
+    burners = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(args.load)]
+    try:
+        report(args, extra)
+    finally:
+        for burner in burners:
+            burner.kill()
+            burner.wait()
+
+
+def report(args: argparse.Namespace, extra: dict) -> None:
+    """Runs every case x variant x seed, each in a fresh process, and prints one table row per case x variant."""
     print("| case | variant | seeds | score | values | min | median | wall s (mean) |")
     print("|---|---|---|---|---|---|---|---|")
     for name in args.cases:
