@@ -26,7 +26,9 @@ def test_impala_inline_smoke(tmp_path):
 def test_impala_local_learns_cartpole(tmp_path):
     """The default config and budget (250k steps, ~18 s of training) on ``local``: training mean past 400, greedy play
     past 300. Measured with unrolls of 512 (``distrl bench --suite full --systems impala``, and by hand): training means
-    497 and 499 on seeds 0 and 1, the threshold of 475 reached on seeds 0-2 in 15-17 s, greedy 500 on each."""
+    497 and 499 on seeds 0 and 1, the threshold of 475 reached on seeds 0-2 in 15-17 s, greedy 500 on each; beside a
+    busy process (``benchmarks/learning_spread.py --cases impala --variants base --load 1``, seeds 0-5) training means
+    487-498, greedy 500 on each."""
     s = distrl.train("impala", env="CartPole-v1", runtime="local", run_dir=str(tmp_path / "r"), seed=0)
     assert s["episode_return_mean"] >= 400, s
     assert s["actor_restarts"] == 0 and s["bottleneck"] in ("learner-bound", "actor-bound", "pipeline-bound", "transport-bound", "balanced")
