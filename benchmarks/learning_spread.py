@@ -12,10 +12,11 @@ set from (their docstrings quote it).
     python benchmarks/learning_spread.py --cases a2c seed --seeds 0 1 2 --variants base sse
     python benchmarks/learning_spread.py --cases a3c --variants base --load 1   # beside one busy process
 
-``--load N`` runs every case beside N processes that keep a core busy, as the other pytest-xdist
-worker does in CI: on ``local`` and ``ray`` the workers' interleaving (A3C's Hogwild updates, the
-policy lag of asynchronous actors) depends on how the operating system shares the cores, so a bar
-set from runs on an idle machine can fail on a busy one.
+``--load N`` runs every case beside N processes that keep a core busy: an approximation of CI, where
+the other pytest-xdist worker runs other tests (a varying load, which these burners do not copy). On
+``local`` and ``ray`` the workers' interleaving (A3C's Hogwild updates, the policy lag of asynchronous
+actors) depends on how the operating system shares the cores, so a bar set from runs on an idle
+machine can fail on a busy one.
 
 Variants (each changes the float results of the same code, as another machine would):
 ``base`` (this machine's defaults), ``avx2`` / ``sse`` (``ATEN_CPU_CAPABILITY``: PyTorch's vectorised
@@ -68,6 +69,9 @@ VARIANTS = {
 }
 
 
+BURNER = "import os\nparent = os.getppid()\nwhile os.getppid() == parent:\n    pass"
+
+
 def run_one(case: dict, seed: int, settings: dict, episodes: int) -> dict:
     """One training run (and greedy evaluation) in this process; returns the score the test checks."""
     import distrl
@@ -99,16 +103,20 @@ def main() -> None:
     parser.add_argument("--set", dest="assignments", action="append", default=[], metavar="KEY=VALUE",
                         help="extra settings for every run (to try a candidate default)")
     parser.add_argument("--load", type=int, default=0, metavar="N",
-                        help="run beside N busy processes (the machine as loaded as in CI)")
+                        help="run beside N busy processes (a loaded machine, as in CI; default 0)")
     parser.add_argument("--one", help=argparse.SUPPRESS)  # internal: run one JSON-described job here
     args = parser.parse_args()
     if args.one:
         job = json.loads(args.one)
         print(json.dumps(run_one(job["case"], job["seed"], job["settings"], job["episodes"])))
         return
+    if args.load < 0:
+        parser.error(f"--load must be 0 or more busy processes, got {args.load}")
     extra = dict(a.split("=", 1) for a in args.assignments)
-    burners = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(args.load)]
+    burners = []
     try:
+        for _ in range(args.load):  # each spins until its parent is gone, however this process ends
+            burners.append(subprocess.Popen([sys.executable, "-c", BURNER], stderr=subprocess.DEVNULL))
         report(args, extra)
     finally:
         for burner in burners:

@@ -53,9 +53,10 @@ def test_a3c_learns_cartpole(tmp_path):
 
     Spread with the default update (PPO's passes per worker; ``benchmarks/learning_spread.py --cases a3c``; on
     ``local`` the two Hogwild workers' interleaving differs from run to run and with the machine's load): alone,
-    ``--seeds 0 1 2 3 4 --variants base sse``, 435-499, median 472; beside busy processes (``--load 1`` and
-    ``--load 3``, seeds 0-5 each) 449-475 and 387-482; one CI run (seed 0, the whole suite on 2 cores) 274, not
-    reproduced in those 12 loaded runs. The bar is set under all of them."""
+    ``--seeds 0 1 2 3 4 --variants base sse``, 435-499, median 472; beside busy processes (``--variants base
+    --load 1`` and ``--load 3``, seeds 0-5 each) 449-475 and 387-482; one CI run (seed 0, the whole suite on 2 cores)
+    274, not reproduced in those 12 loaded runs, its cause unexplained. The bar is a margin chosen under all of them,
+    not read off a measured tail: it catches a learner that stopped learning, not a partial regression."""
     s = distrl.train("a3c", env="CartPole-v1", runtime="local", total_steps=150_000, run_dir=str(tmp_path / "r"),
                      seed=0)
     assert s["episode_return_mean"] >= 200, s
