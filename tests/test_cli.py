@@ -213,3 +213,19 @@ def test_train_help_says_each_default_once():
     lines = [line for line in out.splitlines() if line.strip().startswith("--")]
     assert lines and all(line.count("default") <= 1 for line in lines), [line for line in lines if line.count("default") > 1]
     assert "(default: CartPole-v1)" in out and "the system's budget that solves CartPole." in out
+
+
+def test_the_program_exits_with_mains_code_after_freezing_the_collector(monkeypatch):
+    """``distrl`` (the installed script and ``python -m distrl``) is ``console_main``: main's exit code, with every
+    object moved out of the collector's sight first so the interpreter's exit skips scanning them."""
+    from importlib.metadata import entry_points
+
+    from distrl import cli
+
+    assert [e.value for e in entry_points(group="console_scripts", name="distrl")] == ["distrl.cli:console_main"]
+    calls = []
+    monkeypatch.setattr(cli, "main", lambda: calls.append("main") or 2)
+    monkeypatch.setattr(cli.gc, "freeze", lambda: calls.append("freeze"))
+    with pytest.raises(SystemExit) as stop:
+        cli.console_main()
+    assert stop.value.code == 2 and calls == ["main", "freeze"]

@@ -1,5 +1,3 @@
-import sys
+from distrl.cli import console_main
 
-from distrl.cli import main
-
-sys.exit(main())
+console_main()
