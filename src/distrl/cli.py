@@ -318,9 +318,9 @@ def console_main() -> None:
     Once torch's compiler stack is imported (``torch.optim`` imports ``torch._dynamo`` at its first optimizer) the
     interpreter tracks millions of objects, and its garbage collections at exit scan them all: 0.7-1.2 s after a
     short ``distrl train`` on a 2-core machine alone, 2-2.6 s with its cores busy, 0.2 s with the objects frozen
-    (``gc.freeze()``: out of the collector's sight). Nothing in distrl
-    relies on a reference cycle being collected at exit (run files, processes and Ray are closed explicitly, and
-    Python does not promise finalizers at exit anyway); :func:`main` itself, called in-process, freezes nothing."""
+    (``gc.freeze()``: out of the collector's sight). Nothing in distrl relies on a reference cycle being collected
+    at exit (run files, processes and Ray are closed explicitly, and Python does not promise finalizers at exit
+    anyway); :func:`main` itself, called in-process, freezes nothing."""
     code = main()
     gc.freeze()
     sys.exit(code)
