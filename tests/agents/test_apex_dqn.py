@@ -1,6 +1,7 @@
 import json
 
 import pytest
+import torch
 
 import distrl
 from tests.agents.learning import scores
@@ -16,6 +17,17 @@ def test_apex_dqn_smoke(tmp_path, runtime):
         header = f.readline().strip().split(",")
     for column in ("replay_size", "insert_rate", "sample_rate", "sample_insert_ratio", "priority_mean", "policy_lag_mean"):
         assert column in header
+
+
+def test_obs_norm_is_learned_from_the_batches_and_reaches_the_policy(tmp_path):
+    run = tmp_path / "r"
+    s = distrl.train("apex-dqn", env="CartPole-v1", runtime="inline", total_steps=3000, run_dir=str(run),
+                     obs_norm=True, **SMALL)
+    norm = distrl.load_policy(run).model.obs_norm
+    # every replayed transition counted once per sample: batches of 32 times the updates made
+    assert norm.count == 32 * s["learner_updates"] > 0
+    # CartPole's steps (positions and angles near 0, small spread), not the initial mean 0 and std 1
+    assert torch.all(norm.std < 1.0) and torch.all(norm.std > 1e-3)
 
 
 def test_replay_checkpoint_and_resume_loses_no_data(tmp_path):

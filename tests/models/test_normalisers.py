@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from torch import nn
 
-from distrl.models import ActorCritic, FlatParameters
+from distrl.models import ActorCritic, FlatParameters, QNetwork
 from distrl.models.normalisers import OBS_CLIP, ObsNormaliser, PopArt
 
 
@@ -110,3 +110,19 @@ def test_the_statistics_travel_with_the_flat_weights():
     obs = torch.randn(5, 3) * 7 + 3
     torch.testing.assert_close(actor.greedy(obs), learner.greedy(obs))
     torch.testing.assert_close(actor.value(obs), learner.value(obs))
+
+
+def test_a_q_network_normalises_with_the_statistics_it_was_sent():
+    """Ape-X DQN's network (``obs_norm``): an actor loading the learner's flat weights acts on normalised inputs
+    as the learner does; the normaliser changes the greedy action where the raw scale would mislead."""
+    learner = QNetwork((3,), 4, (8,), obs_norm=True)
+    flat = FlatParameters(learner)
+    learner.obs_norm.update(torch.randn(200, 3) * 50 + 100)
+    actor = QNetwork((3,), 4, (8,), obs_norm=True)
+    FlatParameters(actor).load(flat.to_numpy())
+    obs = torch.randn(16, 3) * 50 + 100
+    torch.testing.assert_close(actor(obs), learner(obs))
+    raw = QNetwork((3,), 4, (8,))
+    raw.load_state_dict({k: v for k, v in learner.state_dict().items() if not k.startswith("obs_norm")})
+    torch.testing.assert_close(learner(obs), raw(learner.obs_norm(obs)))
+    assert QNetwork((84, 84, 4), 4, (8,), obs_norm=True).obs_norm is None  # pixels are scaled by the torso

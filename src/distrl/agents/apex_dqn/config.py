@@ -11,7 +11,11 @@ drifting lies beyond 0.99's ~100-step horizon is a guess. gamma 0.997 alone took
 stall (500 on all eight) but collapsed late on ``inline``, which is reproducible (seeds 0-2: 214, 500, 188; the loss
 rising from ~0.4-0.6 to 1.3-5.9, where values of up to ~333 are to be expected at that gamma: not logged); with h as
 well, 500 on seeds 0-7 on ``local`` and 0-2 on ``inline``, but on LunarLander at 2M two seeds of three fell apart
-(training means down to -6,318 and -6,537; greedy 33, 277, -50 against the defaults' 236-279)."""
+(training means down to -6,318 and -6,537; greedy 33, 277, -50 against the defaults' 236-279); neither R2D2's lr 5e-4
+nor the running observation normaliser (``obs_norm``, which clips what an unbounded angle feeds in) kept it from that
+(seed 0: -640 and -36). The normaliser alone, on CartPole: the same rise as the defaults' and seven seeds of
+eight at 500, as theirs (seed 4 collapsed late: 234), so it stays off
+(``benchmarks/reports/apex-dqn-obs-norm-2026-11-29/variants.md``)."""
 
 from __future__ import annotations
 
@@ -45,6 +49,7 @@ class ApexDQNConfig(DemoSettings):
     max_grad_norm: float = common.max_grad_norm(10.0)
     dueling: bool = setting(True, "Dueling Q head (Wang et al. 2016).")
     hidden: tuple = common.hidden((128, 128))
+    obs_norm: bool = common.obs_norm(False)
     value_rescale_eps: float | None = setting(None, "If set, keep the Q values in h-space with this epsilon of the "
                                               "value rescaling h(x) (the transformed Bellman operator, Pohlen et al. "
                                               "2018, as R2D2's: 1e-3); none: Q regressed on raw returns, as in the "

@@ -30,6 +30,8 @@ class ApexDQNLearner(ReplayLearner):
                                rescale_eps=cfg.value_rescale_eps)
         if not self.finite_step(loss, self.params, self.optimizer):
             return None, None
+        if self.model.obs_norm is not None:  # after the update, as R2D2's: one set of statistics per update
+            self.model.obs_norm.update(t["obs"], reduce=self.reduce_sums)
         if cfg.target_tau is not None:
             polyak_(self.target, self.params, cfg.target_tau)
         elif (self.updates + 1) % cfg.target_update_period == 0:
