@@ -180,6 +180,14 @@ def test_a_run_saved_before_a_fixed_setting_existed_takes_the_value_given(tmp_pa
     assert resolve_configs("a2c", {"value_norm": False}, read_config(run))[2].value_norm is False
     with pytest.raises(ConfigError, match="'value_norm' cannot change on --resume: the run has False"):
         resolve_configs("a2c", {"value_norm": True}, read_config(run))
+    run, _ = saved_run(tmp_path_factory, "apex-dqn")  # Ape-X DQN's obs_norm came later, off as before
+    path = run / "config.yaml"
+    data = yaml.safe_load(path.read_text())
+    data["system_config"].pop("obs_norm")
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    assert resolve_configs("apex-dqn", {}, read_config(run))[2].obs_norm is False
+    with pytest.raises(ConfigError, match="'obs_norm' cannot change on --resume: the run has False"):
+        resolve_configs("apex-dqn", {"obs_norm": True}, read_config(run))
     run, _ = saved_run(tmp_path_factory, "r2d2")
     path = run / "config.yaml"
     data = yaml.safe_load(path.read_text())

@@ -113,8 +113,8 @@ def test_the_statistics_travel_with_the_flat_weights():
 
 
 def test_a_q_network_normalises_with_the_statistics_it_was_sent():
-    """Ape-X DQN's network (``obs_norm``): an actor loading the learner's flat weights acts on normalised inputs
-    as the learner does; the normaliser changes the greedy action where the raw scale would mislead."""
+    """Ape-X DQN's network (``obs_norm``): an actor loading the learner's flat weights computes the learner's Q
+    values, those of the normalised inputs."""
     learner = QNetwork((3,), 4, (8,), obs_norm=True)
     flat = FlatParameters(learner)
     learner.obs_norm.update(torch.randn(200, 3) * 50 + 100)

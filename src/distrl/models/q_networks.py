@@ -15,8 +15,8 @@ class QNetwork(nn.Module):
     """Q(x, .) for discrete actions. ``dueling`` uses Wang et al. 2016 (arXiv:1511.06581) eq. 9:
     Q = V + A - mean_a A."""
 
-    def __init__(self, obs_shape: tuple[int, ...], num_actions: int, hidden: tuple[int, ...] = (64, 64), dueling: bool = True,
-                 obs_norm: bool = False):
+    def __init__(self, obs_shape: tuple[int, ...], num_actions: int, hidden: tuple[int, ...] = (64, 64),
+                 dueling: bool = True, obs_norm: bool = False):
         super().__init__()
         self.obs_norm = ObsNormaliser(obs_shape) if obs_norm and len(obs_shape) == 1 else None
         self.torso = make_torso(obs_shape, hidden, nn.ReLU)

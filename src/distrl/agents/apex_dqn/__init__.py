@@ -8,6 +8,6 @@ DEFAULT_TOTAL_STEPS = 600_000
 DOC = "Distributed prioritized replay with n-step double-Q, dueling, epsilon ladder (arXiv:1803.00933)."
 
 RENAMED_SETTINGS: dict = {}  # none renamed since runs were first saved
-OLDER_RUN_DEFAULTS: dict = {}  # no setting added that older runs would need a value for
+OLDER_RUN_DEFAULTS: dict = {"obs_norm": False}  # runs saved before the normaliser existed ran without it
 
 __all__ = ["DEFAULT_TOTAL_STEPS", "Config", "DOC", "OLDER_RUN_DEFAULTS", "RENAMED_SETTINGS", "build", "make_model"]

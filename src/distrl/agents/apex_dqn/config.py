@@ -11,11 +11,11 @@ drifting lies beyond 0.99's ~100-step horizon is a guess. gamma 0.997 alone took
 stall (500 on all eight) but collapsed late on ``inline``, which is reproducible (seeds 0-2: 214, 500, 188; the loss
 rising from ~0.4-0.6 to 1.3-5.9, where values of up to ~333 are to be expected at that gamma: not logged); with h as
 well, 500 on seeds 0-7 on ``local`` and 0-2 on ``inline``, but on LunarLander at 2M two seeds of three fell apart
-(training means down to -6,318 and -6,537; greedy 33, 277, -50 against the defaults' 236-279); neither R2D2's lr 5e-4
-nor the running observation normaliser (``obs_norm``, which clips what an unbounded angle feeds in) kept it from that
-(seed 0: -640 and -36). The normaliser alone, on CartPole: the same rise as the defaults' and seven seeds of
-eight at 500, as theirs (seed 4 collapsed late: 234), so it stays off
-(``benchmarks/reports/apex-dqn-obs-norm-2026-11-29/variants.md``)."""
+(training means down to -6,318 and -6,537; greedy 33, 277, -50 against the defaults' 236-279); on seed 0 with R2D2's lr
+5e-4 it fell apart again (greedy -640), with the running observation normaliser (``obs_norm``, which clips what an
+unbounded angle feeds in) it never learned (-36); the two together, as R2D2 has them, not tried. The normaliser
+alone, on CartPole: the same rise as the defaults' and seven seeds of eight at 500, as theirs (seed 4 collapsed late:
+234), so it stays off (``benchmarks/reports/apex-dqn-obs-norm-2026-11-29/variants.md``)."""
 
 from __future__ import annotations
 
