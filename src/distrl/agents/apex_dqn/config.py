@@ -13,7 +13,7 @@ rising from ~0.4-0.6 to 1.3-5.9, where values of up to ~333 are to be expected a
 well, 500 on seeds 0-7 on ``local`` and 0-2 on ``inline``, but on LunarLander at 2M two seeds of three fell apart
 (training means down to -6,318 and -6,537; greedy 33, 277, -50 against the defaults' 236-279); on seed 0 with R2D2's lr
 5e-4 it fell apart again (greedy -640), with the running observation normaliser (``obs_norm``, which clips what an
-unbounded angle feeds in) it never learned (-36); the two together, as R2D2 has them, not tried. The normaliser
+unbounded angle feeds in) it never learned (-36), with both, as R2D2 has them, -5. The normaliser
 alone, on CartPole: the same rise as the defaults' and seven seeds of eight at 500, as theirs (seed 4 collapsed late:
 234), so it stays off (``benchmarks/reports/apex-dqn-obs-norm-2026-11-29/variants.md``)."""
 
