@@ -1,6 +1,8 @@
 """R2D2: sequences with their stored state, the trained-step mask, the burn-in, priorities, a recurrent
 policy that forgets at episode starts, and runs on every runtime."""
 
+import dataclasses
+
 import numpy as np
 import pytest
 import torch
@@ -138,6 +140,116 @@ def test_sequences_carry_the_state_the_actor_had_at_their_first_step(tmp_path):
         assert (q.argmax(-1)[:, 0].numpy() == seqs["action"][k, :L]).all()
         spans_chunks += step_ids[k, 0] // per_chunk != step_ids[k, L - 1] // per_chunk
     assert spans_chunks > 0
+
+
+def learner_priorities(cfg, model, replay, slots) -> np.ndarray:
+    """The priorities R2D2's learner gives the stored sequences at ``slots`` on its first update, its target network
+    a copy of ``model`` (then the actor's copy and the learner's agree: actor-side priorities are the learner's)."""
+    from distrl.agents.r2d2.learner import R2D2Learner
+
+    learner = R2D2Learner(dataclasses.replace(cfg, lr=0.0), model, replay=None)
+    batch = SampledBatch(replay.storage.read(slots), slots, np.full(len(slots), 0.5), np.ones(len(slots), np.float32))
+    return learner.update(batch)[1]
+
+
+def test_actor_priorities_are_the_learners_for_the_network_the_actor_acted_with():
+    """``initial_priority=actor``: each sequence enters with the priority R2D2's learner would give it with the
+    actor's network (stored state, burn-in, trained steps, n-step double-Q under h, eta max + (1 - eta) mean), over
+    several chunks (sequences spanning two of them, episode starts and ends among them)."""
+    from distrl.agents.common.exploration import EpsilonGreedy
+    from distrl.agents.r2d2.actor import SequenceActor, chunk_spec, sequences_to_insert
+    from distrl.agents.r2d2.builder import make_replay
+    from distrl.agents.r2d2.config import R2D2Config
+    from distrl.agents.r2d2.networks import make_model
+    from distrl.config import build as build_config
+    from distrl.core.types import allocate
+
+    class Fixed:  # a weights reader that never has newer weights
+        def pull(self, version):
+            return None
+
+    cfg = build_config(R2D2Config, dict(SMALL, num_actors=1, initial_priority="actor", gamma=0.9))
+    env = env_spec("distrl/CartPoleNoVelocity-v1")
+    torch.manual_seed(0)
+    model = make_model(env, cfg)
+    actor = SequenceActor("distrl/CartPoleNoVelocity-v1", env, cfg, 0, model, EpsilonGreedy(np.full(4, 0.5), 2),
+                          Fixed())
+    actor.version = 0
+    spec = chunk_spec(env, cfg, cfg.lstm)
+    replay = make_replay(spec, cfg, pixels=False)
+    out = allocate(spec)
+    slots, given = [], []
+    for _ in range(6):
+        actor.step(out)
+        items, priorities = sequences_to_insert(out)
+        slots.append(replay.add(items, priorities))
+        given.append(priorities)
+    actor.close()
+    slots, given = np.concatenate(slots), np.concatenate(given)
+    seqs = replay.storage.read(slots)
+    assert seqs["episode_start"].any() and (~seqs["episode_start"]).any() and (seqs["mask"].sum(1) < 10).any()
+    assert (given > 0).all() and len(np.unique(given)) == len(given)
+    np.testing.assert_allclose(given, learner_priorities(cfg, model, replay, slots), rtol=1e-4, atol=1e-6)
+
+
+def h(x, eps):
+    return np.sign(x) * (np.sqrt(np.abs(x) + 1) - 1) + eps * x
+
+
+def h_inv(x, eps):  # R2D2 / Pohlen et al. 2018, the closed form of h's inverse
+    return np.sign(x) * (((np.sqrt(1 + 4 * eps * (np.abs(x) + 1 + eps)) - 1) / (2 * eps)) ** 2 - 1)
+
+
+def test_actor_priorities_match_the_papers_formula_step_by_step():
+    """A hand-built stream of one env against the formulas written out: delta_t = h(sum_k gamma^k r_{t+k} +
+    gamma^n h^-1(max_a q_{t+n})) - q_t(a_t) over the steps after burn-in whose window the sequence holds (or that
+    see the episode end), p = eta max |delta| + (1 - eta) mean |delta| (R2D2 section 2.3)."""
+    from types import SimpleNamespace
+
+    from distrl.agents.r2d2.actor import SequenceScorer
+
+    cfg = SimpleNamespace(sequence_length=6, unroll_length=4, n_step=2, burn_in=1, value_rescale_eps=1e-3,
+                          priority_eta=0.9)
+    rng = np.random.default_rng(3)
+    T, gamma, eps = 9, 0.9, 1e-3
+    q = rng.normal(size=(T, 1, 3)).astype(np.float32)
+    action = rng.integers(0, 3, (T, 1))
+    reward = rng.normal(size=(T, 1)).astype(np.float32)
+    discount = np.full((T, 1), gamma, np.float32)
+    discount[8] = 0.0  # the episode ends at step 8
+    # sequences: steps 0-5 (starts its episode), 3-8 (ends it: terminal), as the adder would cut them at period 3
+    ends = {5: (6, True), 8: (6, False)}
+    scorer, got = SequenceScorer(cfg), []
+    for t in range(T):
+        length, start = ends.get(t, (None, None))
+        one = [0] if length else []
+        ended = {"env": np.array(one, np.int64), "length": np.array([length] * len(one), np.int64),
+                 "episode_start": np.array([start] * len(one), bool)}
+        scorer.record(q[t], action[t], reward[t], discount[t], ended)
+        if t % cfg.unroll_length == cfg.unroll_length - 1 or t == T - 1:  # scored at each chunk's end
+            got.extend(scorer.scores())
+
+    def expected(first, length, start):
+        deltas = []
+        for t in range(first, first + length):
+            if t - first < cfg.burn_in and not start:
+                continue
+            in_sequence = t + cfg.n_step <= first + length - 1  # the bootstrap step is one of the sequence's
+            if not in_sequence and not any(discount[j, 0] == 0 for j in range(t, first + length)):
+                continue
+            window = [t + k for k in range(cfg.n_step) if t + k < first + length]
+            g, scale = 0.0, 1.0
+            for j in window:
+                g += scale * reward[j, 0]
+                scale *= discount[j, 0]
+                if scale == 0:
+                    break
+            if scale:
+                g += scale * h_inv(q[t + cfg.n_step, 0].max(), eps)
+            deltas.append(abs(h(g, eps) - q[t, 0, action[t, 0]]))
+        return cfg.priority_eta * max(deltas) + (1 - cfg.priority_eta) * np.mean(deltas)
+
+    np.testing.assert_allclose(got, [expected(0, 6, True), expected(3, 6, False)], rtol=1e-4)  # float32 against float64
 
 
 @pytest.mark.parametrize("runtime", ["inline", "local", "ray"])

@@ -7,13 +7,17 @@ import torch
 
 import distrl
 from distrl.envs import env_spec, make_vec_env
+from tests.agents.test_r2d2 import learner_priorities
 
 SMALL = dict(num_actors=2, num_envs=4, unroll_length=10, min_replay=20, batch_size=8, replay_size=500,
              sequence_length=10, overlap=5, burn_in=2, n_step=3)
 ENV = "distrl/CartPoleNoVelocity-v1"
 
 
-def test_served_sequences_replay_to_the_actions_the_server_took():
+@pytest.mark.parametrize("initial_priority", ["max", "actor"])
+def test_served_sequences_replay_to_the_actions_the_server_took(initial_priority):
+    """... and with ``initial_priority=actor`` enter with the priorities R2D2's learner gives them with the server's
+    network."""
     from distrl.agents.r2d2.actor import chunk_spec, sequences_to_insert
     from distrl.agents.r2d2.builder import make_replay
     from distrl.agents.seed_r2d2.config import SeedR2D2Config
@@ -23,7 +27,7 @@ def test_served_sequences_replay_to_the_actions_the_server_took():
     from distrl.core.types import ArraySpec
     from distrl.runtime.services.inference.server import InferenceServer
 
-    cfg = build_config(SeedR2D2Config, dict(SMALL, epsilon=0.0))  # greedy: the actions are the argmax
+    cfg = build_config(SeedR2D2Config, dict(SMALL, epsilon=0.0, initial_priority=initial_priority))  # greedy
     env = env_spec(ENV)
     torch.manual_seed(0)
     policy = RecurrentQPolicy(make_model(env, cfg), env, cfg, num_slots=2)
@@ -32,7 +36,7 @@ def test_served_sequences_replay_to_the_actions_the_server_took():
                              SequenceEmitter(cfg, spec, cfg.lstm))
     replay = make_replay(spec, cfg, pixels=False)
     envs = [make_vec_env(ENV, cfg.num_envs, seed) for seed in (0, 1)]
-    requests = []
+    requests, slots, given = [], [], []
     for e, seed in zip(envs, (0, 1)):
         obs, _ = e.reset(seed=seed)
         requests.append((obs, np.zeros(4, np.float32), np.zeros(4, bool), np.zeros(4, bool)))
@@ -44,8 +48,15 @@ def test_served_sequences_replay_to_the_actions_the_server_took():
             requests[slot] = (nobs, rew.astype(np.float32), term, trunc)
         for chunk, info in server.take():
             assert info["sequences"] == int(chunk["valid"].sum())
-            replay.add(*sequences_to_insert(chunk))
+            items, priorities = sequences_to_insert(chunk)
+            slots.append(replay.add(items, priorities))
+            given.append(priorities)
     assert replay.size > 0 and replay.storage.dropped == 0
+    if initial_priority == "actor":
+        slots, given = np.concatenate(slots), np.concatenate(given)
+        np.testing.assert_allclose(given, learner_priorities(cfg, policy.model, replay, slots), rtol=1e-4, atol=1e-6)
+    else:
+        assert all(p is None for p in given)
     seqs = replay.storage.read(replay.storage.oldest_slots(replay.size))
     for k in range(replay.size):
         n = int(seqs["mask"][k].sum())

@@ -17,10 +17,12 @@ import numpy as np
 import torch
 
 from distrl.agents.common.exploration import EpsilonGreedy
+from distrl.agents.r2d2.learner import trainable_steps
 from distrl.core.protocols import Stateless, WeightsReader
 from distrl.core.types import ArraySpec
 from distrl.envs import EnvSpec, EpisodeTracker, make_vec_env
 from distrl.models import FlatParameters, RecurrentQNetwork
+from distrl.ops import sequence_priority, transformed_n_step_q_target
 from distrl.replay import SequenceAdder
 
 STEP_FIELDS = ("obs", "action", "reward", "discount")
@@ -30,10 +32,12 @@ SEQUENCE_FIELDS = ("seq_env", "seq_end", "seq_length", *STATE_FIELDS)
 
 def chunk_spec(env: EnvSpec, cfg, state_size: int) -> dict[str, ArraySpec]:
     """An actor's chunk: its ``unroll_length x num_envs`` steps once (time-major), its env streams and chunk
-    counter, and where each sequence it completed ends (at most one per env and step)."""
+    counter, and where each sequence it completed ends (at most one per env and step), with the priority the actor
+    gave it where ``initial_priority`` is ``actor``."""
     E, T = cfg.num_envs, cfg.unroll_length
     K = E * T
-    return {"step.obs": ArraySpec((K,) + env.obs_shape, env.obs_dtype.name, batch_axis=0),
+    scored = {"priority": ArraySpec((K,), "float32", batch_axis=0)} if cfg.initial_priority == "actor" else {}
+    return {**scored, "step.obs": ArraySpec((K,) + env.obs_shape, env.obs_dtype.name, batch_axis=0),
             "step.action": ArraySpec((K,) + env.action_shape, env.action_dtype.name, batch_axis=0),
             "step.reward": ArraySpec((K,), "float32", batch_axis=0),
             "step.discount": ArraySpec((K,), "float32", batch_axis=0),
@@ -59,23 +63,84 @@ def state_spec(spec: dict[str, ArraySpec]) -> dict[str, ArraySpec]:
 
 
 def sequences_to_insert(chunk: dict[str, np.ndarray]):
-    """A chunk for ``Replay.add``: all its steps and its real sequences; no priorities: they enter at the
-    highest seen (the learner's |delta| replaces it at the first sample)."""
+    """A chunk for ``Replay.add``: all its steps and its real sequences, with the priorities its actor gave them
+    (``initial_priority=actor``) or none: then they enter at the highest seen (the learner's |delta| replaces it at
+    the first sample)."""
     valid = chunk["valid"]
     items = {k: chunk[k] for k in ("stream", "chunk", *(f"step.{f}" for f in STEP_FIELDS))}
     items.update({k: chunk[k][valid] for k in SEQUENCE_FIELDS})
-    return items, None
+    return items, chunk["priority"][valid] if "priority" in chunk else None
+
+
+class SequenceScorer:
+    """Initial priorities of an actor's sequences from the Q values it acted with (Ape-X, arXiv:1803.00933, section
+    3: actors compute initial priorities, which R2D2 keeps): the learner's eta max |delta| + (1 - eta) mean |delta|
+    over the steps the learner would train, with the actor's copy standing in for the online and the target network
+    (the double-Q argmax is then the max) and its Q values those of the state it carried, which the learner's
+    burn-in approximates. The default (``initial_priority=max``) enters a fresh sequence at the highest priority
+    seen so far instead (PER's rule): it is sampled first whatever its error.
+
+    The last ``sequence_length + unroll_length`` vector steps are kept in a ring: a sequence spans at most
+    ``sequence_length`` of them and is scored at the end of the chunk it ends in, at most ``unroll_length`` steps
+    later; as in the adder, a sequence is its env's last ``length`` steps at the step it ends (an autoreset step,
+    which the adder skips, ends no sequence and starts none)."""
+
+    def __init__(self, cfg):
+        self.cfg = cfg
+        self.size = cfg.sequence_length + cfg.unroll_length
+        self.ring: dict[str, np.ndarray] = {}
+        self.t = 0
+        self.ended: list[tuple[np.ndarray, ...]] = []  # (ring position, env, length, episode start) per step
+
+    def record(self, q, action, reward, discount, ended: dict[str, np.ndarray]) -> None:
+        """One vector step: the Q values ``[E, A]`` it acted on, what it did and got, the sequences it ended."""
+        if not self.ring:
+            self.ring = {"q": np.zeros((self.size,) + q.shape, np.float32),
+                         "action": np.zeros((self.size, len(q)), np.int64),
+                         "reward": np.zeros((self.size, len(q)), np.float32),
+                         "discount": np.zeros((self.size, len(q)), np.float32)}
+        p = self.t % self.size
+        self.ring["q"][p], self.ring["action"][p] = q, action
+        self.ring["reward"][p], self.ring["discount"][p] = reward, discount
+        self.t += 1
+        if len(ended["env"]):
+            self.ended.append((np.full(len(ended["env"]), p), ended["env"], ended["length"], ended["episode_start"]))
+
+    def scores(self) -> np.ndarray:
+        """The priorities of the sequences ended since the last call, in the order they ended."""
+        if not self.ended:
+            return np.zeros(0, np.float32)
+        end, env, length, start = (np.concatenate(x) for x in zip(*self.ended))
+        self.ended.clear()
+        cfg = self.cfg
+        k = np.arange(cfg.sequence_length)[:, None]
+        mask = k < length  # [L, B]: real steps first, as the replay hands them to the learner
+        rows = (end - length + 1 + k) % self.size
+        q = torch.from_numpy(self.ring["q"][rows, env])  # [L, B, A]
+        action = torch.from_numpy(self.ring["action"][rows, env])
+        reward = torch.from_numpy(self.ring["reward"][rows, env] * mask)
+        discount = torch.from_numpy(self.ring["discount"][rows, env] * mask)
+        mask_t = torch.from_numpy(mask)
+        values = q.max(-1).values
+        values_tp1 = torch.cat([values[1:], values.new_zeros(1, len(env))])
+        target = transformed_n_step_q_target(reward, discount, values_tp1, cfg.n_step, cfg.value_rescale_eps)
+        train = trainable_steps(mask_t, discount, cfg.n_step) & torch.from_numpy((k >= cfg.burn_in) | start)
+        delta = (target - q.gather(-1, action.unsqueeze(-1)).squeeze(-1)) * train
+        return sequence_priority(delta, cfg.priority_eta, mask=train).numpy()
 
 
 def write_step(out: dict[str, np.ndarray], t: int, filled: int, adder: SequenceAdder, obs, action, reward, terminated,
-               truncated, valid, state, gamma: float) -> int:
-    """Vector step ``t`` of a chunk (taken from ``obs`` with recurrent ``state``) into ``out``, with the sequences
-    it ends; returns how many sequences ``out`` holds now. Shared by the actor and SEED's server-side emitter."""
+               truncated, valid, state, gamma: float, q=None, scorer: SequenceScorer | None = None) -> int:
+    """Vector step ``t`` of a chunk (taken from ``obs`` with recurrent ``state``, acting on Q values ``q``) into
+    ``out``, with the sequences it ends; returns how many sequences ``out`` holds now. Shared by the actor and SEED's
+    server-side emitter; a ``scorer`` records the step for the sequences' initial priorities."""
     E = len(valid)
     rows = slice(t * E, (t + 1) * E)
     out["step.obs"][rows], out["step.action"][rows], out["step.reward"][rows] = obs, action, reward
     out["step.discount"][rows] = gamma * (1.0 - terminated.astype(np.float32))
     ended = adder.step(terminated, truncated, valid, state)
+    if scorer is not None:
+        scorer.record(q, action, out["step.reward"][rows], out["step.discount"][rows], ended)
     k = len(ended["env"])
     seqs = slice(filled, filled + k)
     out["seq_env"][seqs], out["seq_end"][seqs], out["seq_length"][seqs] = ended["env"], t, ended["length"]
@@ -118,6 +183,7 @@ class SequenceActor(Stateless):
         self.rng = np.random.default_rng(seed)
         torch.manual_seed(seed)
         self.adder = SequenceAdder(cfg.num_envs, cfg.sequence_length, cfg.overlap, 2 * model.state_size, cfg.burn_in)
+        self.scorer = SequenceScorer(cfg) if cfg.initial_priority == "actor" else None
         self.streams = index * cfg.num_envs + np.arange(cfg.num_envs)  # (actor, env) pairs: the replay's step streams
         self.chunks = 0
         self.state = model.initial_state(cfg.num_envs)
@@ -156,11 +222,13 @@ class SequenceActor(Stateless):
             returns.extend(finished_returns.tolist())
             lengths.extend(finished_lengths.tolist())
             filled = write_step(out, t, filled, self.adder, self.obs, action, reward, terminated, truncated, valid,
-                                state_in, cfg.gamma)
+                                state_in, cfg.gamma, q.numpy(), self.scorer)
             keep = torch.from_numpy(~(done | ~valid)).float().unsqueeze(1)  # a new episode starts from zeros
             self.state = (state[0] * keep, state[1] * keep)
             self.prev_done = done
             self.obs = next_obs
+        if self.scorer is not None:
+            out["priority"][:filled] = self.scorer.scores()
         self.since_sync += cfg.unroll_length
         return {"env_steps": int(cfg.unroll_length * cfg.num_envs), "version": self.version, "episode_returns": returns,
                 "episode_lengths": lengths, "env_s": env_s, "infer_s": infer_s, "sequences": filled}

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from distrl.agents.r2d2.actor import write_step
+from distrl.agents.r2d2.actor import SequenceScorer, write_step
 from distrl.core.types import allocate
 from distrl.replay import SequenceAdder
 
@@ -22,6 +22,7 @@ class SequenceEmitter:
         self.cfg, self.spec, self.state_size = cfg, spec, state_size
         self.adders: dict[int, SequenceAdder] = {}
         self.chunks: dict[int, int] = {}
+        self.scorers: dict[int, SequenceScorer] = {}  # initial_priority=actor: from the Q values the server acted on
 
     def __call__(self, unroll: dict[str, np.ndarray], info: dict):
         cfg, slot = self.cfg, info["slot"]
@@ -29,6 +30,8 @@ class SequenceEmitter:
         if info.get("restarted") or slot not in self.adders:
             self.adders[slot] = SequenceAdder(E, cfg.sequence_length, cfg.overlap, 2 * self.state_size, cfg.burn_in)
             self.chunks[slot] = self.chunks.get(slot, -1) + 1  # one number skipped: nothing is spliced onto it
+            if cfg.initial_priority == "actor":
+                self.scorers[slot] = SequenceScorer(cfg)
         self.chunks[slot] += 1
         out = allocate(self.spec)
         out["valid"][:] = False
@@ -36,9 +39,11 @@ class SequenceEmitter:
         reward = unroll["rewards"]
         if cfg.reward_clip is not None:
             reward = np.clip(reward, -cfg.reward_clip, cfg.reward_clip)
-        filled = 0
+        filled, scorer = 0, self.scorers.get(slot)
         for t in range(cfg.unroll_length):
             filled = write_step(out, t, filled, self.adders[slot], unroll["obs"][t], unroll["actions"][t], reward[t],
                                 unroll["terminated"][t], unroll["truncated"][t], unroll["valid"][t],
-                                unroll["core_state"][t], cfg.gamma)
+                                unroll["core_state"][t], cfg.gamma, unroll["q_values"][t] if scorer else None, scorer)
+        if scorer is not None:
+            out["priority"][:filled] = scorer.scores()
         return out, {**info, "sequences": filled}

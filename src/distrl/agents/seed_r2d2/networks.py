@@ -32,6 +32,8 @@ class RecurrentQPolicy:
         self.epsilons = epsilon_ladder(num_slots * cfg.num_envs, cfg.epsilon, cfg.epsilon_alpha).reshape(num_slots, -1)
         self.state_spec = ArraySpec((2 * self.size,), "float32")
         self.outputs = {"actions": ArraySpec(env.action_shape, env.action_dtype.name), "core_state": self.state_spec}
+        if cfg.initial_priority == "actor":  # the emitter scores the sequences from the values acted on
+            self.outputs["q_values"] = ArraySpec((self.num_actions,), "float32")
         self.rng = np.random.default_rng(seed)
 
     def __call__(self, obs: np.ndarray, state: np.ndarray, slots: np.ndarray):
@@ -41,10 +43,14 @@ class RecurrentQPolicy:
             h, c = torch.from_numpy(state.reshape(n * E, -1)).to(self.device).split(self.size, dim=1)
             q, (h, c) = self.model.step(x, (h, c))
             greedy = q.argmax(-1).cpu().numpy().reshape(n, E)
+            q_values = q.float().cpu().numpy().reshape(n, E, -1)
             new_state = torch.cat([h, c], dim=1).cpu().numpy().reshape(n, E, -1)
         explore = self.rng.random((n, E)) < self.epsilons[slots]
         actions = np.where(explore, self.rng.integers(0, self.num_actions, (n, E)), greedy)
-        return {"actions": actions, "core_state": state}, new_state
+        out = {"actions": actions, "core_state": state}
+        if "q_values" in self.outputs:
+            out["q_values"] = q_values
+        return out, new_state
 
     def initial_state(self, n: int) -> np.ndarray:
         return np.zeros((n, 2 * self.size), dtype=np.float32)
