@@ -14,12 +14,12 @@ second run seeds 0-7 500, 500, 183, 500, 500, 500, 500, 500; in a third (the REA
 a fourth (2026-11-29) 500 each: 18 of 20 runs at 475 or more. The former defaults (gamma 0.99, target period 100, no
 normaliser) at 1M: 500, 305, 500, 497 and 358, 500, 468, 474; parts of it, at 1M: ``obs_norm`` 234, 324, 321, 500;
 ``obs_norm`` + gamma 0.997 476, 465, 500, 500; ``obs_norm`` + gamma 0.999 500, 500, 500, 471; target period 200 476,
-161, 227, 327. Not better, at 500k unless said: m 20 / burn-in 5; lr 1e-3 with 2 samples per insert; the linear lr decay
-(also at 1M: 262, 492, 394, 500; over these defaults 7 of 8 seeds at 500, and LunarLander 8, 153, 184 against 130, 233,
-262); the paper's Adam epsilon 1e-3; importance weights; priority exponent 0.6; n = 3, and n = 10 with ``obs_norm``
-(with and without gamma 0.997); LSTM 128; 3 or 12 samples per insert; gradient norm 10; m 40 / burn-in 10; batch 64; the
-previous action given to the LSTM (the paper's input, tried as an observation of the env). Set the paper's values for
-long-horizon tasks."""
+161, 227, 327. Not better, at 500k unless said: m 20 / burn-in 5; lr 1e-3 with 2 samples per insert; the actor's initial
+priorities (``initial_priority=actor``, at 1M: 434, 500, 241, 500); the linear lr decay (also at 1M: 262, 492, 394, 500;
+over these defaults 7 of 8 seeds at 500, and LunarLander 8, 153, 184 against 130, 233, 262); the paper's Adam epsilon
+1e-3; importance weights; priority exponent 0.6; n = 3, and n = 10 with ``obs_norm`` (with and without gamma 0.997);
+LSTM 128; 3 or 12 samples per insert; gradient norm 10; m 40 / burn-in 10; batch 64; the previous action given to the
+LSTM (the paper's input, tried as an observation of the env). Set the paper's values for long-horizon tasks."""
 
 from __future__ import annotations
 
