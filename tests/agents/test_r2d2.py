@@ -1,31 +1,18 @@
 """R2D2: sequences with their stored state, the trained-step mask, the burn-in, priorities, a recurrent
 policy that forgets at episode starts, and runs on every runtime."""
 
-import dataclasses
-
 import numpy as np
 import pytest
 import torch
 
 import distrl
-from distrl.agents.r2d2.learner import trainable_steps
 from distrl.envs import env_spec
 from distrl.models import RecurrentQNetwork
 from distrl.replay import SampledBatch
+from tests.agents.r2d2_checks import learner_priorities
 
 SMALL = dict(num_actors=2, num_envs=4, unroll_length=10, min_replay=20, batch_size=8, replay_size=500,
              sequence_length=10, overlap=5, burn_in=2, n_step=3)
-
-
-def test_trainable_steps_need_the_whole_window_or_an_episode_end():
-    # 6 real steps of 8, n = 2: a step is trained if x_{t+2} is one of the sequence's steps (t <= 3) ...
-    mask = torch.tensor([1, 1, 1, 1, 1, 1, 0, 0]).bool().unsqueeze(1)
-    cut = torch.full((8, 1), 0.99)
-    assert trainable_steps(mask, cut, 2)[:, 0].tolist() == [True] * 4 + [False] * 4
-    # ... or if the episode ends inside its window (a zero discount at step 5): then every real step is
-    ended = cut.clone()
-    ended[5:] = 0.0
-    assert trainable_steps(mask, ended, 2)[:, 0].tolist() == [True] * 6 + [False] * 2
 
 
 def sequence_batch(starts, burn_in_reward: float, L=8, obs_dim=3, state=5):
@@ -142,16 +129,6 @@ def test_sequences_carry_the_state_the_actor_had_at_their_first_step(tmp_path):
     assert spans_chunks > 0
 
 
-def learner_priorities(cfg, model, replay, slots) -> np.ndarray:
-    """The priorities R2D2's learner gives the stored sequences at ``slots`` on its first update, its target network
-    a copy of ``model`` (then the actor's copy and the learner's agree: actor-side priorities are the learner's)."""
-    from distrl.agents.r2d2.learner import R2D2Learner
-
-    learner = R2D2Learner(dataclasses.replace(cfg, lr=0.0), model, replay=None)
-    batch = SampledBatch(replay.storage.read(slots), slots, np.full(len(slots), 0.5), np.ones(len(slots), np.float32))
-    return learner.update(batch)[1]
-
-
 def test_actor_priorities_are_the_learners_for_the_network_the_actor_acted_with():
     """``initial_priority=actor``: each sequence enters with the priority R2D2's learner would give it with the
     actor's network (stored state, burn-in, trained steps, n-step double-Q under h, eta max + (1 - eta) mean), over
@@ -211,14 +188,17 @@ def test_actor_priorities_match_the_papers_formula_step_by_step():
     cfg = SimpleNamespace(sequence_length=6, unroll_length=4, n_step=2, burn_in=1, value_rescale_eps=1e-3,
                           priority_eta=0.9)
     rng = np.random.default_rng(3)
-    T, gamma, eps = 9, 0.9, 1e-3
+    T, gamma, eps = 25, 0.9, 1e-3  # the scorer's ring holds 10 steps: it wraps twice
     q = rng.normal(size=(T, 1, 3)).astype(np.float32)
     action = rng.integers(0, 3, (T, 1))
     reward = rng.normal(size=(T, 1)).astype(np.float32)
     discount = np.full((T, 1), gamma, np.float32)
-    discount[8] = 0.0  # the episode ends at step 8
-    # sequences: steps 0-5 (starts its episode), 3-8 (ends it: terminal), as the adder would cut them at period 3
-    ends = {5: (6, True), 8: (6, False)}
+    discount[8] = 0.0  # the first episode ends at step 8
+    # sequences (first step, length, starts its episode), as the adder would cut them at period 3: 0-5, 3-8 (ends its
+    # episode: terminal), 9-14 (the next episode's first), 12-17, 15-20, and 18-22, cut short by a time limit at 22
+    # (no zero discount: its last n steps have no bootstrap in the sequence and are not trained)
+    sequences = [(0, 6, True), (3, 6, False), (9, 6, True), (12, 6, False), (15, 6, False), (18, 5, False)]
+    ends = {first + length - 1: (length, start) for first, length, start in sequences}
     scorer, got = SequenceScorer(cfg), []
     for t in range(T):
         length, start = ends.get(t, (None, None))
@@ -249,7 +229,7 @@ def test_actor_priorities_match_the_papers_formula_step_by_step():
             deltas.append(abs(h(g, eps) - q[t, 0, action[t, 0]]))
         return cfg.priority_eta * max(deltas) + (1 - cfg.priority_eta) * np.mean(deltas)
 
-    np.testing.assert_allclose(got, [expected(0, 6, True), expected(3, 6, False)], rtol=1e-4)  # float32 against float64
+    np.testing.assert_allclose(got, [expected(*seq) for seq in sequences], rtol=1e-4)  # float32 against float64
 
 
 @pytest.mark.parametrize("runtime", ["inline", "local", "ray"])

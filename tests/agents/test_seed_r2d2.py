@@ -7,7 +7,7 @@ import torch
 
 import distrl
 from distrl.envs import env_spec, make_vec_env
-from tests.agents.test_r2d2 import learner_priorities
+from tests.agents.r2d2_checks import learner_priorities
 
 SMALL = dict(num_actors=2, num_envs=4, unroll_length=10, min_replay=20, batch_size=8, replay_size=500,
              sequence_length=10, overlap=5, burn_in=2, n_step=3)

@@ -10,6 +10,7 @@ from distrl.ops import (
     lambda_returns,
     n_step_returns,
     td_error,
+    trainable_steps,
 )
 from tests.ops.reference import gae_ref, lambda_return_ref, n_step_ref
 
@@ -120,3 +121,14 @@ def test_bad_shapes():
         gae(r, r, r, torch.zeros(2), lam=1.5)
     with pytest.raises(ValueError, match="actions"):
         td_error(torch.zeros(2, 3), torch.zeros(2), torch.zeros(2))
+
+
+def test_trainable_steps_need_the_whole_window_or_an_episode_end():
+    # 6 real steps of 8, n = 2: a step is trained if x_{t+2} is one of the sequence's steps (t <= 3) ...
+    mask = torch.tensor([1, 1, 1, 1, 1, 1, 0, 0]).bool().unsqueeze(1)
+    cut = torch.full((8, 1), 0.99)
+    assert trainable_steps(mask, cut, 2)[:, 0].tolist() == [True] * 4 + [False] * 4
+    # ... or if the episode ends inside its window (a zero discount at step 5): then every real step is
+    ended = cut.clone()
+    ended[5:] = 0.0
+    assert trainable_steps(mask, ended, 2)[:, 0].tolist() == [True] * 6 + [False] * 2

@@ -3,6 +3,7 @@ actors whose chunks interleave, random episode ends, a step ring small enough to
 once, byte accounting and checkpoints."""
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -213,3 +214,21 @@ def test_a_stream_that_lags_a_whole_ring_behind_loses_its_sequence_not_the_repla
     for i in range(replay.size):
         n = int(got["mask"][i].sum())
         assert got["obs"][i, :n, 0].tolist() == expected[(float(got["initial_state"][i, 0]), n)]
+
+
+def test_actor_priorities_stay_with_their_sequences_when_some_of_a_chunk_are_dropped():
+    """A chunk whose first sequences reach into a chunk that never came is written without them; the sequences
+    kept get the priorities their actor gave them, not their dropped neighbours'."""
+    storage = SequenceStorage(STEP, STATE, 4, capacity=16, step_capacity=64)
+    replay = Replay(None, 16, PrioritizedSampler(16, 1.0, eps=0.0), storage=storage)
+    actor, expected = FakeActor(0, 2, 4, 4, 2, np.random.default_rng(0), 0.0), {}
+    items, uid = actor.chunk(1.0, expected)
+    replay.add(items)
+    actor.chunks += 1  # the next chunk is lost
+    items, uid = actor.chunk(uid, expected)
+    assert len(items["seq_env"]) == 4  # two ending at step 1 (reaching into the lost chunk), two at step 3
+    slots = replay.add(items, np.array([5.0, 6.0, 7.0, 8.0]))
+    assert storage.dropped == 2 and len(slots) == 2
+    np.testing.assert_allclose(replay.sampler.tree.get(slots), [7.0, 8.0])
+    with pytest.raises(ValueError, match="2 priorities for 1 new items"):
+        replay.sampler.insert(np.array([3]), np.array([1.0, 2.0]))

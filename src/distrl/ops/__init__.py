@@ -25,6 +25,7 @@ from distrl.ops.returns import (
                                 lambda_returns,
                                 n_step_returns,
                                 td_error,
+                                trainable_steps,
 )
 from distrl.ops.value_rescale import (
                                 transformed_double_q_target,
@@ -39,6 +40,6 @@ __all__ = [
     "clipped_double_q_target", "clipped_surrogate_loss", "ddpg_critic_target", "double_q_n_step_targets",
     "double_q_target", "entropy_loss", "epsilon_ladder", "es_gradient", "gae", "importance_weights", "lambda_returns",
     "n_step_returns", "pbt_exploit_explore", "per_priority", "policy_gradient_loss", "sequence_priority",
-    "standardised", "td_error", "transformed_double_q_target", "transformed_n_step_q_target", "truncation_source",
-    "value_rescale", "value_rescale_inv", "vtrace",
+    "standardised", "td_error", "trainable_steps", "transformed_double_q_target", "transformed_n_step_q_target",
+    "truncation_source", "value_rescale", "value_rescale_inv", "vtrace",
 ]

@@ -80,7 +80,12 @@ class Replay:
         return count
 
     def add(self, items: dict[str, np.ndarray], priorities: np.ndarray | None = None) -> np.ndarray:
+        """Write ``items`` with one priority each (none: the sampler's rule for new items); returns their slots.
+        A storage that may leave some out (``SequenceStorage``: sequences whose steps are gone) says which it
+        wrote in ``kept``, and those keep their own priorities."""
         slots = self.storage.write(items)
+        if priorities is not None and getattr(self.storage, "kept", None) is not None:
+            priorities = np.asarray(priorities)[self.storage.kept]
         if len(slots):  # a sequence chunk may bring steps and no complete sequence
             self.sampler.insert(slots, priorities)
         stale = self.storage.stale_items()  # items whose shared frames were overwritten (frame storage)

@@ -55,6 +55,8 @@ class PrioritizedSampler:
     def insert(self, slots: np.ndarray, priorities: np.ndarray | None = None) -> None:
         if priorities is None:  # no initial priority from the actor: the maximum seen so far (PER)
             priorities = np.full(len(slots), self.max_priority)
+        if len(priorities) != len(slots):
+            raise ValueError(f"{len(priorities)} priorities for {len(slots)} new items")
         scaled = self._scaled(priorities)
         start = int(slots[0])
         wrap = min(len(slots), self.tree.capacity - start)  # ring writes are contiguous up to one wrap

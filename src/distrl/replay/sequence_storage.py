@@ -48,6 +48,7 @@ class SequenceStorage(OverItemRing):
         self.history = np.full((0, length - 1), -1, dtype=np.int64)  # per stream: ids of its last L - 1 steps
         self.last_chunk = np.zeros(0, dtype=np.int64)  # per stream: the chunk counter its history comes from
         self.dropped = 0  # sequences whose earlier steps were not in the stream's history (or the ring)
+        self.kept: np.ndarray | None = None  # which sequences of the last chunk written were kept
         self._min_first = np.inf  # a lower bound of the live sequences' first steps
 
     @property
@@ -93,6 +94,7 @@ class SequenceStorage(OverItemRing):
         complete = (step_ids >= max(self._oldest_live(), 0)).all(axis=1)  # all in the stream and still in the ring
         self.dropped += int((~complete).sum())
         keep = np.flatnonzero(complete)
+        self.kept = keep  # which of the chunk's sequences were written: ``Replay.add`` keeps their priorities alone
         row = {"positions": (step_ids[keep] % self.steps.capacity).astype(np.int32), "first_step": step_ids[keep, 0],
                "length": n[keep].astype(np.int32), **{k: chunk[k][keep] for k in self.state_spec}}
         if keep.size:

@@ -17,12 +17,11 @@ import numpy as np
 import torch
 
 from distrl.agents.common.exploration import EpsilonGreedy
-from distrl.agents.r2d2.learner import trainable_steps
 from distrl.core.protocols import Stateless, WeightsReader
 from distrl.core.types import ArraySpec
 from distrl.envs import EnvSpec, EpisodeTracker, make_vec_env
 from distrl.models import FlatParameters, RecurrentQNetwork
-from distrl.ops import sequence_priority, transformed_n_step_q_target
+from distrl.ops import sequence_priority, trainable_steps, transformed_n_step_q_target
 from distrl.replay import SequenceAdder
 
 STEP_FIELDS = ("obs", "action", "reward", "discount")
@@ -76,9 +75,10 @@ class SequenceScorer:
     """Initial priorities of an actor's sequences from the Q values it acted with (Ape-X, arXiv:1803.00933, section
     3: actors compute initial priorities, which R2D2 keeps): the learner's eta max |delta| + (1 - eta) mean |delta|
     over the steps the learner would train, with the actor's copy standing in for the online and the target network
-    (the double-Q argmax is then the max) and its Q values those of the state it carried, which the learner's
-    burn-in approximates. The default (``initial_priority=max``) enters a fresh sequence at the highest priority
-    seen so far instead (PER's rule): it is sampled first whatever its error.
+    (the double-Q argmax is then the max) and its Q values those of the state it carried (the stored state: for the
+    same weights the learner's replay computes the same values; burn-in refreshes the state for newer weights). The
+    default (``initial_priority=max``) enters a fresh sequence at the highest priority seen so far instead (PER's
+    rule): it is sampled first whatever its error.
 
     The last ``sequence_length + unroll_length`` vector steps are kept in a ring: a sequence spans at most
     ``sequence_length`` of them and is scored at the end of the chunk it ends in, at most ``unroll_length`` steps

@@ -64,8 +64,8 @@ class R2D2Config(DemoSettings):
                                     high=1.0)
     priority_eta: float = setting(0.9, "Sequence priority eta * max |delta| + (1 - eta) * mean |delta|.", low=0.0, high=1.0)
     initial_priority: str = setting("max", "A new sequence's priority: the highest seen so far (PER's rule), or its "
-                                    "|delta| from the Q values the actor acted with (Ape-X's actor-side priorities).",
-                                    choices=("max", "actor"))
+                                    "sequence priority as the learner computes it, from the Q values the actor acted "
+                                    "with (Ape-X's actor-side priorities).", choices=("max", "actor"))
     importance_weights: bool = setting(False, "Correct for prioritized sampling with importance weights (the paper: no).")
     priority_beta: float = common.priority_beta(" (importance_weights=true)")
     target_update_period: int = target_period(200)

@@ -24,20 +24,8 @@ import torch
 from distrl.agents.common.optim import make_optimizer
 from distrl.agents.common.replay_learner import ReplayLearner
 from distrl.models import FlatParameters
-from distrl.ops import sequence_priority, transformed_n_step_q_target
+from distrl.ops import sequence_priority, trainable_steps, transformed_n_step_q_target
 from distrl.replay import SampledBatch
-
-
-def trainable_steps(mask: torch.Tensor, discount: torch.Tensor, n: int) -> torch.Tensor:
-    """``[T, B]``: steps whose n-step window ends inside the sequence's real steps, or at an episode end."""
-    T = mask.shape[0]
-    real = mask.sum(0)  # real steps per sequence
-    t = torch.arange(T, device=mask.device).unsqueeze(1)
-    full_window = t + n <= real - 1
-    ends = (discount == 0) & mask  # a terminal step: no bootstrap needed from there on
-    # an episode end at or after t within the window: cumulative "seen an end" from t onwards, looked up at t+n-1
-    end_by = torch.flip(torch.cummax(torch.flip(ends.int(), [0]), 0).values, [0]).bool()  # any end at >= t
-    return mask & (full_window | end_by)
 
 
 def staleness(model, obs: torch.Tensor, state: tuple, stored: torch.Tensor, real: torch.Tensor) -> torch.Tensor:

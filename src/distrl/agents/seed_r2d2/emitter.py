@@ -43,7 +43,7 @@ class SequenceEmitter:
         for t in range(cfg.unroll_length):
             filled = write_step(out, t, filled, self.adders[slot], unroll["obs"][t], unroll["actions"][t], reward[t],
                                 unroll["terminated"][t], unroll["truncated"][t], unroll["valid"][t],
-                                unroll["core_state"][t], cfg.gamma, unroll["q_values"][t] if scorer else None, scorer)
+                                unroll["core_state"][t], cfg.gamma, unroll["q_values"][t] if scorer is not None else None, scorer)
         if scorer is not None:
             out["priority"][:filled] = scorer.scores()
         return out, {**info, "sequences": filled}

@@ -43,12 +43,12 @@ class RecurrentQPolicy:
             h, c = torch.from_numpy(state.reshape(n * E, -1)).to(self.device).split(self.size, dim=1)
             q, (h, c) = self.model.step(x, (h, c))
             greedy = q.argmax(-1).cpu().numpy().reshape(n, E)
-            q_values = q.float().cpu().numpy().reshape(n, E, -1)
+            q_values = q.float().cpu().numpy().reshape(n, E, -1) if "q_values" in self.outputs else None
             new_state = torch.cat([h, c], dim=1).cpu().numpy().reshape(n, E, -1)
         explore = self.rng.random((n, E)) < self.epsilons[slots]
         actions = np.where(explore, self.rng.integers(0, self.num_actions, (n, E)), greedy)
         out = {"actions": actions, "core_state": state}
-        if "q_values" in self.outputs:
+        if q_values is not None:
             out["q_values"] = q_values
         return out, new_state
 
