@@ -40,10 +40,11 @@ class SequenceEmitter:
         if cfg.reward_clip is not None:
             reward = np.clip(reward, -cfg.reward_clip, cfg.reward_clip)
         filled, scorer = 0, self.scorers.get(slot)
+        q_values = unroll["q_values"] if scorer is not None else [None] * cfg.unroll_length
         for t in range(cfg.unroll_length):
             filled = write_step(out, t, filled, self.adders[slot], unroll["obs"][t], unroll["actions"][t], reward[t],
                                 unroll["terminated"][t], unroll["truncated"][t], unroll["valid"][t],
-                                unroll["core_state"][t], cfg.gamma, unroll["q_values"][t] if scorer is not None else None, scorer)
+                                unroll["core_state"][t], cfg.gamma, q_values[t], scorer)
         if scorer is not None:
             out["priority"][:filled] = scorer.scores()
         return out, {**info, "sequences": filled}
