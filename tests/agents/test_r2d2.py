@@ -4,6 +4,8 @@ policy that forgets at episode starts, and runs on every runtime."""
 import numpy as np
 import pytest
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import distrl
 from distrl.envs import env_spec
@@ -177,10 +179,32 @@ def h_inv(x, eps):  # R2D2 / Pohlen et al. 2018, the closed form of h's inverse
     return np.sign(x) * (((np.sqrt(1 + 4 * eps * (np.abs(x) + 1 + eps)) - 1) / (2 * eps)) ** 2 - 1)
 
 
+def reference_priority(cfg, q, action, reward, discount, first, length, start, eps=1e-3):
+    """One sequence's priority from the formulas written out (one env: arrays ``[T, ...]``): delta_t = h(sum_k
+    gamma^k r_{t+k} + gamma^n h^-1(max_a q_{t+n})) - q_t(a_t) over the steps after burn-in (all of them where the
+    sequence starts its episode) whose bootstrap step is one of the sequence's, or whose window an episode end cuts
+    first; p = eta max |delta| + (1 - eta) mean |delta| (R2D2 section 2.3); 0 where no step is trained."""
+    last = first + length - 1
+    deltas = []
+    for t in range(first, last + 1):
+        if t - first < cfg.burn_in and not start:
+            continue
+        if t + cfg.n_step > last and not any(discount[j] == 0 for j in range(t, last + 1)):
+            continue
+        g, scale = 0.0, 1.0
+        for j in range(t, min(t + cfg.n_step, last + 1)):
+            g += scale * reward[j]
+            scale *= discount[j]
+            if scale == 0:
+                break
+        if scale:
+            g += scale * h_inv(q[t + cfg.n_step].max(), eps)
+        deltas.append(abs(h(g, eps) - q[t, action[t]]))
+    return cfg.priority_eta * max(deltas) + (1 - cfg.priority_eta) * np.mean(deltas) if deltas else 0.0
+
+
 def test_actor_priorities_match_the_papers_formula_step_by_step():
-    """A hand-built stream of one env against the formulas written out: delta_t = h(sum_k gamma^k r_{t+k} +
-    gamma^n h^-1(max_a q_{t+n})) - q_t(a_t) over the steps after burn-in whose window the sequence holds (or that
-    see the episode end), p = eta max |delta| + (1 - eta) mean |delta| (R2D2 section 2.3)."""
+    """A hand-built stream of one env, the scorer's ring wrapping twice, against :func:`reference_priority`."""
     from types import SimpleNamespace
 
     from distrl.agents.r2d2.actor import SequenceScorer
@@ -188,11 +212,11 @@ def test_actor_priorities_match_the_papers_formula_step_by_step():
     cfg = SimpleNamespace(sequence_length=6, unroll_length=4, n_step=2, burn_in=1, value_rescale_eps=1e-3,
                           priority_eta=0.9)
     rng = np.random.default_rng(3)
-    T, gamma, eps = 25, 0.9, 1e-3  # the scorer's ring holds 10 steps: it wraps twice
-    q = rng.normal(size=(T, 1, 3)).astype(np.float32)
-    action = rng.integers(0, 3, (T, 1))
-    reward = rng.normal(size=(T, 1)).astype(np.float32)
-    discount = np.full((T, 1), gamma, np.float32)
+    T, gamma = 25, 0.9  # the scorer's ring holds 10 steps
+    q = rng.normal(size=(T, 3)).astype(np.float32)
+    action = rng.integers(0, 3, T)
+    reward = rng.normal(size=T).astype(np.float32)
+    discount = np.full(T, gamma, np.float32)
     discount[8] = 0.0  # the first episode ends at step 8
     # sequences (first step, length, starts its episode), as the adder would cut them at period 3: 0-5, 3-8 (ends its
     # episode: terminal), 9-14 (the next episode's first), 12-17, 15-20, and 18-22, cut short by a time limit at 22
@@ -205,31 +229,60 @@ def test_actor_priorities_match_the_papers_formula_step_by_step():
         one = [0] if length else []
         ended = {"env": np.array(one, np.int64), "length": np.array([length] * len(one), np.int64),
                  "episode_start": np.array([start] * len(one), bool)}
-        scorer.record(q[t], action[t], reward[t], discount[t], ended)
+        scorer.record(q[t][None], action[t:t + 1], reward[t:t + 1], discount[t:t + 1], ended)
         if t % cfg.unroll_length == cfg.unroll_length - 1 or t == T - 1:  # scored at each chunk's end
             got.extend(scorer.scores())
+    want = [reference_priority(cfg, q, action, reward, discount, *seq) for seq in sequences]
+    np.testing.assert_allclose(got, want, rtol=1e-4)  # float32 against float64
 
-    def expected(first, length, start):
-        deltas = []
-        for t in range(first, first + length):
-            if t - first < cfg.burn_in and not start:
-                continue
-            in_sequence = t + cfg.n_step <= first + length - 1  # the bootstrap step is one of the sequence's
-            if not in_sequence and not any(discount[j, 0] == 0 for j in range(t, first + length)):
-                continue
-            window = [t + k for k in range(cfg.n_step) if t + k < first + length]
-            g, scale = 0.0, 1.0
-            for j in window:
-                g += scale * reward[j, 0]
-                scale *= discount[j, 0]
-                if scale == 0:
-                    break
-            if scale:
-                g += scale * h_inv(q[t + cfg.n_step, 0].max(), eps)
-            deltas.append(abs(h(g, eps) - q[t, 0, action[t, 0]]))
-        return cfg.priority_eta * max(deltas) + (1 - cfg.priority_eta) * np.mean(deltas)
 
-    np.testing.assert_allclose(got, [expected(*seq) for seq in sequences], rtol=1e-4)  # float32 against float64
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 2**31), envs=st.integers(1, 3), length=st.integers(3, 8), overlap_frac=st.floats(0, 0.9),
+       unroll=st.integers(1, 6), n=st.integers(1, 3), burn_in=st.integers(0, 3), end_prob=st.sampled_from([0.0, 0.1, 0.3]))
+def test_actor_priorities_match_the_formula_for_every_sequence_the_adder_cuts(seed, envs, length, overlap_frac, unroll,
+                                                                             n, burn_in, end_prob):
+    """Generated streams of several envs (episode ends, time limits, next-step autoreset's invalid steps) cut by the
+    real ``SequenceAdder`` and scored at chunk ends through ``write_step``: every sequence's priority is
+    :func:`reference_priority`'s, in the order the chunk lists the sequences."""
+    from types import SimpleNamespace
+
+    from distrl.agents.r2d2.actor import SequenceScorer, write_step
+    from distrl.replay import SequenceAdder
+
+    n, burn_in = min(n, length - 1), min(burn_in, length - 1 - min(n, length - 1))
+    overlap = min(int(overlap_frac * length), length - 1)
+    cfg = SimpleNamespace(sequence_length=length, unroll_length=unroll, n_step=n, burn_in=burn_in,
+                          value_rescale_eps=1e-3, priority_eta=0.9)
+    rng = np.random.default_rng(seed)
+    T, gamma = 40, 0.9
+    q = rng.normal(size=(T, envs, 3)).astype(np.float32)
+    action = rng.integers(0, 3, (T, envs))
+    reward = rng.normal(size=(T, envs)).astype(np.float32)
+    terminated, truncated = rng.random((T, envs)) < end_prob, rng.random((T, envs)) < end_prob / 2
+    adder, scorer = SequenceAdder(envs, length, overlap, 1, burn_in), SequenceScorer(cfg)
+    valid = np.ones((T, envs), bool)
+    got, want, out = [], [], None
+    for t in range(T):
+        if t % unroll == 0:
+            out = {k: np.zeros((unroll * envs,) + shape, dtype) for k, shape, dtype in (
+                ("step.obs", (1,), np.float32), ("step.action", (), np.int64), ("step.reward", (), np.float32),
+                ("step.discount", (), np.float32), ("seq_env", (), np.int64), ("seq_end", (), np.int64),
+                ("seq_length", (), np.int64), ("initial_state", (1,), np.float32),
+                ("burn_in_state", (1,), np.float32), ("episode_start", (), bool), ("valid", (), bool))}
+            filled = 0
+        if t:
+            valid[t] = ~((terminated[t - 1] | truncated[t - 1]) & valid[t - 1])  # the step after an end resets
+        filled = write_step(out, t % unroll, filled, adder, np.zeros((envs, 1), np.float32), action[t], reward[t],
+                            terminated[t], truncated[t], valid[t], np.zeros((envs, 1), np.float32), gamma, q[t], scorer)
+        discount = gamma * (1.0 - terminated.astype(np.float32))
+        for k in range(len(out["seq_env"][:filled])) if t % unroll == unroll - 1 or t == T - 1 else ():
+            e, end, size = out["seq_env"][k], t - (t % unroll) + out["seq_end"][k], out["seq_length"][k]
+            want.append(reference_priority(cfg, q[:, e], action[:, e], reward[:, e], discount[:, e], end - size + 1,
+                                           size, out["episode_start"][k]))
+        if t % unroll == unroll - 1 or t == T - 1:
+            got.extend(scorer.scores())
+    # float32 against float64: h^-1's closed form cancels ~1 / (4 eps) of float32's precision away
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=2e-4)
 
 
 @pytest.mark.parametrize("runtime", ["inline", "local", "ray"])
