@@ -238,7 +238,8 @@ def test_actor_priorities_match_the_papers_formula_step_by_step():
 
 @settings(max_examples=30, deadline=None)
 @given(seed=st.integers(0, 2**31), envs=st.integers(1, 3), length=st.integers(3, 8), overlap_frac=st.floats(0, 0.9),
-       unroll=st.integers(1, 6), n=st.integers(1, 3), burn_in=st.integers(0, 3), end_prob=st.sampled_from([0.0, 0.1, 0.3]))
+       unroll=st.integers(1, 6), n=st.integers(1, 3), burn_in=st.integers(0, 3),
+       end_prob=st.sampled_from([0.0, 0.1, 0.3]))
 def test_actor_priorities_match_the_formula_for_every_sequence_the_adder_cuts(seed, envs, length, overlap_frac, unroll,
                                                                              n, burn_in, end_prob):
     """Generated streams of several envs (episode ends, time limits, next-step autoreset's invalid steps) cut by the
@@ -290,8 +291,9 @@ def test_r2d2_runs_on_every_runtime_and_its_policy_evaluates(tmp_path, runtime, 
     if runtime == "ray":
         request.getfixturevalue("local_ray")  # the suite's shared instance (skips without the ray extra)
     run = tmp_path / "r"
+    scored = "max" if runtime == "inline" else "actor"  # the actors' priorities through both transports
     s = distrl.train("r2d2", env="distrl/CartPoleNoVelocity-v1", runtime=runtime, total_steps=4000, run_dir=str(run),
-                     **SMALL)
+                     initial_priority=scored, **SMALL)
     assert s["env_steps"] >= 4000 and s["learner_updates"] > 0
     result = distrl.evaluate(run, episodes=2)
     assert result["episodes"] == 2 and result["mean_return"] > 0

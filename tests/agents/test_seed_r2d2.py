@@ -93,7 +93,9 @@ def test_seed_r2d2_runs_on_every_runtime_and_its_policy_evaluates(tmp_path, runt
     if runtime == "ray":
         request.getfixturevalue("local_ray")  # the suite's shared instance (skips without the ray extra)
     run = tmp_path / "r"
-    s = distrl.train("seed-r2d2", env=ENV, runtime=runtime, total_steps=4000, run_dir=str(run), **SMALL)
+    scored = "max" if runtime == "inline" else "actor"  # the server's priorities through both replay services
+    s = distrl.train("seed-r2d2", env=ENV, runtime=runtime, total_steps=4000, run_dir=str(run),
+                     initial_priority=scored, **SMALL)
     assert s["env_steps"] >= 4000 and s["learner_updates"] > 0 and s["episodes"] > 0
     result = distrl.evaluate(run, episodes=2)
     assert result["episodes"] == 2 and result["mean_return"] > 0
