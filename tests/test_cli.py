@@ -25,6 +25,8 @@ ONE_UPDATE = ["--set", "epochs=1", "--set", "minibatches=1"]
     (["train", "a2c", "--total-steps", "ten"], "setting 'total_steps' must be of type int"),
     (["train", "a2c", "--runtime", "cluster"], "setting 'runtime' must be one of inline, local, ray"),
     (["train", "a2c", "--runtime", "local"], "runtime 'local' is not supported by a2c"),
+    (["train", "a2c", "--runtime", "inline", "--set", "runtime=bogus"],
+     "setting 'runtime' given twice, by --runtime and by --set runtime=...; give it once"),
     (["eval", "/nonexistent/run"], "is not a run dir"),
     (["frobnicate"], "invalid choice"),
     (["train", "seed", "--env", "CartPole-v1", "--set", "bind=nowhere"], "bind 'nowhere' is not HOST:PORT"),

@@ -2,6 +2,7 @@
 damaged run dirs are one-line errors; a failed command leaves the run dir as it was; non-finite data never
 trains the model."""
 
+import dataclasses
 import json
 import os
 import re
@@ -30,6 +31,18 @@ def _settings():
 
 
 SETTINGS = [(where, name, tp) for where, name, tp in _settings() if tp in (int, float, tuple)]
+
+
+def _choice_settings():
+    """(system or "run", name, its choices) of every setting that takes one of a few strings."""
+    out = [("run", f.name, f.metadata["choices"]) for f in dataclasses.fields(RunConfig) if f.metadata.get("choices")]
+    for system in SYSTEMS:
+        out += [(system, f.name, f.metadata["choices"]) for f in dataclasses.fields(get_system(system).Config)
+                if f.metadata.get("choices")]
+    return out
+
+
+CHOICES = _choice_settings()
 
 
 def _cartpole_demos(root: Path) -> Path:
@@ -74,6 +87,28 @@ def test_bad_values_of_every_setting_are_one_line_and_touch_nothing(tmp_path_fac
         return
     assert code == 2 and len(lines) == 1 and lines[0].startswith("distrl: error:"), lines
     assert name in lines[0] or "runtime" in lines[0] or "env" in lines[0], lines
+    assert list(tmp_path.iterdir()) == []  # nothing written
+
+
+@settings(max_examples=int(os.environ.get("DISTRL_HYPOTHESIS_EXAMPLES", 150)) // 3, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(choice=st.sampled_from(CHOICES), value=st.text(st.characters(blacklist_categories=("Cs", "Cc")), max_size=12))
+def test_a_value_outside_a_settings_choices_is_one_line_naming_them(tmp_path_factory, capsys, choice, value):
+    """Every string setting with choices (e.g. R2D2's ``initial_priority``), any other text: one line, exit 2,
+    naming the setting and what is valid; nothing trains."""
+    where, name, choices = choice
+    if value.strip() in choices or not value.strip():  # valid, or empty: the setting's default
+        return
+    tmp_path = tmp_path_factory.mktemp("choice")
+    system = "impala" if where == "run" else where
+    env = ["--env", "Pendulum-v1"] if system in ("apex-ddpg", "qt-opt") else []
+    if system == "r2d3":  # it needs demonstrations: the only thing wrong must be the value under test
+        env = ["--set", f"demos={_cartpole_demos(tmp_path_factory.getbasetemp())}"]
+    runtime = [] if name == "runtime" else ["--runtime", "inline"]  # a flag and --set of one setting: another error
+    code, lines = _run_cli(["train", system, *env, *runtime, "--set", f"{name}={value}", "--total-steps", "100"],
+                           tmp_path, capsys)
+    assert code == 2 and len(lines) == 1 and lines[0].startswith("distrl: error:"), lines
+    assert f"setting '{name}'" in lines[0] and all(c in lines[0] for c in choices), lines
     assert list(tmp_path.iterdir()) == []  # nothing written
 
 

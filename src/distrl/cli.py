@@ -163,6 +163,9 @@ def _cmd_train(args) -> int:
     settings = parse_assignments(args.assignments)
     for f in dataclasses.fields(RunConfig):
         if f.metadata.get("cli") and getattr(args, f.name, None) is not None:
+            if f.name in settings:  # one of them would be dropped unchecked
+                flag = "--" + f.name.replace("_", "-")
+                raise ConfigError(f"setting '{f.name}' given twice, by {flag} and by --set {f.name}=...; give it once")
             settings[f.name] = getattr(args, f.name)
     summary = train(args.system, config_file=args.config_file, resume=args.resume, force=args.force,
                     progress=not args.quiet, token=args.token, **settings)
