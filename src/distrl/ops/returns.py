@@ -66,10 +66,12 @@ def n_step_returns(rewards: torch.Tensor, discounts: torch.Tensor, values_tp1: t
     return returns
 
 
-def trainable_steps(mask: torch.Tensor, discount: torch.Tensor, n: int) -> torch.Tensor:
+def trainable_steps(mask: torch.Tensor, discount: torch.Tensor, n: int, burn_in: int = 0,
+                    starts: torch.Tensor | None = None) -> torch.Tensor:
     """``[T, B]``: the steps of padded sequences (real steps first, ``mask``) whose n-step target the sequence
     holds: the bootstrap x_{t+n} is one of its real steps, or an episode end (a zero discount) at or after t cuts
-    the window first (R2D2's replayed sequences; the learner trains these alone and its priorities cover them)."""
+    the window first (R2D2's replayed sequences; the learner trains these alone and its priorities cover them),
+    after the first ``burn_in`` steps unless the sequence starts its episode (``starts`` ``[B]``)."""
     T = mask.shape[0]
     real = mask.sum(0)  # real steps per sequence
     t = torch.arange(T, device=mask.device).unsqueeze(1)
@@ -77,7 +79,10 @@ def trainable_steps(mask: torch.Tensor, discount: torch.Tensor, n: int) -> torch
     ends = (discount == 0) & mask  # a terminal step: no bootstrap needed from there on
     # an episode end at or after t within the window: cumulative "seen an end" from t onwards, looked up at t+n-1
     end_by = torch.flip(torch.cummax(torch.flip(ends.int(), [0]), 0).values, [0]).bool()  # any end at >= t
-    return mask & (full_window | end_by)
+    trained = mask & (full_window | end_by)
+    if burn_in:
+        trained &= (t >= burn_in) | (starts if starts is not None else torch.zeros_like(mask[0])).unsqueeze(0)
+    return trained
 
 
 def double_q_target(rewards: torch.Tensor, discounts: torch.Tensor, q_next_online: torch.Tensor,

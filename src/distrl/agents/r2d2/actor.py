@@ -124,7 +124,7 @@ class SequenceScorer:
         values = q.max(-1).values
         values_tp1 = torch.cat([values[1:], values.new_zeros(1, len(env))])
         target = transformed_n_step_q_target(reward, discount, values_tp1, cfg.n_step, cfg.value_rescale_eps)
-        train = trainable_steps(mask_t, discount, cfg.n_step) & torch.from_numpy((k >= cfg.burn_in) | start)
+        train = trainable_steps(mask_t, discount, cfg.n_step, cfg.burn_in, torch.from_numpy(start))
         delta = (target - q.gather(-1, action.unsqueeze(-1)).squeeze(-1)) * train
         return sequence_priority(delta, cfg.priority_eta, mask=train).numpy()
 

@@ -85,8 +85,7 @@ class R2D2Learner(ReplayLearner):
             q_next = q_target.gather(-1, best).squeeze(-1)
             values_tp1 = torch.cat([q_next[1:], q_next.new_zeros(1, B)])  # v(x_{t+1}); the last one is never used
             target = transformed_n_step_q_target(reward, discount, values_tp1, n, cfg.value_rescale_eps)
-            after_burn_in = torch.arange(obs.shape[0], device=q.device).unsqueeze(1) >= burn
-            train = (trainable_steps(mask, discount, n) & (after_burn_in | starts.unsqueeze(0))).float()
+            train = trainable_steps(mask, discount, n, burn, starts).float()
         q_sa = q.gather(-1, action.unsqueeze(-1)).squeeze(-1)
         delta = (target - q_sa) * train
         per_sequence = 0.5 * (delta ** 2).sum(0) / train.sum(0).clamp(min=1.0)
