@@ -19,6 +19,7 @@ from distrl.core.program import (
 )
 from distrl.core.types import allocate
 from distrl.runtime.backends.batching import concatenate
+from distrl.runtime.backends.host import ServiceHost
 from distrl.runtime.backends.placement import (
     Worker,
     component_seed,
@@ -26,11 +27,8 @@ from distrl.runtime.backends.placement import (
     emits_to_channel,
     emits_to_replay,
     feeds_channel,
-    inference_replays,
-    open_services,
     slot_offsets,
     users,
-    workers_of,
 )
 from distrl.runtime.services.constant import InProcessConstant
 from distrl.runtime.services.inference.inline import InlineInference
@@ -39,7 +37,7 @@ from distrl.runtime.services.replay import LocalReplay, SharedPartitionedReplay
 from distrl.runtime.services.weights import InProcessWeights
 
 
-class InlineBackend:
+class InlineBackend(ServiceHost):
     name = "inline"
 
     def __init__(self, seed: int):
@@ -57,9 +55,7 @@ class InlineBackend:
         self.transport_s = 0.0
 
     def open(self, program: Program) -> dict:
-        program.check()
-        self.program = program
-        self.adapters = open_services(program, {
+        return self.open_program(program, {
             Weights: lambda name, spec: InProcessWeights(),
             ParamServer: lambda name, spec: SharedParamServer(spec),
             ReplayService: LocalReplay,
@@ -67,20 +63,9 @@ class InlineBackend:
             ConstantArray: lambda name, spec: InProcessConstant(spec),
             Inference: lambda name, spec: InlineInference(spec, slot_offsets(program, name), users(program, name)),
         })
-        self.sources = [a for a in self.adapters.values() if a.emits == program.consumes]
-        self.routes = inference_replays(program)
-        return {name: self.adapters[name].learner_handle() for name in program.learner_uses}
-
-    def services(self) -> dict:
-        return self.adapters
 
     def start(self, weights) -> None:
-        for adapter in self.adapters.values():
-            adapter.start()
-        if weights is not None:
-            self.publish(lambda: weights[0], weights[1])
-        self.workers = workers_of(self.program)
-        for w in self.workers:
+        for w in self.start_services(weights):
             handles = {name: self.adapters[name].worker_handle(w.role.name, w.index) for name in w.role.uses}
             w.handle = w.role.make(w.index, component_seed(self.seed, w.position, w.index), handles)
             if self.hyper:
@@ -96,10 +81,6 @@ class InlineBackend:
             w.via_replays = [self.adapters[self.routes[n]] for n in w.role.uses if n in self.routes]
             w.readers = [self.adapters[n] for n in w.role.uses if isinstance(self.program.services[n], Weights)]
         self.batch = self.program.services[self.program.consumes].batch if self.program.consumes else 0
-
-    def publish(self, weights_fn, version: int) -> None:
-        for adapter in self.adapters.values():
-            adapter.publish(weights_fn, version)
 
     def set_hyperparameters(self, values, components) -> None:
         for adapter in self.adapters.values():

@@ -33,6 +33,7 @@ from distrl.core.program import (
 )
 from distrl.core.types import ArraySpec
 from distrl.runtime.backends.batching import concatenate
+from distrl.runtime.backends.host import ServiceHost
 from distrl.runtime.backends.local_worker import ERROR, GO, SET, worker_main
 from distrl.runtime.backends.placement import (
     Worker,
@@ -42,12 +43,9 @@ from distrl.runtime.backends.placement import (
     emits_to_channel,
     emits_to_replay,
     inference_queue_size,
-    inference_replays,
-    open_services,
     slot_offsets,
     timed_uses,
     users,
-    workers_of,
 )
 from distrl.runtime.backends.process import (
     Restarts,
@@ -63,7 +61,7 @@ from distrl.runtime.services.replay import LocalReplay, SharedPartitionedReplay
 from distrl.runtime.services.weights import SharedMemoryWeights
 
 
-class LocalBackend:
+class LocalBackend(ServiceHost):
     name = "local"
 
     def __init__(self, seed: int, torch_threads: int = 1, step_timeout_s: float = 300.0,
@@ -89,9 +87,7 @@ class LocalBackend:
 
     # --- services --------------------------------------------------------------------------------
     def open(self, program: Program) -> dict:
-        program.check()
-        self.program = program
-        self.adapters = open_services(program, {
+        return self.open_program(program, {
             Weights: lambda name, spec: SharedMemoryWeights(),
             ParamServer: lambda name, spec: SharedParamServer(spec),
             ReplayService: LocalReplay,
@@ -100,16 +96,6 @@ class LocalBackend:
             Inference: lambda name, spec: SharedMemoryInference(spec, slot_offsets(program, name), users(program, name),
                                                                queue_size=inference_queue_size(program, name)),
         })
-        self.sources = [a for a in self.adapters.values() if a.emits == program.consumes]
-        self.routes = inference_replays(program)
-        return {name: self.adapters[name].learner_handle() for name in program.learner_uses}
-
-    def services(self) -> dict:
-        return self.adapters
-
-    def publish(self, weights_fn, version: int) -> None:
-        for adapter in self.adapters.values():
-            adapter.publish(weights_fn, version)
 
     def set_hyperparameters(self, values, components) -> None:
         for adapter in self.adapters.values():
@@ -122,12 +108,7 @@ class LocalBackend:
     # --- components ------------------------------------------------------------------------------
     def start(self, weights) -> None:
         program = self.program
-        for adapter in self.adapters.values():
-            adapter.start()
-        if weights is not None:
-            self.publish(lambda: weights[0], weights[1])
-        self.workers = workers_of(program)
-        for w in self.workers:
+        for w in self.start_services(weights):
             w.restart_log = Restarts(self.max_restarts)
         for role in program.roles:
             if role.emits is not None:

@@ -28,6 +28,7 @@ from distrl.core.program import (
 )
 from distrl.core.types import allocate
 from distrl.runtime.backends.batching import concatenate
+from distrl.runtime.backends.host import ServiceHost
 from distrl.runtime.backends.placement import (
     Worker,
     component_seed,
@@ -36,11 +37,8 @@ from distrl.runtime.backends.placement import (
     emits_to_channel,
     emits_to_replay,
     inference_queue_size,
-    inference_replays,
-    open_services,
     timed_uses,
     users,
-    workers_of,
 )
 from distrl.runtime.backends.process import Restarts
 from distrl.runtime.compute import setup_compute
@@ -186,7 +184,7 @@ class _ComponentHost:
         return os.getpid()
 
 
-class RayBackend:
+class RayBackend(ServiceHost):
     name = "ray"
 
     def __init__(self, seed: int, torch_threads: int = 1, address: str | None = None, step_timeout_s: float = 300.0,
@@ -212,9 +210,9 @@ class RayBackend:
         import ray
 
         program.check()
-        self.program, self.ray = program, ray
+        self.ray = ray
         self.started_ray = connect_ray(self.address, sum(r.count for r in program.roles if r.cpus >= 1))
-        self.adapters = open_services(program, {
+        return self.open_program(program, {
             Weights: lambda name, spec: RayWeights(ray),
             ParamServer: lambda name, spec: RayParamServer(ray, spec),
             ReplayService: lambda name, spec: RayReplay(ray, name, spec),
@@ -223,20 +221,9 @@ class RayBackend:
             Inference: lambda name, spec: GrpcInference(ray, spec, users(program, name), self.seed,
                                                         queue_size=inference_queue_size(program, name), token=self.token),
         })
-        self.sources = [a for a in self.adapters.values() if a.emits == program.consumes]
-        self.routes = inference_replays(program)
-        return {name: self.adapters[name].learner_handle() for name in program.learner_uses}
-
-    def services(self) -> dict:
-        return self.adapters
 
     def start(self, weights) -> None:
-        for adapter in self.adapters.values():
-            adapter.start()
-        if weights is not None:
-            self.publish(lambda: weights[0], weights[1])
-        self.workers = workers_of(self.program)
-        for w in self.workers:
+        for w in self.start_services(weights):
             w.restart_log = Restarts(self.max_restarts)
         consumes = self.program.consumes
         batch = self.program.services[consumes].batch if consumes else 1
@@ -313,10 +300,6 @@ class RayBackend:
         for w in self.workers:
             while self._may_submit(w):
                 self._submit(w)
-
-    def publish(self, weights_fn, version: int) -> None:
-        for adapter in self.adapters.values():
-            adapter.publish(weights_fn, version)
 
     def set_hyperparameters(self, values, components) -> None:
         for adapter in self.adapters.values():

@@ -1,0 +1,51 @@
+"""What every backend does alike with its program's services; the components are each backend's own.
+
+A backend serves each service kind its own way (shared memory, Ray actors, gRPC: the ``factories`` table it
+passes to :meth:`ServiceHost.open_program`), but opening them, publishing weights through them, starting them
+before the first component and handing out the learner's handles is one sequence, kept here so the three
+backends cannot drift apart in it (a service started after a component that reads it, a weight version
+published to some adapters only).
+"""
+
+from __future__ import annotations
+
+from distrl.core.program import Program
+from distrl.runtime.backends.placement import (
+    Worker,
+    inference_replays,
+    open_services,
+    workers_of,
+)
+
+
+class ServiceHost:
+    program: Program | None
+    adapters: dict
+    workers: list[Worker]
+
+    def open_program(self, program: Program, factories: dict) -> dict:
+        """Open one adapter per declared service; returns the learner's handles, by service name. ``sources`` are
+        the adapters the learner consumes from; ``routes`` maps an inference service to the replay it feeds."""
+        program.check()
+        self.program = program
+        self.adapters = open_services(program, factories)
+        self.sources = [a for a in self.adapters.values() if a.emits == program.consumes]
+        self.routes = inference_replays(program)
+        return {name: self.adapters[name].learner_handle() for name in program.learner_uses}
+
+    def services(self) -> dict:
+        return self.adapters
+
+    def publish(self, weights_fn, version: int) -> None:
+        for adapter in self.adapters.values():
+            adapter.publish(weights_fn, version)
+
+    def start_services(self, weights) -> list[Worker]:
+        """Start every service, publish the first weights (``(array, version)``, or None) and list the components
+        to start, in the program's order: a component starts only after everything it reads is served."""
+        for adapter in self.adapters.values():
+            adapter.start()
+        if weights is not None:
+            self.publish(lambda: weights[0], weights[1])
+        self.workers = workers_of(self.program)
+        return self.workers
