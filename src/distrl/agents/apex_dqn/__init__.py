@@ -4,7 +4,7 @@ from distrl.agents.apex_dqn.builder import build
 from distrl.agents.apex_dqn.config import ApexDQNConfig as Config
 from distrl.agents.apex_dqn.networks import make_model
 
-DEFAULT_TOTAL_STEPS = 600_000
+DEFAULT_TOTAL_STEPS = 1_000_000
 DOC = "Distributed prioritized replay with n-step double-Q, dueling, epsilon ladder (arXiv:1803.00933)."
 
 RENAMED_SETTINGS: dict = {}  # none renamed since runs were first saved
