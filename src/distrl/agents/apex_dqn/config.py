@@ -17,8 +17,8 @@ well, 500 on seeds 0-7 on ``local`` and 0-2 on ``inline``, but on LunarLander at
 (training means down to -6,318 and -6,537; greedy 33, 277, -50 against the defaults' 236-279); on seed 0 with R2D2's lr
 5e-4 it fell apart again (greedy -640), with the running observation normaliser (``obs_norm``, which clips what an
 unbounded angle feeds in) it never learned (-36), with both, as R2D2 has them, -5. The normaliser
-alone, on CartPole: the same rise as the defaults' and seven seeds of eight at 500, as theirs (seed 4 collapsed late:
-234), so it stays off (``benchmarks/reports/apex-dqn-obs-norm-2026-11-29/variants.md``)."""
+alone, on CartPole at 600k: the same rise as the defaults' and seven seeds of eight at 500, as theirs there (seed 4
+collapsed late: 234), so it stays off (``benchmarks/reports/apex-dqn-obs-norm-2026-11-29/variants.md``)."""
 
 from __future__ import annotations
 
@@ -39,7 +39,7 @@ class ApexDQNConfig(DemoSettings):
     epsilon: float = setting(0.4, "Base of the exploration ladder eps_i = epsilon^(1 + alpha i / (N - 1)).", low=0.0, high=1.0)
     epsilon_alpha: float = setting(7.0, "Exponent spread alpha of the exploration ladder.", low=0.0)
     actor_sync_steps: int = setting(100, "Vector steps between an actor's weight pulls (the paper: ~400).", low=1)
-    lr: float = common.lr(1e-3, "Adam learning rate (with 2.5e-4 seed 3 of CartPole had not learned by the end of the default budget)")
+    lr: float = common.lr(1e-3, "Adam learning rate (with 2.5e-4 seed 3 of CartPole had not learned by 600k env steps)")
     lr_schedule: str = common.lr_schedule("linear")
     batch_size: int = setting(128, "Transitions per learner update.", low=1)
     samples_per_insert: float = setting(4.0, "Replay samples per inserted transition (the rate limiter's ratio).", low=0.0, low_open=True)

@@ -21,6 +21,8 @@ from distrl.runtime.backends.placement import (
 class ServiceHost:
     program: Program | None
     adapters: dict
+    sources: list  # the adapters whose outputs the learner consumes
+    routes: dict[str, str]  # inference service -> the replay its emitter feeds
     workers: list[Worker]
 
     def open_program(self, program: Program, factories: dict) -> dict:

@@ -209,7 +209,7 @@ class RayBackend(ServiceHost):
     def open(self, program: Program) -> dict:
         import ray
 
-        program.check()
+        program.check()  # before Ray starts (open_program checks again: cheap, and the same for every backend)
         self.ray = ray
         self.started_ray = connect_ray(self.address, sum(r.count for r in program.roles if r.cpus >= 1))
         return self.open_program(program, {
