@@ -50,8 +50,11 @@ def drive(backend, learner, n_batches: int, until: float | None = None):
         batch, batch_infos, token = item
         version = learner.version
         learner.step(batch)
-        backend.release(token)
+        # publish before release, as the trainer does: a release may start producers' next steps at once, and a
+        # service that makes a version's array when a call carries it (ray's weights) would otherwise label the
+        # learner's newer weights with the version published before this step
         backend.publish(learner.get_weights, learner.version)
+        backend.release(token)
         infos += [dict(info, learner_version=version) for info in batch_infos]
         done += 1
     return infos, restarts
