@@ -189,6 +189,9 @@ class RayWeights(ServiceAdapter):
         self._ref, self._ref_version = None, -1
 
     def publish(self, weights_fn, version: int) -> None:
+        """Lazy: ``weights_fn`` runs when a step call next carries the weights, so a caller publishes each new
+        version before any producer's next call (the trainer: update, publish, then release the slots), or the
+        newer weights would travel under the older version."""
         self._fn, self._version = weights_fn, version
 
     def call_args(self):
