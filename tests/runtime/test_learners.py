@@ -131,9 +131,17 @@ def test_a_run_with_two_learners_trains_and_leaves_no_process(tmp_path):
     s = distrl.train("apex-dqn", env="CartPole-v1", runtime="local", num_learners=2, num_actors=1, num_envs=4,
                      min_replay=200, batch_size=16, total_steps=3000, run_dir=str(tmp_path / "run"))
     assert s["env_steps"] >= 3000 and s["learner_updates"] > 0 and (tmp_path / "run" / "checkpoints").is_dir()
-    left = [p for p in psutil.Process().children(recursive=True)
-            if p.is_running() and any("distrl" in part for part in p.cmdline()[:1] + [p.name()])]
+    left = [p for p in psutil.Process().children(recursive=True) if _running_distrl(p)]
     assert not left, left
+
+
+def _running_distrl(p: psutil.Process) -> bool:
+    """A distrl process still running: one that has exited meanwhile, or exited and waits for its parent to reap
+    it (a zombie, whose command line can no longer be read), is not left behind."""
+    try:
+        return p.status() != psutil.STATUS_ZOMBIE and any("distrl" in part for part in p.cmdline()[:1] + [p.name()])
+    except psutil.Error:
+        return False
 
 
 def _broken_learner(handles):
