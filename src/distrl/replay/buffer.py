@@ -82,9 +82,9 @@ class Replay:
     def add(self, items: dict[str, np.ndarray], priorities: np.ndarray | None = None) -> np.ndarray:
         """Write ``items`` with one priority each (none: the sampler's rule for new items); returns their slots.
         A storage that may leave some out (``SequenceStorage``: sequences whose steps are gone) says which it
-        wrote in ``kept``, and those keep their own priorities."""
+        wrote in ``kept`` (``None`` where it writes them all), and those keep their own priorities."""
         slots = self.storage.write(items)
-        if priorities is not None and getattr(self.storage, "kept", None) is not None:
+        if priorities is not None and self.storage.kept is not None:
             priorities = np.asarray(priorities)[self.storage.kept]
         if len(slots):  # a sequence chunk may bring steps and no complete sequence
             self.sampler.insert(slots, priorities)

@@ -14,6 +14,8 @@ from distrl.replay.memory import check_fits
 
 
 class RingStorage:
+    kept: np.ndarray | None = None  # every item written is kept (``SequenceStorage`` may leave some out: its mask)
+
     def __init__(self, spec: dict[str, ArraySpec], capacity: int, prefault: bool = True):
         if capacity < 1:
             raise ValueError(f"capacity must be >= 1, got {capacity}")
@@ -95,6 +97,7 @@ class OverItemRing:
     beside it (frames, steps): the ring's surface, which the samplers and ``Replay`` use, passed through."""
 
     items: RingStorage
+    kept: np.ndarray | None = None  # as ``RingStorage``'s
 
     @property
     def capacity(self) -> int:
