@@ -454,7 +454,8 @@ class Trainer:
     # --- numbers ---------------------------------------------------------------------------------
     @property
     def updates(self) -> int:
-        """Learner updates; where the workers learn (A3C, GORILA), the updates the parameter server applied."""
+        """Learner updates; where the workers learn (A3C, GORILA), the updates the parameter server applied (each
+        shard's counted: S per gradient for GORILA's S shards; A3C has one)."""
         if self.learner is not None:
             return self.learner.version
         return sum(a.applied_updates() for a in self.backend.services().values()) if self.backend else 0

@@ -52,7 +52,10 @@ class GorilaConfig:
     optimizer_eps: float = common.optimizer_eps()
     num_shards: int = setting(2, "Parameter-server shards S (each applies its part of a gradient on its own).", low=1)
     max_staleness: int = setting(20, "Drop a gradient computed from parameters more than K shard versions old.", low=0)
-    target_update_period: int = setting(200, "Global updates between a learner's target-network refreshes (C).", low=1)
+    # counted as the shards' versions add up (the learner's ``version``, and ``learner_updates``): with S shards a
+    # gradient that every shard applies counts S, so the default is 100 gradients with the default 2 shards
+    target_update_period: int = setting(200, "Shard updates (S per gradient applied) between a learner's "
+                                        "target-network refreshes (C).", low=1)
     max_grad_norm: float = common.max_grad_norm(10.0)
     dueling: bool = setting(True, "Dueling Q head (Wang et al. 2016); false is GORILA's plain DQN network.")
     hidden: tuple = common.hidden((128, 128))
