@@ -2,7 +2,8 @@
 
 Ape-X (arXiv:1803.00933, section 4.1) gives every env copy of every actor its own exploration rate, a
 geometric ladder over all N copies: eps_i = eps^(1 + alpha i / (N - 1)) (``ops.epsilon_ladder``). GORILA's
-bundles use the same ladder; Ape-X DDPG uses a ladder of Gaussian noise scales.
+bundles use the same ladder, dealt out interleaved (each bundle learns from its own replay, so each needs
+the whole range of rates); Ape-X DDPG uses a ladder of Gaussian noise scales.
 """
 
 from __future__ import annotations
@@ -19,8 +20,12 @@ class Exploration(Protocol):
     def act(self, model, obs: np.ndarray, rng: np.random.Generator) -> np.ndarray: ...
 
 
-def rungs(ladder: np.ndarray, index: int, num_envs: int) -> np.ndarray:
-    """Actor ``index``'s share of a ladder over all ``num_actors * num_envs`` copies."""
+def rungs(ladder: np.ndarray, index: int, num_envs: int, interleaved: bool = False) -> np.ndarray:
+    """Actor ``index``'s share of a ladder over all ``num_actors * num_envs`` copies: ``num_envs`` neighbouring
+    rungs, or (``interleaved``) every ``num_actors``-th rung from its ``index``-th, so that every actor spans the
+    ladder from its most to its least exploring end."""
+    if interleaved:
+        return ladder[index::len(ladder) // num_envs]
     return ladder[index * num_envs:(index + 1) * num_envs]
 
 
@@ -29,8 +34,10 @@ class EpsilonGreedy:
         self.epsilons, self.num_actions = epsilons, num_actions
 
     @classmethod
-    def ladder(cls, index: int, num_actors: int, num_envs: int, epsilon: float, alpha: float, num_actions: int):
-        return cls(rungs(epsilon_ladder(num_actors * num_envs, epsilon, alpha), index, num_envs), num_actions)
+    def ladder(cls, index: int, num_actors: int, num_envs: int, epsilon: float, alpha: float, num_actions: int,
+               interleaved: bool = False):
+        ladder = epsilon_ladder(num_actors * num_envs, epsilon, alpha)
+        return cls(rungs(ladder, index, num_envs, interleaved), num_actions)
 
     def act(self, model, obs: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         return self.choose(model(torch.from_numpy(obs)).numpy(), rng)

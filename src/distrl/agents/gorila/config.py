@@ -1,18 +1,22 @@
 """GORILA settings (Nair et al. 2015, arXiv:1507.04296), bundled mode.
 
-The architecture is the paper's (bundles, sharded parameter server dropping stale gradients, target
-networks refreshed every C updates). The learner defaults add what later DQN work found (double Q,
-dueling head, 3-step targets, prioritized local replay, Adam with linear decay): with the paper's
-1-step DQN and uniform replay, CartPole's greedy evaluation ended at 94-137 on three seeds of four
-(3-step targets without priorities made Q values diverge in some runs); with these defaults and batches of 64, 500
-on each of seeds 0-5 on ``local`` in one session, but 108, 393, 500, 500, 500 on seeds 0-4 on ``inline`` (which is
-reproducible): seed 0's training mean peaked near 455 and collapsed as the lr decayed. Batches of 128 transitions
-(Ape-X's size, the default since 2026-11-28) give 500, 500, 497, 500, 500 there (gamma 0.995: 500, 500, 500, 441,
-500; a target period of 500, lr 5e-4 or a 100k replay each failed some seed:
-``benchmarks/reports/gorila-inline-2026-11-28/variants.md``), and LunarLander at 800k 257, 238, 239 (bench); the late
-collapse is rarer, not gone (the bench's ``local`` seed 0: 131). ``--set n_step=1 --set double_q=false --set
-dueling=false --set prioritized=false --set optimizer=rmsprop --set lr=5e-4 --set lr_schedule=constant`` gives the
-paper's learner back."""
+The architecture is the paper's (bundles, sharded parameter server dropping stale gradients, target networks refreshed
+every C updates). The learner defaults add what later DQN work found (double Q, dueling head, 3-step targets,
+prioritized local replay, Adam with linear decay): with the paper's 1-step DQN and uniform replay, CartPole's greedy
+evaluation ended at 94-137 on three seeds of four (3-step targets without priorities made Q values diverge in some
+runs); with these defaults and batches of 64, 500 on each of seeds 0-5 on ``local`` in one session, but 108, 393, 500,
+500, 500 on seeds 0-4 on ``inline`` (which is reproducible): seed 0's training mean peaked near 455 and collapsed as
+the lr decayed. Batches of 128 transitions (Ape-X's size, the default since 2026-11-28) give 500, 500, 497, 500, 500
+there (gamma 0.995: 500, 500, 500, 441, 500; a target period of 500 (shard updates: 250 gradients), lr 5e-4 or a 100k
+replay each failed some seed: ``benchmarks/reports/gorila-inline-2026-11-28/variants.md``), and LunarLander at 800k
+257, 238, 239 (bench); the late collapse was rarer, not gone (the bench's ``local`` seed 0: 131). In every run
+measured, what removed it was the ladder's share (since 2026-11-29, ``actor.py``): each bundle had a block of
+neighbouring rungs, so with two bundles the second one's replay held almost only greedy play (eps 0.013 down to
+0.0007; the mechanism, its learner seeing too few failures, is a reading, not measured). Every bundle spanning the
+ladder: ``local`` seeds 0-8 500 each, ``inline`` 0-2 500 each, LunarLander 275, 253, 265, and batches of 64 on
+``inline`` 500, 500 where they gave 108, 393 (``benchmarks/reports/gorila-ladder-2026-11-29/variants.md``). ``--set
+n_step=1 --set double_q=false --set dueling=false --set prioritized=false --set optimizer=rmsprop --set lr=5e-4 --set
+lr_schedule=constant`` gives the paper's learner back."""
 
 from __future__ import annotations
 
