@@ -9,13 +9,14 @@ runs); with these defaults and batches of 64, 500 on each of seeds 0-5 on ``loca
 the lr decayed. Batches of 128 transitions (Ape-X's size, the default since 2026-11-28) give 500, 500, 497, 500, 500
 there (gamma 0.995: 500, 500, 500, 441, 500; a target period of 500 (shard updates: 250 gradients), lr 5e-4 or a 100k
 replay each failed some seed: ``benchmarks/reports/gorila-inline-2026-11-28/variants.md``), and LunarLander at 800k
-257, 238, 239 (bench); the late collapse was rarer, not gone (the bench's ``local`` seed 0: 131). In every run
-measured, what removed it was the ladder's share (since 2026-11-29, ``actor.py``): each bundle had a block of
-neighbouring rungs, so with two bundles the second one's replay held almost only greedy play (eps 0.013 down to
-0.0007; the mechanism, its learner seeing too few failures, is a reading, not measured). Every bundle spanning the
-ladder: ``local`` seeds 0-8 500 each, ``inline`` 0-2 500 each, LunarLander 275, 253, 265, and batches of 64 on
-``inline`` 500, 500 where they gave 108, 393 (``benchmarks/reports/gorila-ladder-2026-11-29/variants.md``). ``--set
-n_step=1 --set double_q=false --set dueling=false --set prioritized=false --set optimizer=rmsprop --set lr=5e-4 --set
+257, 238, 239 (bench); the late collapse was rarer, not gone (the bench's ``local`` seed 0: 131). Since 2026-11-29
+every bundle spans the ladder (``actor.py``): each bundle had a block of neighbouring rungs, so with two bundles the
+second one's replay held almost only greedy play (eps 0.013 down to 0.0007; that this caused the collapse is a
+reading, not measured). With it: ``local`` seeds 0-8 500 each, ``inline`` 0-2 500 each, the bench's nine CartPole
+cells 500, LunarLander 275, 253, 265 (single ``local`` runs), and batches of 64 on ``inline`` 500, 500 where they gave
+108, 393 (``benchmarks/reports/gorila-ladder-2026-11-29/variants.md``; the single runs with a count of the target
+period equivalent to this one): no collapse in those runs, which shows fewer collapses, not none. ``--set n_step=1
+--set double_q=false --set dueling=false --set prioritized=false --set optimizer=rmsprop --set lr=5e-4 --set
 lr_schedule=constant`` gives the paper's learner back."""
 
 from __future__ import annotations
@@ -56,10 +57,10 @@ class GorilaConfig:
     optimizer_eps: float = common.optimizer_eps()
     num_shards: int = setting(2, "Parameter-server shards S (each applies its part of a gradient on its own).", low=1)
     max_staleness: int = setting(20, "Drop a gradient computed from parameters more than K shard versions old.", low=0)
-    # counted as the shards' versions add up (the learner's ``version``, and ``learner_updates``): with S shards a
-    # gradient that every shard applies counts S, so the default is 100 gradients with the default 2 shards
-    target_update_period: int = setting(200, "Shard updates (S per gradient applied) between a learner's "
-                                        "target-network refreshes (C).", low=1)
+    # counted as the shards' versions add up (the learner's ``version``, and ``learner_updates``): every bundle's
+    # gradients, each counting S, so the default is 100 gradients of all bundles together with the default 2 shards
+    target_update_period: int = setting(200, "Global shard updates (every bundle's gradients, S per gradient applied) "
+                                        "between a learner's target-network refreshes (C).", low=1)
     max_grad_norm: float = common.max_grad_norm(10.0)
     dueling: bool = setting(True, "Dueling Q head (Wang et al. 2016); false is GORILA's plain DQN network.")
     hidden: tuple = common.hidden((128, 128))

@@ -1,8 +1,8 @@
 """The learner inside a GORILA bundle (Nair et al. 2015, section 4): it samples the bundle's replay (or
 the global one), computes a DQN gradient against its target network, and sends it to the parameter
 server with the shard versions it was computed from; the reply brings the latest parameters back.
-The target network is refreshed from those every ``target_update_period`` shard updates (the sum of the shards'
-versions, the learner's ``version``: a gradient every shard applies adds S)."""
+The target network is refreshed from those every ``target_update_period`` shard updates of all bundles (the sum of
+the shards' versions, the learner's ``version``: a gradient every shard applies adds S)."""
 
 from __future__ import annotations
 
