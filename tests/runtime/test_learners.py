@@ -21,6 +21,7 @@ from distrl.runtime.learners import (
     split_batch,
     split_sampled,
 )
+from tests.procfs import alive
 from tests.ray_cluster import stop_shared_ray
 
 CPU = torch.device("cpu")
@@ -136,11 +137,11 @@ def test_a_run_with_two_learners_trains_and_leaves_no_process(tmp_path):
 
 
 def _running_distrl(p: psutil.Process) -> bool:
-    """A distrl process still running: one that has exited meanwhile, or exited and waits for its parent to reap
-    it (a zombie, whose command line can no longer be read), is not left behind."""
+    """A distrl process still running (``procfs.alive``: one that has exited, or exited and waits for its parent to
+    reap it, a zombie whose command line can no longer be read, is not left behind)."""
     try:
-        return p.status() != psutil.STATUS_ZOMBIE and any("distrl" in part for part in p.cmdline()[:1] + [p.name()])
-    except psutil.Error:
+        return alive(p.pid) and any("distrl" in part for part in p.cmdline()[:1] + [p.name()])
+    except psutil.Error:  # it exited between the two reads
         return False
 
 
