@@ -88,6 +88,48 @@ def test_a_slot_that_starts_over_never_joins_its_old_stream():
     assert (chunk["stream"] == E + np.arange(E)).all()  # slot 1's envs
 
 
+@pytest.mark.parametrize("sync_steps", [1, 3])
+def test_the_server_swaps_weights_in_every_actor_sync_steps(sync_steps):
+    """As R2D2's actors pull every ``actor_sync_steps`` vector steps, the server swaps in new weights once a slot has
+    taken that many steps on the present ones (1: at once, SEED's paper); the newest waiting weights win, and the
+    array handed over may be written again by its owner."""
+    from distrl.agents.seed_r2d2.config import SeedR2D2Config
+    from distrl.agents.seed_r2d2.networks import RecurrentQPolicy, make_model
+    from distrl.config import build as build_config
+
+    cfg = build_config(SeedR2D2Config, dict(SMALL, actor_sync_steps=sync_steps))
+    env = env_spec(ENV)
+    policy = RecurrentQPolicy(make_model(env, cfg), env, cfg, num_slots=2)
+    size = policy.flat.buffer.numel()
+    obs, state = np.zeros((1, cfg.num_envs, 2), np.float32), policy.initial_state(cfg.num_envs)[None]
+
+    def weights(value):
+        return np.full(size, value, np.float32)
+
+    def step(slot):
+        policy(obs, state, np.array([slot]))
+
+    policy.set_weights(weights(0.0), 0)  # the first weights: at once
+    assert policy.version == 0
+    for version in (1, 2):
+        buffer = weights(version)
+        policy.set_weights(buffer, version)
+        buffer[:] = -1.0  # the owner writes its buffer again
+    if sync_steps == 1:
+        assert policy.version == 2
+    else:
+        for _ in range(sync_steps):  # slot 0's steps on version 0; slot 1 idle
+            step(0)
+            assert policy.version == 0
+        step(1)  # some slot took sync_steps steps: the newest weights come in before this step
+        assert policy.version == 2
+        policy.set_weights(weights(3), 3)
+        step(0)
+        step(1)
+        assert policy.version == 2  # each slot took one step on version 2
+    assert (policy.flat.buffer.numpy() == 2.0).all()
+
+
 @pytest.mark.parametrize("runtime", ["inline", "local", "ray"])
 def test_seed_r2d2_runs_on_every_runtime_and_its_policy_evaluates(tmp_path, runtime, request):
     if runtime == "ray":

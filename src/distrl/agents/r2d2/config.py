@@ -80,9 +80,9 @@ class R2D2Config(DemoSettings):
 @dataclass(frozen=True)
 class ShortHorizonR2D2Config(R2D2Config):
     """R2D2's defaults before the memory task's drift moved them (gamma 0.99, a target period of 100 updates, no
-    observation normaliser): kept by R2D3, whose demo-ratio tables were measured with them, and by SEED + R2D2, where
-    R2D2's present defaults at 1M (greedy 500, 500, 430, 218 on seeds 0-3, and 500, 483, 469, 233 in a second run) did
-    no better than these at 500k (500, 430, 373, 496; ``benchmarks/reports/r2d2-variants-2026-11-27/variants.md``)."""
+    observation normaliser): kept by R2D3, whose demo-ratio tables were measured with them (SEED + R2D2 kept them too
+    until 2026-11-29, when swapping its server's weights as R2D2's actors pull theirs let R2D2's present ones work
+    there: ``agents/seed_r2d2/config.py``)."""
 
     gamma: float = common.gamma(0.99)
     target_update_period: int = target_period(100)

@@ -5,13 +5,12 @@ from distrl.agents.seed_r2d2.builder import build
 from distrl.agents.seed_r2d2.config import SeedR2D2Config as Config
 from distrl.agents.seed_r2d2.networks import make_model
 
-# R2D2's former budget on the memory task, with the values SEED + R2D2 keeps; at R2D2's 1M the bench's local cells
-# were better, its inline and ray ones worse (seeds 0-2: inline 169, 500, 199; local 468, 475, 500; ray 219, 243,
-# 500; 500k: 232, 440, 428 / 257, 500, 495 / 256, 500, 344; benchmarks/reports/full-seed-r2d2-1m-2026-11-28)
-DEFAULT_TOTAL_STEPS = 500_000
+# R2D2's budget, with R2D2's defaults and its actors' weight period (config.py); until 2026-11-29 500k, with the
+# server's weights swapped after every update (at 1M then the bench's inline and ray cells were worse than at 500k)
+DEFAULT_TOTAL_STEPS = 1_000_000
 DOC = "SEED RL's central inference with R2D2's recurrent replay learner (the SEED paper's headline agent)."
 
 RENAMED_SETTINGS: dict = {}  # a new system: nothing renamed
-OLDER_RUN_DEFAULTS: dict = {}  # a new system: no older runs
+OLDER_RUN_DEFAULTS: dict = {"obs_norm": False}  # runs saved before the normaliser existed ran without it
 
 __all__ = ["DEFAULT_TOTAL_STEPS", "Config", "DOC", "OLDER_RUN_DEFAULTS", "RENAMED_SETTINGS", "build", "make_model"]

@@ -1,15 +1,22 @@
-"""SEED + R2D2 settings (Espeholt et al. 2019, arXiv:1910.06591, section 4.2: SEED's R2D2 on Atari): R2D2's, with
-the short-horizon values of gamma, target period and normaliser (``ShortHorizonR2D2Config``: R2D2's present ones did
-no better here), plus the inference server's."""
+"""SEED + R2D2 settings (Espeholt et al. 2019, arXiv:1910.06591, section 4.2: SEED's R2D2 on Atari): R2D2's, plus the
+inference server's."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from distrl.agents.r2d2.config import ShortHorizonR2D2Config
+from distrl.agents.r2d2.config import R2D2Config
 from distrl.agents.seed.config import InferenceSettings
+from distrl.config import setting
 
 
 @dataclass(frozen=True)
-class SeedR2D2Config(ShortHorizonR2D2Config, InferenceSettings):
-    pass
+class SeedR2D2Config(R2D2Config, InferenceSettings):
+    """R2D2's defaults, and its actors' weight period for the server's swaps. Until 2026-11-29 the server swapped in the
+    learner's weights after every update (SEED's paper), which R2D2's defaults did not survive on the masked CartPole at
+    1M (greedy, seeds 0-3: 500, 500, 430, 218 and 500, 483, 469, 233; it kept R2D2's former gamma 0.99, target period
+    100 and no normaliser instead: 429, 500, 500, 496); swapping every 40 steps per actor, as R2D2's actors pull theirs,
+    gave 500 on each of seeds 0-3 (``benchmarks/reports/seed-r2d2-sync-2026-11-29/``)."""
+
+    actor_sync_steps: int = setting(40, "Steps per actor between the inference server's weight swaps (as R2D2's actors "
+                                    "pull theirs; SEED's paper: 1, after every learner update).", low=1)

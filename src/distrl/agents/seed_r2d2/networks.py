@@ -4,6 +4,10 @@ The server keeps the LSTM state of every env of every actor slot and resets it a
 policy steps the network once for a batch of requests, acts epsilon-greedily with the Ape-X ladder over
 all ``slots x envs`` copies (each copy keeps its rate however requests are batched), and returns, with
 each action, the state the step started from: the emitter stores it with the sequences that start there.
+
+New weights are swapped in once some actor slot has taken ``actor_sync_steps`` steps since the last swap, as
+R2D2's actors pull theirs every ``actor_sync_steps`` vector steps (SEED's paper swaps them in after every learner
+update: ``actor_sync_steps=1``). Weights that arrive in between wait, the newest replacing older ones.
 """
 
 from __future__ import annotations
@@ -35,9 +39,16 @@ class RecurrentQPolicy:
         if cfg.initial_priority == "actor":  # the emitter scores the sequences from the values acted on
             self.outputs["q_values"] = ArraySpec((self.num_actions,), "float32")
         self.rng = np.random.default_rng(seed)
+        self.sync_steps = cfg.actor_sync_steps
+        self.since_swap = np.zeros(num_slots, dtype=np.int64)  # steps each slot took on the present weights
+        self.waiting: tuple[np.ndarray, int] | None = None  # newer weights, not yet swapped in
+        self.loaded = False
 
     def __call__(self, obs: np.ndarray, state: np.ndarray, slots: np.ndarray):
         n, E = obs.shape[:2]
+        if self.waiting is not None and self.since_swap.max() >= self.sync_steps:
+            self._load(*self.waiting)
+        self.since_swap[slots] += 1
         with torch.inference_mode():
             x = torch.from_numpy(obs.reshape((n * E,) + obs.shape[2:])).to(self.device)
             h, c = torch.from_numpy(state.reshape(n * E, -1)).to(self.device).split(self.size, dim=1)
@@ -56,5 +67,15 @@ class RecurrentQPolicy:
         return np.zeros((n, 2 * self.size), dtype=np.float32)
 
     def set_weights(self, flat: np.ndarray, version: int) -> None:
+        """The first weights at once; later ones when the swap is due (a copy kept: ``flat`` may be a buffer its
+        owner writes again)."""
+        if not self.loaded or self.sync_steps <= 1:
+            self._load(flat, version)
+        else:
+            self.waiting = (np.array(flat, copy=True), version)
+
+    def _load(self, flat: np.ndarray, version: int) -> None:
         self.flat.load(flat)
-        self.version = version
+        self.version, self.loaded = version, True
+        self.waiting = None
+        self.since_swap[:] = 0
