@@ -10,7 +10,6 @@ shared-memory slots on ``local``); on ``ray`` it is a Ray actor that actors inse
 
 from __future__ import annotations
 
-import dataclasses
 from functools import partial
 
 from distrl.agents.apex_dqn.actor import dqn_priorities
@@ -21,6 +20,7 @@ from distrl.agents.common.demos import demo_service, replays
 from distrl.agents.common.evaluator import evaluator_roles
 from distrl.agents.common.exploration import EpsilonGreedy
 from distrl.agents.common.replay_learner import chunk_to_insert
+from distrl.agents.common.settings import atari_reward_clip
 from distrl.agents.common.transition_actor import (
     TransitionActor,
     TransitionSettings,
@@ -31,7 +31,6 @@ from distrl.agents.common.transition_actor import (
 from distrl.core.program import Hyperparameter, Program, ReplayService, Role, Weights
 from distrl.core.system import BuildContext
 from distrl.envs import EnvSpec
-from distrl.envs.make import is_atari
 from distrl.errors import ConfigError
 from distrl.replay import Replay
 
@@ -76,8 +75,7 @@ def services(env: EnvSpec, cfg, ctx) -> dict:
 
 def build(cfg: ApexDQNConfig, ctx: BuildContext) -> Program:
     env = ctx.env
-    if is_atari(ctx.env_id) and cfg.reward_clip is None:
-        cfg = dataclasses.replace(cfg, reward_clip=1.0)  # standard Atari reward clipping
+    cfg = atari_reward_clip(cfg, ctx.env_id)
     if not env.discrete:
         raise ConfigError(f"apex-dqn needs a discrete action space; '{ctx.env_id}' has {env.action_space} (use apex-ddpg)")
     actors = Role("actor", partial(_actor, ctx.env_id, env, cfg), count=cfg.num_actors, uses=("weights",), emits="replay",

@@ -3,6 +3,7 @@ through these, and the doc line and valid range come from here."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 
 from distrl.config import setting
@@ -55,6 +56,16 @@ def hidden(default: tuple) -> object:
 def reward_clip(where: str = "actor") -> object:
     return setting(None, f"Clip rewards to [-x, x] in the {where}; none keeps them (ALE/ ids default to 1).",
                    low=0.0, low_open=True)
+
+
+def atari_reward_clip(cfg, env_id: str):
+    """``cfg`` with the standard Atari reward clip to [-1, 1] (Mnih et al. 2015; IMPALA section 5.3) where the env is
+    an ALE one and no ``reward_clip`` is set: what ``reward_clip``'s help promises, applied by every system that has it."""
+    from distrl.envs.make import is_atari
+
+    if is_atari(env_id) and cfg.reward_clip is None:
+        return dataclasses.replace(cfg, reward_clip=1.0)
+    return cfg
 
 
 def priority_alpha(when: str = "") -> object:

@@ -15,6 +15,7 @@ from __future__ import annotations
 from functools import partial
 
 from distrl.agents.common.evaluator import evaluator_roles
+from distrl.agents.common.settings import atari_reward_clip
 from distrl.agents.common.shared_optim import shared_optimizer
 from distrl.agents.common.transition_actor import chunk_spec, item_spec
 from distrl.agents.gorila.actor import GorilaBundle
@@ -36,7 +37,7 @@ def _bundle(env_id, env, cfg, index, seed, handles):
 
 
 def build(cfg: GorilaConfig, ctx: BuildContext) -> Program:
-    env = ctx.env
+    cfg, env = atari_reward_clip(cfg, ctx.env_id), ctx.env
     if not env.discrete:
         raise ConfigError(f"gorila needs a discrete action space; '{ctx.env_id}' has {env.action_space}")
     if cfg.replay == "global" and cfg.prioritized:

@@ -8,11 +8,11 @@ The same declaration runs inline (actors take turns), on local processes and on 
 
 from __future__ import annotations
 
-import dataclasses
 from functools import partial
 
 from distrl.agents.common.evaluator import evaluator_roles
 from distrl.agents.common.passes import check_minibatches
+from distrl.agents.common.settings import atari_reward_clip
 from distrl.agents.common.unroll_actor import UnrollActor, unroll_spec
 from distrl.agents.impala.config import ImpalaConfig
 from distrl.agents.impala.learner import ImpalaLearner
@@ -20,7 +20,6 @@ from distrl.agents.impala.networks import make_model
 from distrl.core.program import Channel, Hyperparameter, Program, Role, Weights
 from distrl.core.system import BuildContext
 from distrl.envs import EnvSpec
-from distrl.envs.make import is_atari
 
 
 def _actor(env_id: str, env: EnvSpec, cfg: ImpalaConfig, index: int, seed: int, handles: dict) -> UnrollActor:
@@ -31,15 +30,9 @@ def _learner(env: EnvSpec, cfg: ImpalaConfig, handles: dict) -> ImpalaLearner:
     return ImpalaLearner(cfg, make_model(env, cfg))
 
 
-def atari_defaults(cfg, env_id: str):
-    if is_atari(env_id) and cfg.reward_clip is None:
-        return dataclasses.replace(cfg, reward_clip=1.0)  # the standard Atari reward clipping (IMPALA section 5.3)
-    return cfg
-
-
 def build(cfg: ImpalaConfig, ctx: BuildContext) -> Program:
     check_minibatches(cfg, cfg.num_envs * cfg.batch_unrolls, "num_envs * batch_unrolls")
-    cfg, env = atari_defaults(cfg, ctx.env_id), ctx.env
+    cfg, env = atari_reward_clip(cfg, ctx.env_id), ctx.env
     spec = unroll_spec(env, cfg.num_envs, cfg.unroll_length)
     actors = Role("actor", partial(_actor, ctx.env_id, env, cfg), count=cfg.num_actors, uses=("weights",),
                   emits="unrolls", output=spec)

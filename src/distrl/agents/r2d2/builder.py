@@ -9,12 +9,12 @@
 
 from __future__ import annotations
 
-import dataclasses
 from functools import partial
 
 from distrl.agents.common.demos import demo_service, replays
 from distrl.agents.common.evaluator import evaluator_roles
 from distrl.agents.common.exploration import EpsilonGreedy
+from distrl.agents.common.settings import atari_reward_clip
 from distrl.agents.r2d2.actor import (
     SequenceActor,
     chunk_spec,
@@ -28,7 +28,6 @@ from distrl.agents.r2d2.learner import R2D2Learner
 from distrl.agents.r2d2.networks import make_model
 from distrl.core.program import Hyperparameter, Program, ReplayService, Role, Weights
 from distrl.core.system import BuildContext
-from distrl.envs.make import is_atari
 from distrl.errors import ConfigError
 from distrl.replay import PrioritizedSampler, Replay, SequenceStorage
 
@@ -73,8 +72,7 @@ def services(cfg, ctx) -> dict:
 def checked(cfg, ctx: BuildContext):
     """R2D2's settings against the env (one line each); Atari's reward clip where none is set."""
     env = ctx.env
-    if is_atari(ctx.env_id) and cfg.reward_clip is None:
-        cfg = dataclasses.replace(cfg, reward_clip=1.0)
+    cfg = atari_reward_clip(cfg, ctx.env_id)
     if not env.discrete:
         raise ConfigError(f"r2d2 needs a discrete action space; '{ctx.env_id}' has {env.action_space}")
     if cfg.overlap >= cfg.sequence_length:

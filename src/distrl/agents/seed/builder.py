@@ -14,7 +14,8 @@ from functools import partial
 from distrl.agents.common.env_actor import EnvActor
 from distrl.agents.common.evaluator import evaluator_roles
 from distrl.agents.common.passes import check_minibatches
-from distrl.agents.impala.builder import _learner, atari_defaults
+from distrl.agents.common.settings import atari_reward_clip
+from distrl.agents.impala.builder import _learner
 from distrl.agents.seed.config import SeedConfig
 from distrl.agents.seed.networks import ActorCriticPolicy, make_model
 from distrl.config import split_address
@@ -71,7 +72,7 @@ def check_inference_settings(cfg) -> None:
 def build(cfg: SeedConfig, ctx: BuildContext) -> Program:
     check_inference_settings(cfg)
     check_minibatches(cfg, cfg.num_envs * cfg.batch_unrolls, "num_envs * batch_unrolls")
-    cfg, env = atari_defaults(cfg, ctx.env_id), ctx.env
+    cfg, env = atari_reward_clip(cfg, ctx.env_id), ctx.env
     obs = ArraySpec(env.obs_shape, env.obs_dtype.name)
     outputs = {"actions": ArraySpec(env.action_shape, env.action_dtype.name), "behaviour_logp": ArraySpec((), "float32")}
     inference = Inference(make_policy=partial(_policy, env, cfg), obs=obs, num_envs=cfg.num_envs,
@@ -83,4 +84,5 @@ def build(cfg: SeedConfig, ctx: BuildContext) -> Program:
     return Program(roles=(actors, *evaluator_roles(ctx, partial(make_model, env, cfg))),
                    services={"unrolls": Channel(spec, batch=cfg.batch_unrolls), "inference": inference, "weights": Weights()},
                    make_learner=partial(_learner, env, cfg), consumes="unrolls",
-                   hyperparameters={"lr": Hyperparameter(cfg.lr, cfg.lr_schedule)})
+                   hyperparameters={"lr": Hyperparameter(cfg.lr, cfg.lr_schedule),
+                                    "entropy_coef": Hyperparameter(cfg.entropy_coef)})  # IMPALA's learner, IMPALA's
