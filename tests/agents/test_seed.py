@@ -44,3 +44,15 @@ def test_seed_learns_cartpole(tmp_path):
     assert s["episode_return_mean"] >= 250, s
     ev = distrl.evaluate(tmp_path / "r", episodes=5)
     assert ev["mean_return"] >= 400, ev
+
+
+def test_seed_tunes_the_hyperparameters_of_impalas_learner():
+    """SEED's learner is IMPALA's, which reads ``entropy_coef`` as a hyperparameter: ``set_hyperparameters`` and PBT
+    reach it on both (until 2026-11-29 SEED declared only ``lr``)."""
+    from distrl.agents.registry import get_system
+    from distrl.core.system import BuildContext
+    from distrl.envs import env_spec
+
+    ctx = BuildContext("CartPole-v1", env_spec("CartPole-v1"), total_steps=1000)
+    declared = {s: set(get_system(s).build(get_system(s).Config(), ctx).hyperparameters) for s in ("impala", "seed")}
+    assert declared["seed"] == declared["impala"] == {"lr", "entropy_coef"}

@@ -49,7 +49,8 @@ class ImpalaConfig:
     baseline_coef: float = setting(0.5, "Baseline (value) loss weight.", low=0.0)
     clip_rho: float = setting(1.0, "V-trace rho-bar: truncation of importance weights in the value target.", low=0.0, low_open=True)
     clip_c: float = setting(1.0, "V-trace c-bar: truncation of the trace coefficients.", low=0.0, low_open=True)
-    clip_pg_rho: float = setting(1.0, "Truncation of importance weights in the policy gradient.", low=0.0, low_open=True)
+    clip_pg_rho: float = setting(1.0, "Truncation of importance weights in the paper's V-trace policy gradient "
+                                 "(ppo_clip=0; PPO's clipped surrogate takes its place otherwise).", low=0.0, low_open=True)
     vtrace_lambda: float = setting(0.98, "lambda mixed into the trace coefficients c (1: the paper's V-trace; on the "
                                    "learner's own policy's data, V-trace with lambda is GAE(lambda)).",
                                    low=0.0, high=1.0)

@@ -13,9 +13,10 @@ from distrl.config import setting
 class InferenceSettings:
     """The central inference server's settings, shared by every SEED learner (V-trace, R2D2)."""
 
-    inference_batch: int = setting(0, "Most actor requests per forward pass (0: all actors).", low=0)
-    inference_wait_ms: float = setting(1.0, "Longest wait for a fuller batch after the first request arrives.", low=0.0,
-                                       high=60_000.0)
+    inference_batch: int = setting(0, "Most actor requests per forward pass (0: all actors; local and ray: on inline "
+                                   "the server answers each actor's request alone).", low=0)
+    inference_wait_ms: float = setting(1.0, "Longest wait for a fuller batch after the first request arrives (local, "
+                                       "ray).", low=0.0, high=60_000.0)
     inference_device: str = setting("cpu", "Device of the inference server's policy copy (cpu, cuda, cuda:N, or auto: the GPU where torch sees one).")
     remote_actors: int = setting(0, "Extra server slots for actors that join by address (`distrl join HOST:PORT`, ray runtime).", low=0)
     bind: str = setting("127.0.0.1:0", "host:port the streaming transport listens on (ray runtime, `distrl join`); "
