@@ -153,7 +153,8 @@ def test_signal_stops_everything_and_checkpoints(tmp_path, sig, inherited, group
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     ignore = (lambda: signal.signal(signal.SIGINT, signal.SIG_IGN)) if inherited else None
     proc = subprocess.Popen([sys.executable, "-m", "distrl", "train", "impala", "--total-steps", "100000000", "--quiet",
-                             "--run-dir", str(run)], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             "--set", "log_interval_s=0.2", "--run-dir", str(run)],  # metrics rows soon: the run is up
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             preexec_fn=ignore, start_new_session=group)
     try:  # whatever fails below, the run is never left running to slow the rest of the suite
         deadline = time.monotonic() + 60
@@ -190,8 +191,9 @@ def test_a_killed_run_leaves_no_process(tmp_path):
     kernel sends each component SIGTERM as its parent (the server) dies (PR_SET_PDEATHSIG)."""
     run = tmp_path / "r"
     proc = subprocess.Popen([sys.executable, "-m", "distrl", "train", "impala", "--total-steps", "100000000", "--quiet",
-                             "--run-dir", str(run)], env=dict(os.environ, PYTHONPATH=str(ROOT)),
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True)
+                             "--set", "log_interval_s=0.2", "--run-dir", str(run)],
+                            env=dict(os.environ, PYTHONPATH=str(ROOT)), stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
     family = []
     try:
         deadline = time.monotonic() + 60

@@ -15,14 +15,18 @@ from hypothesis import strategies as st
 from distrl.bench.runner import check_args
 from distrl.errors import ConfigError
 from tests.conftest import ROOT
+from tests.test_readme import _shell_commands
 
 SMALL = ["--systems", "a2c", "--no-pong", "--max-wall-s", "2", "--ceiling-s", "0.3", "--episodes", "2", "--quiet"]
 # (the learner alone is timed over whole batches after its first, however short the window: ~1 s each for A2C)
+# the README's `distrl bench` command (tests/test_readme.py leaves it to this file: it would run the same cell again)
+README_BENCH = next(c for c in _shell_commands() if c.startswith("distrl bench")).split()[2:]
 
 
 def test_bench_writes_report_json_and_plots_and_resumes(cli, tmp_path):
-    out = tmp_path / "bench"
-    r = cli("bench", *SMALL, "--out", str(out), timeout=240)
+    """The README's command, cut to one small cell: its report, plots, resume, and what it refuses."""
+    out, bench = tmp_path / README_BENCH[README_BENCH.index("--out") + 1], ["bench", *README_BENCH, *SMALL]
+    r = cli(*bench, cwd=tmp_path, timeout=240)
     assert r.returncode == 0, r.stderr
     summary = json.loads(r.stdout.strip().splitlines()[-1])
     assert summary["cells"] == 1 and summary["failed"] == 0
@@ -42,16 +46,16 @@ def test_bench_writes_report_json_and_plots_and_resumes(cli, tmp_path):
         assert (out / png).read_bytes()[:4] == b"\x89PNG"
     # --resume keeps what finished: the cell is not run again
     kept = (out / "cells" / "a2c__CartPole-v1__inline__s0" / "result.json").stat().st_mtime_ns
-    r = cli("bench", *SMALL, "--out", str(out), "--resume", timeout=120)
+    r = cli(*bench, "--resume", cwd=tmp_path, timeout=120)
     assert r.returncode == 0, r.stderr
     assert (out / "cells" / "a2c__CartPole-v1__inline__s0" / "result.json").stat().st_mtime_ns == kept
     assert json.loads((out / "report.json").read_text())["command"] == report["command"]  # the command that ran it
     # --resume with other arguments is refused: its cells would not be the ones asked for
-    r = cli("bench", *SMALL, "--episodes", "3", "--out", str(out), "--resume")
+    r = cli(*bench, "--episodes", "3", "--resume", cwd=tmp_path)
     assert r.returncode == 2 and "differ" in r.stderr and "Traceback" not in r.stderr
     # an existing bench is not overwritten without --force: one line, exit 2, nothing changed
     before = sorted(p.name for p in out.iterdir())
-    r = cli("bench", *SMALL, "--out", str(out))
+    r = cli(*bench, cwd=tmp_path)
     assert r.returncode == 2 and "--resume" in r.stderr and "Traceback" not in r.stderr
     assert len(r.stderr.strip().splitlines()) == 1 and sorted(p.name for p in out.iterdir()) == before
 
