@@ -109,8 +109,8 @@ def test_the_server_swaps_weights_in_every_actor_sync_steps(sync_steps):
     def step(slot):
         policy(obs, state, np.array([slot]))
 
-    policy.set_weights(weights(0.0), 0)  # the first weights: at once
-    assert policy.version == 0
+    policy.set_weights(weights(0.5), 7)  # the first weights: at once
+    assert policy.version == 7
     for version in (1, 2):
         buffer = weights(version)
         policy.set_weights(buffer, version)
@@ -118,9 +118,9 @@ def test_the_server_swaps_weights_in_every_actor_sync_steps(sync_steps):
     if sync_steps == 1:
         assert policy.version == 2
     else:
-        for _ in range(sync_steps):  # slot 0's steps on version 0; slot 1 idle
+        for _ in range(sync_steps):  # slot 0's steps on version 7; slot 1 idle
             step(0)
-            assert policy.version == 0
+            assert policy.version == 7
         step(1)  # some slot took sync_steps steps: the newest weights come in before this step
         assert policy.version == 2
         policy.set_weights(weights(3), 3)
@@ -128,6 +128,34 @@ def test_the_server_swaps_weights_in_every_actor_sync_steps(sync_steps):
         step(1)
         assert policy.version == 2  # each slot took one step on version 2
     assert (policy.flat.buffer.numpy() == 2.0).all()
+
+
+def test_an_unroll_is_labelled_with_the_weights_of_its_first_step():
+    """When the swap comes at the step that opens an unroll, the unroll's version is the new one (its policy lag is
+    measured from the weights that acted, not from those before the swap)."""
+    from distrl.agents.seed_r2d2.config import SeedR2D2Config
+    from distrl.agents.seed_r2d2.networks import RecurrentQPolicy, make_model
+    from distrl.config import build as build_config
+    from distrl.core.types import ArraySpec
+    from distrl.runtime.services.inference.server import InferenceServer
+
+    cfg = build_config(SeedR2D2Config, dict(SMALL, actor_sync_steps=2, unroll_length=2))
+    env = env_spec(ENV)
+    policy = RecurrentQPolicy(make_model(env, cfg), env, cfg, num_slots=1)
+    server = InferenceServer(policy, ArraySpec(env.obs_shape, env.obs_dtype.name), 1, cfg.num_envs, 2)
+    size, E = policy.flat.buffer.numel(), cfg.num_envs
+
+    def serve():
+        server.serve(np.array([0]), np.zeros((1, E, 2), np.float32), np.zeros((1, E), np.float32),
+                     np.zeros((1, E), bool), np.zeros((1, E), bool))
+
+    policy.set_weights(np.full(size, 1.0, np.float32), 1)
+    serve()
+    serve()
+    policy.set_weights(np.full(size, 2.0, np.float32), 2)  # due at the next step, which opens the second unroll
+    for _ in range(3):
+        serve()
+    assert [info["version"] for _, info in server.take()] == [1, 2]
 
 
 @pytest.mark.parametrize("runtime", ["inline", "local", "ray"])

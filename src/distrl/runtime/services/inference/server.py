@@ -106,7 +106,6 @@ class InferenceServer:
             self.restarted[s] = True
             episode_start[fresh] = True
             b["obs"][s, 0] = obs[fresh]  # everyone else's observation was stored with its outcome
-            b["version"][s] = self.policy.version
         state = None
         if self.state is not None:
             if episode_start.any():
@@ -121,6 +120,8 @@ class InferenceServer:
         infer_s = time.perf_counter() - t0
         for k in self.policy.outputs:
             b[k][slots, t] = out[k]
+        # an unroll's version: the weights of its first step, known after the call (a policy may swap them in there)
+        b["version"][slots[t == 0]] = self.policy.version
         if new_state is not None:
             self.state[slots] = new_state
         self.t[slots] = t + 1
@@ -162,7 +163,6 @@ class InferenceServer:
         self.restarted[slot] = False
         self.completed.append((unroll, info))
         b["obs"][slot, 0] = b["obs"][slot, self.T]
-        b["version"][slot] = self.policy.version
         self.t[slot] = 0
 
     def drop(self, slot: int) -> None:
