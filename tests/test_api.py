@@ -64,20 +64,21 @@ def test_a_batch_that_could_never_fill_on_local_is_one_line_before_anything_runs
         plan_run("impala", None, runtime=runtime, num_actors=actors, batch_unrolls=batch)
 
 
-def test_an_r2d2_run_saved_before_obs_norm_existed_resumes_without_it(tmp_path):
-    """R2D2's default normalises observations; a run saved before the setting existed ran without it, and loads and
-    resumes so (``OLDER_RUN_DEFAULTS``), not with today's default."""
+@pytest.mark.parametrize("system", ["r2d2", "seed-r2d2"])
+def test_an_r2d2_run_saved_before_obs_norm_existed_resumes_without_it(tmp_path, system):
+    """R2D2's default normalises observations (SEED + R2D2's too, since 2026-11-29); a run saved before the setting
+    existed ran without it, and loads and resumes so (``OLDER_RUN_DEFAULTS``), not with today's default."""
     run = tmp_path / "r"
     small = dict(num_actors=1, num_envs=4, unroll_length=10, min_replay=20, batch_size=8, replay_size=500,
                  sequence_length=10, overlap=5, burn_in=2, n_step=3)
-    distrl.train("r2d2", env="distrl/CartPoleNoVelocity-v1", runtime="inline", total_steps=600, obs_norm=False,
+    distrl.train(system, env="distrl/CartPoleNoVelocity-v1", runtime="inline", total_steps=600, obs_norm=False,
                  run_dir=str(run), **small)
     path = run / "config.yaml"
     data = yaml.safe_load(path.read_text())
     data["system_config"].pop("obs_norm")
     path.write_text(yaml.safe_dump(data, sort_keys=False))
     assert distrl.load_policy(run).model.obs_norm is None
-    s = distrl.train("r2d2", env="distrl/CartPoleNoVelocity-v1", runtime="inline", total_steps=1200, run_dir=str(run),
+    s = distrl.train(system, env="distrl/CartPoleNoVelocity-v1", runtime="inline", total_steps=1200, run_dir=str(run),
                      resume=True)
     assert s["env_steps"] >= 1200
     assert yaml.safe_load(path.read_text())["system_config"]["obs_norm"] is False

@@ -60,7 +60,8 @@ def reward_clip(where: str = "actor") -> object:
 
 def atari_reward_clip(cfg, env_id: str):
     """``cfg`` with the standard Atari reward clip to [-1, 1] (Mnih et al. 2015; IMPALA section 5.3) where the env is
-    an ALE one and no ``reward_clip`` is set: what ``reward_clip``'s help promises, applied by every system that has it."""
+    an ALE one and no ``reward_clip`` is set: what ``reward_clip``'s help promises, applied by every system that has
+    the setting and takes ALE envs (those for Box actions refuse them)."""
     from distrl.envs.make import is_atari
 
     if is_atari(env_id) and cfg.reward_clip is None:

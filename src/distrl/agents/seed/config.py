@@ -13,8 +13,8 @@ from distrl.config import setting
 class InferenceSettings:
     """The central inference server's settings, shared by every SEED learner (V-trace, R2D2)."""
 
-    inference_batch: int = setting(0, "Most actor requests per forward pass (0: all actors; local and ray: on inline "
-                                   "the server answers each actor's request alone).", low=0)
+    inference_batch: int = setting(0, "Most actor requests per forward pass (0: all actors). local and ray only: "
+                                   "inline serves each request alone.", low=0)
     inference_wait_ms: float = setting(1.0, "Longest wait for a fuller batch after the first request arrives (local, "
                                        "ray).", low=0.0, high=60_000.0)
     inference_device: str = setting("cpu", "Device of the inference server's policy copy (cpu, cuda, cuda:N, or auto: the GPU where torch sees one).")

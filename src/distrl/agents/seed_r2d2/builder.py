@@ -5,7 +5,7 @@
     inference service: served unrolls --SequenceEmitter--> R2D2 chunks (steps once, sequence ends, stored
                        states) --> replay (a service: prioritized over sequences, rate limiter)
     learner: R2D2's (burn-in, h(x) n-step double-Q, sequence priorities), unchanged
-             --weights--> the inference service (swapped in between batches) and the evaluator
+             --weights--> the inference service (swapped in every actor_sync_steps steps) and the evaluator
 """
 
 from __future__ import annotations

@@ -13,10 +13,12 @@ from distrl.config import setting
 @dataclass(frozen=True)
 class SeedR2D2Config(R2D2Config, InferenceSettings):
     """R2D2's defaults, and its actors' weight period for the server's swaps. Until 2026-11-29 the server swapped in the
-    learner's weights after every update (SEED's paper), which R2D2's defaults did not survive on the masked CartPole at
-    1M (greedy, seeds 0-3: 500, 500, 430, 218 and 500, 483, 469, 233; it kept R2D2's former gamma 0.99, target period
-    100 and no normaliser instead: 429, 500, 500, 496); swapping every 40 steps per actor, as R2D2's actors pull theirs,
-    gave 500 on each of seeds 0-3 (``benchmarks/reports/seed-r2d2-sync-2026-11-29/``)."""
+    learner's weights after every update (SEED's paper), with which R2D2's defaults fell short on the masked CartPole at
+    1M (greedy, ``local`` seeds 0-3: 500, 500, 430, 218 and 500, 483, 469, 233; SEED + R2D2 kept R2D2's former gamma
+    0.99, target period 100 and no normaliser instead: 429, 500, 500, 496); swapping every 40 steps per actor, as R2D2's
+    actors pull theirs, gave 500 on each of seeds 0-3, and in the bench's nine cells ``local`` 485, 500, 500, ``inline``
+    229, 500, 500, ``ray`` 177, 500, 500 (``benchmarks/reports/seed-r2d2-sync-2026-11-29/``)."""
 
-    actor_sync_steps: int = setting(40, "Steps per actor between the inference server's weight swaps (as R2D2's actors "
-                                    "pull theirs; SEED's paper: 1, after every learner update).", low=1)
+    actor_sync_steps: int = setting(40, "The inference server swaps in new weights once the actor furthest ahead has "
+                                    "taken this many steps on the present ones (as R2D2's actors pull theirs; SEED's "
+                                    "paper: 1, after every learner update).", low=1)

@@ -5,9 +5,11 @@ policy steps the network once for a batch of requests, acts epsilon-greedily wit
 all ``slots x envs`` copies (each copy keeps its rate however requests are batched), and returns, with
 each action, the state the step started from: the emitter stores it with the sequences that start there.
 
-New weights are swapped in once some actor slot has taken ``actor_sync_steps`` steps since the last swap, as
-R2D2's actors pull theirs every ``actor_sync_steps`` vector steps (SEED's paper swaps them in after every learner
-update: ``actor_sync_steps=1``). Weights that arrive in between wait, the newest replacing older ones.
+New weights are swapped in once the actor slot furthest ahead has taken ``actor_sync_steps`` steps since the last
+swap (slots that never connect hold nothing up), as R2D2's actors pull theirs every ``actor_sync_steps`` vector steps
+(at chunk boundaries: the two agree where the period is a multiple of ``unroll_length``, as the defaults' 40 and 20);
+SEED's paper swaps them in after every learner update: ``actor_sync_steps=1``. Weights that arrive in between wait,
+the newest replacing older ones.
 """
 
 from __future__ import annotations
