@@ -131,8 +131,8 @@ def test_the_server_swaps_weights_in_every_actor_sync_steps(sync_steps):
 
 
 def test_an_unroll_is_labelled_with_the_weights_of_its_first_step():
-    """When the swap comes at the step that opens an unroll, the unroll's version is the new one (its policy lag is
-    measured from the weights that acted, not from those before the swap)."""
+    """When the swap comes at the step that opens an unroll (after one ends, or a returning actor's first), the
+    unroll's version is the new one (its policy lag is measured from the weights that acted, not those before)."""
     from distrl.agents.seed_r2d2.config import SeedR2D2Config
     from distrl.agents.seed_r2d2.networks import RecurrentQPolicy, make_model
     from distrl.config import build as build_config
@@ -156,6 +156,11 @@ def test_an_unroll_is_labelled_with_the_weights_of_its_first_step():
     for _ in range(3):
         serve()
     assert [info["version"] for _, info in server.take()] == [1, 2]
+    server.drop(0)  # the actor leaves; back, its first request falls on the next swap
+    policy.set_weights(np.full(size, 3.0, np.float32), 3)
+    for _ in range(3):
+        serve()
+    assert [info["version"] for _, info in server.take()] == [3]
 
 
 @pytest.mark.parametrize("runtime", ["inline", "local", "ray"])

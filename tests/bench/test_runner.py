@@ -28,7 +28,7 @@ README_BENCH = next(([a for a in shlex.split(c)[2:] if a != "--peers"] for c in 
 
 def test_bench_writes_report_json_and_plots_and_resumes(cli, tmp_path):
     """The README's command, cut to one small cell: its report, plots, resume, and what it refuses."""
-    assert README_BENCH, "the README shows no `distrl bench` command"
+    assert README_BENCH and "--out" in README_BENCH, "the README shows no `distrl bench ... --out DIR` command"
     out, bench = tmp_path / README_BENCH[README_BENCH.index("--out") + 1], ["bench", *README_BENCH, *SMALL]
     r = cli(*bench, cwd=tmp_path, timeout=240)
     assert r.returncode == 0, r.stderr

@@ -31,7 +31,8 @@ from distrl.core.types import ArraySpec
 class InferencePolicy(Protocol):
     """What the server needs of a policy. ``outputs`` names per-env outputs (``actions`` first);
     ``state_spec`` is the per-env recurrent state (``None`` for a feed-forward policy); ``slots`` says whose
-    observations a batch holds (a per-env exploration rate needs it)."""
+    observations a batch holds (a per-env exploration rate needs it). ``version`` is read after each call: the
+    weights that acted (a policy may swap in waiting weights inside the call)."""
 
     outputs: dict[str, ArraySpec]
     state_spec: ArraySpec | None
