@@ -91,8 +91,8 @@ def test_a_slot_that_starts_over_never_joins_its_old_stream():
 @pytest.mark.parametrize("sync_steps", [1, 3])
 def test_the_server_swaps_weights_in_every_actor_sync_steps(sync_steps):
     """As R2D2's actors pull every ``actor_sync_steps`` vector steps, the server swaps in new weights once a slot has
-    taken that many steps on the present ones (1: at once, SEED's paper); the newest waiting weights win, and the
-    array handed over may be written again by its owner."""
+    taken that many steps on the present ones (1: at once, SEED's paper); the newest waiting weights win (the
+    services hand the policy a copy of the learner's buffer: ``tests/runtime/services/inference/test_weights.py``)."""
     from distrl.agents.seed_r2d2.config import SeedR2D2Config
     from distrl.agents.seed_r2d2.networks import RecurrentQPolicy, make_model
     from distrl.config import build as build_config
@@ -111,10 +111,8 @@ def test_the_server_swaps_weights_in_every_actor_sync_steps(sync_steps):
 
     policy.set_weights(weights(0.5), 7)  # the first weights: at once
     assert policy.version == 7
-    for version in (1, 2):
-        buffer = weights(version)
-        policy.set_weights(buffer, version)
-        buffer[:] = -1.0  # the owner writes its buffer again
+    for version in (1, 2):  # the newest waiting weights replace older ones
+        policy.set_weights(weights(version), version)
     if sync_steps == 1:
         assert policy.version == 2
     else:

@@ -69,12 +69,12 @@ class RecurrentQPolicy:
         return np.zeros((n, 2 * self.size), dtype=np.float32)
 
     def set_weights(self, flat: np.ndarray, version: int) -> None:
-        """The first weights at once; later ones when the swap is due (a copy kept: ``flat`` may be a buffer its
-        owner writes again)."""
+        """The first weights at once; later ones when the swap is due (``flat`` is kept as it is: the services hand
+        over a copy no one writes again, ``InferencePolicy``)."""
         if not self.loaded or self.sync_steps <= 1:
             self._load(flat, version)
         else:
-            self.waiting = (np.array(flat, copy=True), version)
+            self.waiting = (flat, version)
 
     def _load(self, flat: np.ndarray, version: int) -> None:
         self.flat.load(flat)

@@ -45,7 +45,9 @@ class InlineInference(ServiceAdapter):
         return out["actions"][0]
 
     def publish(self, weights_fn, version: int) -> None:
-        self.server.policy.set_weights(weights_fn(), version)
+        # a copy, as the threaded service's: the policy may keep it past this call (a deferred swap), and the
+        # learner writes its buffer again at the next update
+        self.server.policy.set_weights(np.array(weights_fn(), copy=True), version)
 
     def take(self, timeout: float):
         return self.ready.pop(0) if self.ready else None

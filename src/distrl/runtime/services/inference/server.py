@@ -32,7 +32,8 @@ class InferencePolicy(Protocol):
     """What the server needs of a policy. ``outputs`` names per-env outputs (``actions`` first);
     ``state_spec`` is the per-env recurrent state (``None`` for a feed-forward policy); ``slots`` says whose
     observations a batch holds (a per-env exploration rate needs it). ``version`` is read after each call: the
-    weights that acted (a policy may swap in waiting weights inside the call)."""
+    weights that acted (a policy may swap in waiting weights inside the call). ``set_weights`` is handed an
+    array no one writes again (the services copy the learner's buffer): a policy may keep it to load later."""
 
     outputs: dict[str, ArraySpec]
     state_spec: ArraySpec | None
