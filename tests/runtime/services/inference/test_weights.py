@@ -2,7 +2,6 @@
 deferred swap, SEED + R2D2's), whatever the learner writes into its buffer afterwards."""
 
 import threading
-from functools import partial
 
 import numpy as np
 import pytest
@@ -49,7 +48,7 @@ def service(kind: str, policy: KeepingPolicy):
                      emits="unrolls")
     if kind == "inline":
         return InlineInference(spec, {"actor": 0}, num_slots=1)
-    return ThreadedInference(spec, num_slots=1, make_transport=partial(IdleTransport), queue_size=1)
+    return ThreadedInference(spec, num_slots=1, make_transport=IdleTransport, queue_size=1)
 
 
 @pytest.mark.parametrize("kind", ["inline", "threaded"])
