@@ -64,3 +64,24 @@ def test_the_policy_keeps_what_the_learner_published_not_its_buffer(kind):
         np.testing.assert_array_equal(policy.kept, np.full(8, 1.0, np.float32))
     finally:
         svc.close()
+
+
+def test_the_loop_hands_each_published_set_once_and_the_newest_wins():
+    """The loop thread reads the newest published set between batches and never clears it (a clear after the read
+    would drop a set published in between): each set reaches the policy once, and sets superseded before the loop
+    looked are skipped."""
+    from types import SimpleNamespace
+
+    from distrl.runtime.services.inference.loop import InferenceLoop
+
+    handed = []
+    policy = SimpleNamespace(set_weights=lambda flat, version: handed.append(version))
+    loop = InferenceLoop(SimpleNamespace(policy=policy), IdleTransport(), max_batch=1, max_wait_s=0.0, queue_size=1)
+    loop._step()  # nothing published yet
+    loop.set_weights(np.zeros(2), 1)
+    loop._step()
+    loop._step()
+    loop.set_weights(np.zeros(2), 2)
+    loop.set_weights(np.zeros(2), 3)
+    loop._step()
+    assert handed == [1, 3]

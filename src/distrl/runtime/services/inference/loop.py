@@ -48,7 +48,8 @@ class InferenceLoop(threading.Thread):
         self.unrolls: queue.Queue = queue.Queue(maxsize=queue_size)
         self.error: BaseException | None = None
         self._stop_event = threading.Event()
-        self._weights = None
+        self._weights = None  # the newest published (flat, version); only the publisher writes it
+        self._loaded = None  # the one the policy was last handed; only this thread writes it
         self._ready: list[int] = []  # slots whose request is in, not yet answered
         transport.on_disconnect = self.disconnect
 
@@ -72,9 +73,11 @@ class InferenceLoop(threading.Thread):
             self.error = e
 
     def _step(self) -> None:
-        pending, self._weights = self._weights, None
-        if pending is not None:
+        # read once, never cleared here: clearing after the read would lose a set published in between
+        pending = self._weights
+        if pending is not None and pending is not self._loaded:
             self.server.policy.set_weights(*pending)
+            self._loaded = pending
         if not self._ready:
             self._ready.extend(self.transport.poll(0.05))
             if not self._ready:
