@@ -1,17 +1,20 @@
 """R2D2 settings (Kapturowski et al., ICLR 2019). The paper's Atari values: sequence length m = 80 with overlap 40,
 burn-in 40, n = 5, gamma = 0.997, LSTM 512, target period 2500, priority exponent 0.9 and eta = 0.9, no importance
 weights. The defaults here are for small envs on a CPU (the masked CartPole needs a few steps of memory, not 80): m
-30, overlap 15, burn-in 8, LSTM 64, the paper's gamma 0.997, a target period of 200 updates, lr 5e-4, 6 samples per
-inserted sequence and the running observation normaliser (``obs_norm``), over 1M env steps.
+30, overlap 15, burn-in 8, LSTM 64, the paper's gamma 0.997, a target period of 500 updates (200 until 2026-11-29),
+lr 5e-4, 6 samples per inserted sequence and the running observation normaliser (``obs_norm``), over 1M env steps.
 
 Why (``benchmarks/ac_variants.py --system r2d2 --over defaults``, greedy eval of 20 episodes per seed, ``local``; every
 run in ``benchmarks/reports/r2d2-variants-2026-11-27/variants.md``): where a greedy policy on the memory task falls
 short, the cart leaves the track after 220-500 steps of balancing, never the pole: it must infer the cart's slow drift
 from position differences of ~1e-3 per step, and see failure hundreds of steps ahead. The running normaliser puts the
 positions on a unit scale (the training mean rises sooner), gamma 0.997 lengthens the horizon to ~330 steps, and a
-target period of 200 steadies the targets that horizon makes larger. Together, at 1M: seeds 0-3 490, 500, 500, 500; in a
-second run seeds 0-7 500, 500, 183, 500, 500, 500, 500, 500; in a third (the README's) seeds 0-3 500, 272, 500, 500; in
-a fourth (2026-11-29) 500 each: 18 of 20 runs at 475 or more. The former defaults (gamma 0.99, target period 100, no
+target period of 200 steadies the targets that horizon makes larger. Together, at 1M: seeds 0-3 490, 500, 500, 500; in
+a second run seeds 0-7 500, 500, 183, 500, 500, 500, 500, 500; in a third (the README's) seeds 0-3 500, 272, 500, 500;
+in a fourth (2026-11-29) 500 each: 18 of 20 runs at 475 or more. A target period of 500 (the default since
+2026-11-29): 485, 500, 491, 500 and 500, 500, 362, 490 (7 of 8), and LunarLander at 2M 261, 228, 259 where 200 gave
+229, 187, 263 and batch 64 (below) 249, 259, 255 but lost this task
+(``benchmarks/reports/r2d2-target-500-2026-11-29/``). The former defaults (gamma 0.99, target period 100, no
 normaliser) at 1M: 500, 305, 500, 497 and 358, 500, 468, 474; parts of it, at 1M: ``obs_norm`` 234, 324, 321, 500;
 ``obs_norm`` + gamma 0.997 476, 465, 500, 500; ``obs_norm`` + gamma 0.999 500, 500, 500, 471; target period 200 476,
 161, 227, 327. Not better, at 500k unless said: m 20 / burn-in 5; lr 1e-3 with 2 samples per insert; the actor's initial
@@ -70,7 +73,7 @@ class R2D2Config(DemoSettings):
                                     "with (Ape-X's actor-side priorities).", choices=("max", "actor"))
     importance_weights: bool = setting(False, "Correct for prioritized sampling with importance weights (the paper: no).")
     priority_beta: float = common.priority_beta(" (importance_weights=true)")
-    target_update_period: int = target_period(200)
+    target_update_period: int = target_period(500)
     max_grad_norm: float = common.max_grad_norm(40.0)
     dueling: bool = setting(True, "Dueling Q head (Wang et al. 2016).")
     obs_norm: bool = common.obs_norm(True)
