@@ -84,7 +84,7 @@ def test_an_r2d2_run_saved_before_obs_norm_existed_resumes_without_it(tmp_path, 
     assert yaml.safe_load(path.read_text())["system_config"]["obs_norm"] is False
 
 
-def test_r2d2_moved_its_defaults_seed_r2d2_followed_and_r2d3_kept_its_own():
+def test_r2d2_moved_its_defaults_seed_r2d2_kept_the_period_it_was_measured_with_and_r2d3_its_own():
     from distrl.agents.r2d2.config import R2D2Config
     from distrl.agents.r2d3.config import R2D3Config
     from distrl.agents.seed_r2d2.config import SeedR2D2Config

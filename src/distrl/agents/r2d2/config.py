@@ -22,7 +22,7 @@ priorities (``initial_priority=actor``, at 1M: 434, 500, 241, 500); the linear l
 over these defaults 7 of 8 seeds at 500, and LunarLander 8, 153, 184 against 130, 233, 262); the paper's Adam epsilon
 1e-3; importance weights; priority exponent 0.6; n = 3, and n = 10 with ``obs_norm`` (with and without gamma 0.997);
 LSTM 128; 3 or 12 samples per insert; gradient norm 10; m 40 / burn-in 10; batch 64 (at 1M too: 500, 219, 380, 500,
-though it reached LunarLander's 200 at 2M on seeds 0-2, 249, 259, 255, where batches of 32 gave 229, 187, 263:
+though it reached LunarLander's 200 at 2M on seeds 0-2, 249, 259, 255, where batches of 32 then gave 229, 187, 263:
 ``benchmarks/reports/r2d2-batch64-2026-11-29/``); the previous action given to the LSTM (the paper's input, tried as
 an observation of the env). Set the paper's values for long-horizon tasks."""
 
