@@ -38,7 +38,23 @@ def test_spread_rows():
     longer = [result(seed=s) for s in (0, 1)]
     for r in longer:
         r["cell"]["total_steps"] = 2_000_000  # a budget set for the cell (the beyond suite's BEYOND_STEPS) is shown
+        r["env_steps"] = 2_000_000
     assert "| 0, 1 | 2,000,000 |" in spread_rows(longer)[2] and "2 of 3" in line and "3.0 / 4.0 / 5.0" in line and line.endswith("| 8.0 (10.0) |")
+
+
+def test_a_spread_row_says_which_seeds_the_cap_cut_short_of_the_budget():
+    rs = [result(seed=s) for s in (0, 1, 2)]
+    for r, steps in zip(rs, (1_949_120, 2_000_000, 1_983_840)):
+        r["cell"].update(total_steps=2_000_000, max_wall_s=300.0)
+        r.update(env_steps=steps, train_s=300.01 if steps < 2_000_000 else 250.0)
+    assert "| 0, 1, 2 | 2,000,000 (2 of 3 cut by the 300-s cap at 1,949,120–1,983,840) |" in spread_rows(rs)[2]
+    rs[2]["env_steps"] = 2_000_128  # past the budget: a whole last chunk, not cut
+    assert "| 2,000,000 (1 of 3 cut by the 300-s cap at 1,949,120) |" in spread_rows(rs)[2]
+    rs[0]["train_s"] = 120.0  # ended short of the budget before the cap: not called the cap's doing
+    assert "| 2,000,000 (1 of 3 cut at 1,949,120) |" in spread_rows(rs)[2]
+    for r in rs:
+        r["env_steps"] = 2_000_000
+    assert "| 0, 1, 2 | 2,000,000 | " in spread_rows(rs)[2]
 
 
 def test_peers_beside_distrl_with_ratios():
