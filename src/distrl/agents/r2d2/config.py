@@ -9,13 +9,14 @@ run in ``benchmarks/reports/r2d2-variants-2026-11-27/variants.md``): where a gre
 short, the cart leaves the track after 220-500 steps of balancing, never the pole: it must infer the cart's slow drift
 from position differences of ~1e-3 per step, and see failure hundreds of steps ahead. The running normaliser puts the
 positions on a unit scale (the training mean rises sooner), gamma 0.997 lengthens the horizon to ~330 steps, and a
-target period of 200 steadies the targets that horizon makes larger. Together, at 1M: seeds 0-3 490, 500, 500, 500; in
-a second run seeds 0-7 500, 500, 183, 500, 500, 500, 500, 500; in a third (the README's) seeds 0-3 500, 272, 500, 500;
-in a fourth (2026-11-29) 500 each: 18 of 20 runs at 475 or more. A target period of 500 (the default since
-2026-11-29): 485, 500, 491, 500 and 500, 500, 362, 490 (7 of 8), and LunarLander at 2M 261, 228, 259 where 200 gave
-229, 187, 263 and batch 64 (below) 249, 259, 255 but lost this task
-(``benchmarks/reports/r2d2-target-500-2026-11-29/``). The former defaults (gamma 0.99, target period 100, no
-normaliser) at 1M: 500, 305, 500, 497 and 358, 500, 468, 474; parts of it, at 1M: ``obs_norm`` 234, 324, 321, 500;
+target period of 200 steadies the targets that horizon makes larger. Together, at 1M: seeds 0-3 490, 500, 500, 500; in a
+second run seeds 0-7 500, 500, 183, 500, 500, 500, 500, 500; in a third (the README's) seeds 0-3 500, 272, 500, 500; in
+a fourth (2026-11-29) 500 each: 18 of 20 runs at 475 or more. A target period of 500 (the default since 2026-11-29):
+485, 500, 491, 500 and 500, 500, 362, 490, then in the bench of 2026-11-30 500, 441, 240 (8 of 11), and LunarLander at
+2M 261, 228, 259, in the bench 243, 197, 254, where 200 gave 229, 187, 263 and batch 64 (below) 249, 259, 255 but lost
+this task (``benchmarks/reports/r2d2-target-500-2026-11-29/``,
+``benchmarks/reports/{full,beyond}-r2d2-target-500-2026-11-30/``). The former defaults (gamma 0.99, target period 100,
+no normaliser) at 1M: 500, 305, 500, 497 and 358, 500, 468, 474; parts of it, at 1M: ``obs_norm`` 234, 324, 321, 500;
 ``obs_norm`` + gamma 0.997 476, 465, 500, 500; ``obs_norm`` + gamma 0.999 500, 500, 500, 471; target period 200 476,
 161, 227, 327. Not better, at 500k unless said: m 20 / burn-in 5; lr 1e-3 with 2 samples per insert; the actor's initial
 priorities (``initial_priority=actor``, at 1M: 434, 500, 241, 500); the linear lr decay (also at 1M: 262, 492, 394, 500;
@@ -23,8 +24,8 @@ over these defaults 7 of 8 seeds at 500, and LunarLander 8, 153, 184 against 130
 1e-3; importance weights; priority exponent 0.6; n = 3, and n = 10 with ``obs_norm`` (with and without gamma 0.997);
 LSTM 128; 3 or 12 samples per insert; gradient norm 10; m 40 / burn-in 10; batch 64 (at 1M too: 500, 219, 380, 500,
 though it reached LunarLander's 200 at 2M on seeds 0-2, 249, 259, 255, where batches of 32 then gave 229, 187, 263:
-``benchmarks/reports/r2d2-batch64-2026-11-29/``); the previous action given to the LSTM (the paper's input, tried as
-an observation of the env). Set the paper's values for long-horizon tasks."""
+``benchmarks/reports/r2d2-batch64-2026-11-29/``); the previous action given to the LSTM (the paper's input, tried as an
+observation of the env). Set the paper's values for long-horizon tasks."""
 
 from __future__ import annotations
 
