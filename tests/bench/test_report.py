@@ -51,7 +51,7 @@ def test_a_spread_row_says_which_seeds_the_cap_cut_short_of_the_budget():
     rs[2]["env_steps"] = 2_000_128  # past the budget: a whole last chunk, not cut
     assert "| 2,000,000 (1 of 3 cut by the 300-s cap at 1,949,120) |" in spread_rows(rs)[2]
     rs[0]["train_s"] = 120.0  # ended short of the budget before the cap: not called the cap's doing
-    assert "| 2,000,000 (1 of 3 cut at 1,949,120) |" in spread_rows(rs)[2]
+    assert "| 2,000,000 (1 of 3 ended at 1,949,120) |" in spread_rows(rs)[2]
     for r in rs:
         r["env_steps"] = 2_000_000
     assert "| 0, 1, 2 | 2,000,000 | " in spread_rows(rs)[2]
@@ -67,3 +67,11 @@ def test_peers_beside_distrl_with_ratios():
     never = dict(peer, peer="sb3-dqn", threshold_train_s=None)
     ratio = next(line for line in peer_rows([peer, never], [result()]) if line.startswith("| impala (local"))
     assert ratio.endswith("| 2.0x; — |")  # a peer that never got there has no time ratio
+
+
+def test_a_spread_row_without_a_budget_of_its_own_shows_the_most_env_steps_and_calls_no_seed_short():
+    rs = [result(seed=s) for s in (0, 1, 2)]  # the full suite's cells: the system's default budget, not the cell's
+    for r, steps in zip(rs, (1_000_000, 1_000_160, 1_000_000)):
+        r["env_steps"] = steps  # a run may overshoot its budget by part of a chunk
+    row = spread_rows(rs)[2]
+    assert "| 0, 1, 2 | 1,000,160 | " in row and "ended" not in row and "cut" not in row

@@ -61,9 +61,9 @@ def cell_rows(results: list[dict]) -> list[str]:
 
 
 def spread_rows(results: list[dict]) -> list[str]:
-    """Per (system, env, runtime) over its seeds: the budget (the cell's, else the most env steps a seed ran; the
-    seeds a wall-time cap ended short of it are counted, with the env steps they reached), greedy eval and time to threshold, min / median / max and the IQM with its 95% bootstrap interval (three
-    seeds or more)."""
+    """Per (system, env, runtime) over its seeds: the budget (the cell's, with the seeds that ended short of it and
+    the env steps they reached; else the most env steps a seed ran), greedy eval and time to threshold, min / median
+    / max and the IQM with its 95% bootstrap interval (three seeds or more)."""
     groups = defaultdict(list)
     for r in results:
         if "error" not in r and r["cell"]["threshold"] is not None:
@@ -73,14 +73,15 @@ def spread_rows(results: list[dict]) -> list[str]:
              "training s median (whole command) |",
              "|---|---|---|---|---|---|---|---|---|---|---|"]
     for (system, env, runtime), rs in groups.items():
-        budget = rs[0]["cell"].get("total_steps") or max(r["env_steps"] for r in rs)
+        budget = rs[0]["cell"].get("total_steps")
+        steps = f"{budget:,}{_cut(rs, budget)}" if budget else f"{max(r['env_steps'] for r in rs):,}"
         ev = spread([r["final_eval"] for r in rs])
         tt = spread([r["threshold_train_s"] for r in rs])
         sps = spread([r["sps"] for r in rs])
         ci = f" [{ev['iqm_ci'][0]:.1f}, {ev['iqm_ci'][1]:.1f}]" if ev.get("iqm_ci") else ""
         lines.append(
             f"| {system} | {env} | {runtime} | {', '.join(str(r['cell']['seed']) for r in rs)} | "
-            f"{budget:,}{_cut(rs, budget)} | "
+            f"{steps} | "
             f"{_n(ev.get('min'), '.1f')} / {_n(ev.get('median'), '.1f')} / {_n(ev.get('max'), '.1f')} | "
             f"{_n(ev.get('iqm'), '.1f')}{ci} | {tt['n']} of {len(rs)} | "
             f"{_n(tt.get('min'), '.1f')} / {_n(tt.get('median'), '.1f')} / {_n(tt.get('max'), '.1f')} | "
@@ -90,8 +91,9 @@ def spread_rows(results: list[dict]) -> list[str]:
 
 
 def _cut(rs: list[dict], budget: int) -> str:
-    """The seeds that ended before the budget (cut by the wall-time cap where they ran to it) and the env steps
-    they reached: a spread row must not claim a budget its seeds did not run."""
+    """The seeds that ended before the cell's budget (cut by the wall-time cap where they ran to it) and the env
+    steps they reached: a spread row must not claim a budget its seeds did not run. (A cell without a budget of its
+    own runs the system's default, which a run may overshoot by part of a chunk: the row shows the most a seed ran.)"""
     short = [r for r in rs if r["env_steps"] < budget]
     if not short:
         return ""
@@ -99,7 +101,7 @@ def _cut(rs: list[dict], budget: int) -> str:
     by = f" by the {cap:g}-s cap" if cap and all(r["train_s"] >= cap - 1.0 for r in short) else ""
     short = [r["env_steps"] for r in short]
     reached = f"{min(short):,}" if len(short) == 1 else f"{min(short):,}–{max(short):,}"
-    return f" ({len(short)} of {len(rs)} cut{by} at {reached})"
+    return f" ({len(short)} of {len(rs)} {'cut' + by if by else 'ended'} at {reached})"
 
 
 def peer_rows(peers: list[dict], results: list[dict]) -> list[str]:
