@@ -12,9 +12,10 @@ positions on a unit scale (the training mean rises sooner), gamma 0.997 lengthen
 target period of 200 steadies the targets that horizon makes larger. Together, at 1M: seeds 0-3 490, 500, 500, 500; in a
 second run seeds 0-7 500, 500, 183, 500, 500, 500, 500, 500; in a third (the README's) seeds 0-3 500, 272, 500, 500; in
 a fourth (2026-11-29) 500 each: 18 of 20 runs at 475 or more. A target period of 500 (the default since 2026-11-29):
-485, 500, 491, 500 and 500, 500, 362, 490, then in the bench of 2026-11-30 500, 441, 240 (8 of 11), and LunarLander at
-2M 261, 228, 259, in the bench 243, 197, 254, where 200 gave 229, 187, 263 and batch 64 (below) 249, 259, 255 but lost
-this task (``benchmarks/reports/r2d2-target-500-2026-11-29/``,
+485, 500, 491, 500 and 500, 500, 362, 490, then in the bench of 2026-11-30 500, 441, 240, and seeds 0-7 on that day 6 of
+8 where 200 gave 4 of 8 in the same session (14 of 19; ``benchmarks/reports/r2d2-period-2026-11-30/``), and LunarLander
+at 2M 261, 228, 259, in the bench 243, 197, 254, where 200 gave 229, 187, 263 and batch 64 (below) 249, 259, 255 but
+lost this task (``benchmarks/reports/r2d2-target-500-2026-11-29/``,
 ``benchmarks/reports/{full,beyond}-r2d2-target-500-2026-11-30/``). The former defaults (gamma 0.99, target period 100,
 no normaliser) at 1M: 500, 305, 500, 497 and 358, 500, 468, 474; parts of it, at 1M: ``obs_norm`` 234, 324, 321, 500;
 ``obs_norm`` + gamma 0.997 476, 465, 500, 500; ``obs_norm`` + gamma 0.999 500, 500, 500, 471; target period 200 476,
