@@ -75,3 +75,15 @@ def test_a_spread_row_without_a_budget_of_its_own_shows_the_most_env_steps_and_c
         r["env_steps"] = steps  # a run may overshoot its budget by part of a chunk
     row = spread_rows(rs)[2]
     assert "| 0, 1, 2 | 1,000,160 | " in row and "ended" not in row and "cut" not in row
+
+
+def test_a_spread_row_without_a_budget_names_the_seeds_the_cap_ended():
+    rs = [result(seed=s) for s in (0, 1, 2)]  # the quick suite's cells: the default budget, a 180-s cap
+    for r, steps, train_s in zip(rs, (150_000, 61_440, 150_016), (90.0, 180.2, 95.0)):
+        r["cell"]["max_wall_s"] = 180.0
+        r.update(env_steps=steps, train_s=train_s)
+    assert "| 0, 1, 2 | 150,016 (1 of 3 cut by the 180-s cap at 61,440) |" in spread_rows(rs)[2]
+    for r in rs:  # with a budget of its own: the capped seed, and one that ended early
+        r["cell"]["total_steps"] = 150_000
+    rs[2].update(env_steps=149_000)
+    assert "| 150,000 (1 of 3 cut by the 180-s cap at 61,440; 1 of 3 ended at 149,000) |" in spread_rows(rs)[2]

@@ -61,8 +61,8 @@ def cell_rows(results: list[dict]) -> list[str]:
 
 
 def spread_rows(results: list[dict]) -> list[str]:
-    """Per (system, env, runtime) over its seeds: the budget (the cell's, with the seeds that ended short of it and
-    the env steps they reached; else the most env steps a seed ran), greedy eval and time to threshold, min / median
+    """Per (system, env, runtime) over its seeds: the budget (the cell's, else the most env steps a seed ran; with
+    the seeds that did not run it whole, ``_short``), greedy eval and time to threshold, min / median
     / max and the IQM with its 95% bootstrap interval (three seeds or more)."""
     groups = defaultdict(list)
     for r in results:
@@ -74,7 +74,7 @@ def spread_rows(results: list[dict]) -> list[str]:
              "|---|---|---|---|---|---|---|---|---|---|---|"]
     for (system, env, runtime), rs in groups.items():
         budget = rs[0]["cell"].get("total_steps")
-        steps = f"{budget:,}{_cut(rs, budget)}" if budget else f"{max(r['env_steps'] for r in rs):,}"
+        steps = f"{budget or max(r['env_steps'] for r in rs):,}{_short(rs, budget)}"
         ev = spread([r["final_eval"] for r in rs])
         tt = spread([r["threshold_train_s"] for r in rs])
         sps = spread([r["sps"] for r in rs])
@@ -90,18 +90,22 @@ def spread_rows(results: list[dict]) -> list[str]:
     return lines
 
 
-def _cut(rs: list[dict], budget: int) -> str:
-    """The seeds that ended before the cell's budget (cut by the wall-time cap where they ran to it) and the env
-    steps they reached: a spread row must not claim a budget its seeds did not run. (A cell without a budget of its
-    own runs the system's default, which a run may overshoot by part of a chunk: the row shows the most a seed ran.)"""
-    short = [r for r in rs if r["env_steps"] < budget]
-    if not short:
-        return ""
+def _short(rs: list[dict], budget: int | None) -> str:
+    """The seeds that did not run the whole budget, and the env steps they reached: those the wall-time cap ended
+    (they ran to it), and those that ended before the cell's own budget otherwise. A spread row must not claim a
+    budget its seeds did not run. (A cell without a budget of its own runs the system's default, which a run may
+    overshoot by part of a chunk: the row shows the most a seed ran, and names only the seeds the cap ended.)"""
     cap = rs[0]["cell"].get("max_wall_s")
-    by = f" by the {cap:g}-s cap" if cap and all(r["train_s"] >= cap - 1.0 for r in short) else ""
-    short = [r["env_steps"] for r in short]
-    reached = f"{min(short):,}" if len(short) == 1 else f"{min(short):,}–{max(short):,}"
-    return f" ({len(short)} of {len(rs)} {'cut' + by if by else 'ended'} at {reached})"
+    capped = [r for r in rs if cap and r["train_s"] >= cap - 1.0 and (budget is None or r["env_steps"] < budget)]
+    ended = [r for r in rs if budget is not None and r["env_steps"] < budget and r not in capped]
+
+    def reached(group: list[dict]) -> str:
+        steps = [r["env_steps"] for r in group]
+        return f"{min(steps):,}" if len(steps) == 1 else f"{min(steps):,}–{max(steps):,}"
+
+    parts = ([f"{len(capped)} of {len(rs)} cut by the {cap:g}-s cap at {reached(capped)}"] if capped else []) + \
+        ([f"{len(ended)} of {len(rs)} ended at {reached(ended)}"] if ended else [])
+    return f" ({'; '.join(parts)})" if parts else ""
 
 
 def peer_rows(peers: list[dict], results: list[dict]) -> list[str]:
