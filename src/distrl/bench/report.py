@@ -62,8 +62,8 @@ def cell_rows(results: list[dict]) -> list[str]:
 
 def spread_rows(results: list[dict]) -> list[str]:
     """Per (system, env, runtime) over its seeds: the budget (the cell's, else the most env steps a seed ran; with
-    the seeds that did not run it whole, ``_short``), greedy eval and time to threshold, min / median
-    / max and the IQM with its 95% bootstrap interval (three seeds or more)."""
+    the seeds that did not run it whole, ``_short``), greedy eval and time to threshold, min / median / max and the
+    IQM with its 95% bootstrap interval (three seeds or more)."""
     groups = defaultdict(list)
     for r in results:
         if "error" not in r and r["cell"]["threshold"] is not None:
@@ -96,8 +96,10 @@ def _short(rs: list[dict], budget: int | None) -> str:
     budget its seeds did not run. (A cell without a budget of its own runs the system's default, which a run may
     overshoot by part of a chunk: the row shows the most a seed ran, and names only the seeds the cap ended.)"""
     cap = rs[0]["cell"].get("max_wall_s")
-    capped = [r for r in rs if cap and r["train_s"] >= cap - 1.0 and (budget is None or r["env_steps"] < budget)]
-    ended = [r for r in rs if budget is not None and r["env_steps"] < budget and r not in capped]
+    ran_to_cap = [bool(cap) and r["train_s"] >= cap - 1.0 for r in rs]
+    short = [budget is not None and r["env_steps"] < budget for r in rs]
+    capped = [r for r, c, s in zip(rs, ran_to_cap, short) if c and (s or budget is None)]
+    ended = [r for r, c, s in zip(rs, ran_to_cap, short) if s and not c]
 
     def reached(group: list[dict]) -> str:
         steps = [r["env_steps"] for r in group]
