@@ -66,8 +66,9 @@ def test_a_batch_that_could_never_fill_on_local_is_one_line_before_anything_runs
 
 @pytest.mark.parametrize("system", ["r2d2", "seed-r2d2"])
 def test_an_r2d2_run_saved_before_obs_norm_existed_resumes_without_it(tmp_path, system):
-    """R2D2's default normalises observations (SEED + R2D2's too, since 2026-11-29); a run saved before the setting
-    existed ran without it, and loads and resumes so (``OLDER_RUN_DEFAULTS``), not with today's default."""
+    """R2D2's default normalises observations (SEED + R2D2's too, since 2026-11-29) and, since 2026-11-30, uses
+    advantage learning (R2D2's only); a run saved before the settings existed ran without them, and loads and resumes
+    so (``OLDER_RUN_DEFAULTS``), not with today's defaults."""
     run = tmp_path / "r"
     small = dict(num_actors=1, num_envs=4, unroll_length=10, min_replay=20, batch_size=8, replay_size=500,
                  sequence_length=10, overlap=5, burn_in=2, n_step=3)
@@ -76,12 +77,14 @@ def test_an_r2d2_run_saved_before_obs_norm_existed_resumes_without_it(tmp_path, 
     path = run / "config.yaml"
     data = yaml.safe_load(path.read_text())
     data["system_config"].pop("obs_norm")
+    data["system_config"].pop("advantage_learning")
     path.write_text(yaml.safe_dump(data, sort_keys=False))
     assert distrl.load_policy(run).model.obs_norm is None
     s = distrl.train(system, env="distrl/CartPoleNoVelocity-v1", runtime="inline", total_steps=1200, run_dir=str(run),
                      resume=True)
     assert s["env_steps"] >= 1200
-    assert yaml.safe_load(path.read_text())["system_config"]["obs_norm"] is False
+    saved = yaml.safe_load(path.read_text())["system_config"]
+    assert saved["obs_norm"] is False and saved["advantage_learning"] == 0.0
 
 
 def test_r2d2_moved_its_defaults_seed_r2d2_kept_the_period_it_was_measured_with_and_r2d3_its_own():
@@ -90,11 +93,11 @@ def test_r2d2_moved_its_defaults_seed_r2d2_kept_the_period_it_was_measured_with_
     from distrl.agents.seed_r2d2.config import SeedR2D2Config
 
     def horizon(c):
-        return c.gamma, c.target_update_period, c.obs_norm
+        return c.gamma, c.target_update_period, c.obs_norm, c.advantage_learning
 
-    assert horizon(R2D2Config()) == (0.997, 500, True)
-    assert horizon(SeedR2D2Config()) == (0.997, 200, True)  # the target period its runs were measured with
-    assert horizon(R2D3Config()) == (0.99, 100, False)
+    assert horizon(R2D2Config()) == (0.997, 500, True, 0.5)
+    assert horizon(SeedR2D2Config()) == (0.997, 200, True, 0.0)  # the period and operator its runs were measured with
+    assert horizon(R2D3Config()) == (0.99, 100, False, 0.0)
 
 
 def _fixed_settings():

@@ -131,10 +131,12 @@ def test_sequences_carry_the_state_the_actor_had_at_their_first_step(tmp_path):
     assert spans_chunks > 0
 
 
-def test_actor_priorities_are_the_learners_for_the_network_the_actor_acted_with():
+@pytest.mark.parametrize("alpha", [0.0, 0.7])
+def test_actor_priorities_are_the_learners_for_the_network_the_actor_acted_with(alpha):
     """``initial_priority=actor``: each sequence enters with the priority R2D2's learner would give it with the
-    actor's network (stored state, burn-in, trained steps, n-step double-Q under h, eta max + (1 - eta) mean), over
-    several chunks (sequences spanning two of them, episode starts and ends among them)."""
+    actor's network (stored state, burn-in, trained steps, n-step double-Q under h, advantage learning's correction
+    where set, eta max + (1 - eta) mean), over several chunks (sequences spanning two of them, episode starts and ends
+    among them)."""
     from distrl.agents.common.exploration import EpsilonGreedy
     from distrl.agents.r2d2.actor import SequenceActor, chunk_spec, sequences_to_insert
     from distrl.agents.r2d2.builder import make_replay
@@ -147,7 +149,8 @@ def test_actor_priorities_are_the_learners_for_the_network_the_actor_acted_with(
         def pull(self, version):
             return None
 
-    cfg = build_config(R2D2Config, dict(SMALL, num_actors=1, initial_priority="actor", gamma=0.9))
+    cfg = build_config(R2D2Config, dict(SMALL, num_actors=1, initial_priority="actor", gamma=0.9,
+                                        advantage_learning=alpha))
     env = env_spec("distrl/CartPoleNoVelocity-v1")
     torch.manual_seed(0)
     model = make_model(env, cfg)
@@ -181,7 +184,7 @@ def h_inv(x, eps):  # R2D2 / Pohlen et al. 2018, the closed form of h's inverse
 
 def reference_priority(cfg, q, action, reward, discount, first, length, start, eps=1e-3):
     """One sequence's priority from the formulas written out (one env: arrays ``[T, ...]``): delta_t = h(sum_k
-    gamma^k r_{t+k} + gamma^n h^-1(max_a q_{t+n})) - q_t(a_t) over the steps after burn-in (all of them where the
+    gamma^k r_{t+k} + gamma^n h^-1(max_a q_{t+n}) - alpha (h^-1(max_a q_t) - h^-1(q_t(a_t)))) - q_t(a_t) over the steps after burn-in (all of them where the
     sequence starts its episode) whose bootstrap step is one of the sequence's, or whose window an episode end cuts
     first; p = eta max |delta| + (1 - eta) mean |delta| (R2D2 section 2.3); 0 where no step is trained."""
     last = first + length - 1
@@ -199,18 +202,21 @@ def reference_priority(cfg, q, action, reward, discount, first, length, start, e
                 break
         if scale:
             g += scale * h_inv(q[t + cfg.n_step].max(), eps)
+        g -= cfg.advantage_learning * (h_inv(q[t].max(), eps) - h_inv(q[t, action[t]], eps))  # Bellemare et al. 2016
         deltas.append(abs(h(g, eps) - q[t, action[t]]))
     return cfg.priority_eta * max(deltas) + (1 - cfg.priority_eta) * np.mean(deltas) if deltas else 0.0
 
 
-def test_actor_priorities_match_the_papers_formula_step_by_step():
-    """A hand-built stream of one env, the scorer's ring wrapping twice, against :func:`reference_priority`."""
+@pytest.mark.parametrize("alpha", [0.0, 0.6])
+def test_actor_priorities_match_the_papers_formula_step_by_step(alpha):
+    """A hand-built stream of one env, the scorer's ring wrapping twice, against :func:`reference_priority` (with and
+    without advantage learning)."""
     from types import SimpleNamespace
 
     from distrl.agents.r2d2.actor import SequenceScorer
 
     cfg = SimpleNamespace(sequence_length=6, unroll_length=4, n_step=2, burn_in=1, value_rescale_eps=1e-3,
-                          priority_eta=0.9)
+                          priority_eta=0.9, advantage_learning=alpha)
     rng = np.random.default_rng(3)
     T, gamma = 25, 0.9  # the scorer's ring holds 10 steps
     q = rng.normal(size=(T, 3)).astype(np.float32)
@@ -239,9 +245,9 @@ def test_actor_priorities_match_the_papers_formula_step_by_step():
 @settings(max_examples=30, deadline=None)
 @given(seed=st.integers(0, 2**31), envs=st.integers(1, 3), length=st.integers(3, 8), overlap_frac=st.floats(0, 0.9),
        unroll=st.integers(1, 6), n=st.integers(1, 3), burn_in=st.integers(0, 3),
-       end_prob=st.sampled_from([0.0, 0.1, 0.3]))
+       end_prob=st.sampled_from([0.0, 0.1, 0.3]), alpha=st.sampled_from([0.0, 0.5]))
 def test_actor_priorities_match_the_formula_for_every_sequence_the_adder_cuts(seed, envs, length, overlap_frac, unroll,
-                                                                             n, burn_in, end_prob):
+                                                                             n, burn_in, end_prob, alpha):
     """Generated streams of several envs (episode ends, time limits, next-step autoreset's invalid steps) cut by the
     real ``SequenceAdder`` and scored at chunk ends through ``write_step``: every sequence's priority is
     :func:`reference_priority`'s, in the order the chunk lists the sequences."""
@@ -253,7 +259,7 @@ def test_actor_priorities_match_the_formula_for_every_sequence_the_adder_cuts(se
     n, burn_in = min(n, length - 1), min(burn_in, length - 1 - min(n, length - 1))
     overlap = min(int(overlap_frac * length), length - 1)
     cfg = SimpleNamespace(sequence_length=length, unroll_length=unroll, n_step=n, burn_in=burn_in,
-                          value_rescale_eps=1e-3, priority_eta=0.9)
+                          value_rescale_eps=1e-3, priority_eta=0.9, advantage_learning=alpha)
     rng = np.random.default_rng(seed)
     T, gamma = 40, 0.9
     q = rng.normal(size=(T, envs, 3)).astype(np.float32)

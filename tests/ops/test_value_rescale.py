@@ -1,8 +1,11 @@
 import numpy as np
 import pytest
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from distrl.ops import (
+    advantage_learning_target,
     n_step_returns,
     transformed_double_q_target,
     transformed_n_step_q_target,
@@ -76,3 +79,32 @@ def test_transformed_double_q_target_keeps_the_scale_of_long_horizons_small():
                                     q, q)
     torch.testing.assert_close(y, q[:, 0])
     assert 17.0 < float(y[0]) < 17.7
+
+
+def test_advantage_learning_by_hand():
+    """eps = 0, where h(x) = sqrt(x + 1) - 1 for x >= 0: the target network's raw values at x_t are 3 and 8 (rescaled 1
+    and 2), the target's raw value 15 (rescaled 3). Taking the worse action 0, the gap 8 - 3 = 5 comes off the raw
+    target times alpha (T_AL Q = T Q - alpha (V - Q), Bellemare et al. 2016): h(15 - 0.6 * 5) = sqrt(13) - 1; taking
+    the better action 1 there is no gap and the target stays 3."""
+    target = torch.tensor([[3.0, 3.0]], dtype=torch.float64)  # [T=1, B=2]
+    q_target = torch.tensor([[[1.0, 2.0], [1.0, 2.0]]], dtype=torch.float64)  # [T, B, A]
+    action = torch.tensor([[0, 1]])
+    got = advantage_learning_target(target, q_target, action, 0.6, eps=0.0)
+    torch.testing.assert_close(got, torch.tensor([[13 ** 0.5 - 1, 3.0]], dtype=torch.float64))
+    assert advantage_learning_target(target, q_target, action, 0.0, eps=0.0) is target
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**31), alpha=st.floats(0.05, 0.99), eps=st.sampled_from([0.0, 1e-3, 0.1]))
+def test_advantage_learning_widens_the_gap_and_keeps_the_greedy_targets(seed, alpha, eps):
+    """Properties of the operator: the greedy action's target is unchanged, every other action's is lower (in
+    rescaled values too: h is increasing), by more for a larger alpha."""
+    g = torch.Generator().manual_seed(seed)
+    q_target = torch.randn(5, 4, 3, generator=g, dtype=torch.float64) * 3
+    target = torch.randn(5, 4, generator=g, dtype=torch.float64) * 3
+    action = torch.randint(0, 3, (5, 4), generator=g)
+    got = advantage_learning_target(target, q_target, action, alpha, eps)
+    greedy = action == q_target.argmax(-1)
+    torch.testing.assert_close(got[greedy], target[greedy])
+    assert (got[~greedy] < target[~greedy]).all()
+    assert (advantage_learning_target(target, q_target, action, alpha / 2, eps)[~greedy] > got[~greedy]).all()

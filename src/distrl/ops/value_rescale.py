@@ -42,3 +42,22 @@ def transformed_double_q_target(rewards: torch.Tensor, discounts: torch.Tensor, 
     regresses on (a discount near 1 makes returns of hundreds, h brings them to tens). The operator's fixed point is
     h of the optimal values only where transitions are deterministic. Shapes as :func:`distrl.ops.double_q_target`."""
     return value_rescale(double_q_target(rewards, discounts, q_next_online, value_rescale_inv(q_next_target, eps)), eps)
+
+
+def advantage_learning_target(target: torch.Tensor, q_target: torch.Tensor, action: torch.Tensor, alpha: float,
+                              eps: float = 1e-3) -> torch.Tensor:
+    """The advantage-learning operator on a rescaled target (Baird 1999; Bellemare et al., "Increasing the Action Gap",
+    AAAI 2016, who prove it optimality-preserving and gap-increasing for 0 <= alpha < 1 and use the target network's Q):
+    T_AL Q(x, a) = T Q(x, a) - alpha (max_b Q(x, b) - Q(x, a)), here h(h^-1(target) - alpha (h^-1(max_b q(x, b)) -
+    h^-1(q(x, a)))), the gap taken in the untransformed values.
+
+    Taking the same fraction of the action gap off every action the policy does not prefer widens the gaps the greedy
+    policy reads while keeping the optimal policy: where the gap is a small fraction of the values (a cart's slow drift
+    against hundreds of steps of balancing) the greedy policy flips less with the approximation error of one update. ``target`` ``[T, B]`` (rescaled), ``q_target`` ``[T, B, A]`` the
+    target network's rescaled values of x_t, ``action`` ``[T, B]`` the actions taken; alpha 0 returns ``target``.
+    """
+    if alpha == 0.0:
+        return target
+    raw = value_rescale_inv(q_target, eps)
+    gap = raw.max(-1).values - raw.gather(-1, action.unsqueeze(-1)).squeeze(-1)
+    return value_rescale(value_rescale_inv(target, eps) - alpha * gap, eps)

@@ -8,6 +8,7 @@ DEFAULT_TOTAL_STEPS = 1_000_000  # solves the masked CartPole with the default c
 DOC = "Recurrent replay distributed DQN: LSTM, stored state, burn-in, h(x) n-step double-Q, sequence priorities (R2D2)."
 
 RENAMED_SETTINGS: dict = {}  # a new system: nothing renamed
-OLDER_RUN_DEFAULTS: dict = {"obs_norm": False}  # runs saved before the normaliser existed ran without it
+# runs saved before the normaliser or advantage learning existed ran without them
+OLDER_RUN_DEFAULTS: dict = {"obs_norm": False, "advantage_learning": 0.0}
 
 __all__ = ["DEFAULT_TOTAL_STEPS", "Config", "DOC", "OLDER_RUN_DEFAULTS", "RENAMED_SETTINGS", "build", "make_model"]

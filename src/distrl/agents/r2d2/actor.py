@@ -21,7 +21,12 @@ from distrl.core.protocols import Stateless, WeightsReader
 from distrl.core.types import ArraySpec
 from distrl.envs import EnvSpec, EpisodeTracker, make_vec_env
 from distrl.models import FlatParameters, RecurrentQNetwork
-from distrl.ops import sequence_priority, trainable_steps, transformed_n_step_q_target
+from distrl.ops import (
+    advantage_learning_target,
+    sequence_priority,
+    trainable_steps,
+    transformed_n_step_q_target,
+)
 from distrl.replay import SequenceAdder
 
 STEP_FIELDS = ("obs", "action", "reward", "discount")
@@ -124,6 +129,7 @@ class SequenceScorer:
         values = q.max(-1).values
         values_tp1 = torch.cat([values[1:], values.new_zeros(1, len(env))])
         target = transformed_n_step_q_target(reward, discount, values_tp1, cfg.n_step, cfg.value_rescale_eps)
+        target = advantage_learning_target(target, q, action, cfg.advantage_learning, cfg.value_rescale_eps)
         train = trainable_steps(mask_t, discount, cfg.n_step, cfg.burn_in, torch.from_numpy(start))
         delta = (target - q.gather(-1, action.unsqueeze(-1)).squeeze(-1)) * train
         return sequence_priority(delta, cfg.priority_eta, mask=train).numpy()

@@ -43,6 +43,12 @@ def target_period(default: int) -> object:
     return setting(default, "Learner updates between target-network syncs (the paper: 2500).", low=1)
 
 
+def advantage_learning(default: float) -> object:
+    return setting(default, "alpha of the advantage-learning operator: the target less alpha times the target "
+                   "network's action gap at x_t (Bellemare et al. 2016; widens the gaps the greedy policy reads; the "
+                   "paper: none); 0: off.", low=0.0, high=0.99)
+
+
 @dataclass(frozen=True)
 class R2D2Config(DemoSettings):
     num_actors: int = common.num_actors()
@@ -58,6 +64,7 @@ class R2D2Config(DemoSettings):
     gamma: float = common.gamma(0.997)
     value_rescale_eps: float = setting(1e-3, "epsilon of the value rescaling h(x) (R2D2 section 2).", low=0.0,
                                        fixed=common.Q_SCALE)
+    advantage_learning: float = advantage_learning(0.5)
     epsilon: float = setting(0.4, "Base of the exploration ladder eps_i = epsilon^(1 + alpha i / (N - 1)).", low=0.0, high=1.0)
     epsilon_alpha: float = setting(7.0, "Exponent spread alpha of the exploration ladder.", low=0.0)
     actor_sync_steps: int = setting(40, "Vector steps between an actor's weight pulls (the paper: 400).", low=1)
@@ -89,10 +96,11 @@ class R2D2Config(DemoSettings):
 @dataclass(frozen=True)
 class ShortHorizonR2D2Config(R2D2Config):
     """R2D2's defaults before the memory task's drift moved them (gamma 0.99, a target period of 100 updates, no
-    observation normaliser): kept by R2D3, whose demo-ratio tables were measured with them (SEED + R2D2 kept them too
+    observation normaliser, no advantage learning): kept by R2D3, whose demo-ratio tables were measured with them (SEED + R2D2 kept them too
     until 2026-11-29, when swapping its server's weights as R2D2's actors pull theirs let R2D2's present ones work
     there: ``agents/seed_r2d2/config.py``)."""
 
     gamma: float = common.gamma(0.99)
     target_update_period: int = target_period(100)
     obs_norm: bool = common.obs_norm(False)
+    advantage_learning: float = advantage_learning(0.0)

@@ -24,7 +24,12 @@ import torch
 from distrl.agents.common.optim import make_optimizer
 from distrl.agents.common.replay_learner import ReplayLearner
 from distrl.models import FlatParameters
-from distrl.ops import sequence_priority, trainable_steps, transformed_n_step_q_target
+from distrl.ops import (
+    advantage_learning_target,
+    sequence_priority,
+    trainable_steps,
+    transformed_n_step_q_target,
+)
 from distrl.replay import SampledBatch
 
 
@@ -85,6 +90,7 @@ class R2D2Learner(ReplayLearner):
             q_next = q_target.gather(-1, best).squeeze(-1)
             values_tp1 = torch.cat([q_next[1:], q_next.new_zeros(1, B)])  # v(x_{t+1}); the last one is never used
             target = transformed_n_step_q_target(reward, discount, values_tp1, n, cfg.value_rescale_eps)
+            target = advantage_learning_target(target, q_target, action, cfg.advantage_learning, cfg.value_rescale_eps)
             train = trainable_steps(mask, discount, n, burn, starts).float()
         q_sa = q.gather(-1, action.unsqueeze(-1)).squeeze(-1)
         delta = (target - q_sa) * train
