@@ -2,7 +2,14 @@
 burn-in 40, n = 5, gamma = 0.997, LSTM 512, target period 2500, priority exponent 0.9 and eta = 0.9, no importance
 weights. The defaults here are for small envs on a CPU (the masked CartPole needs a few steps of memory, not 80): m
 30, overlap 15, burn-in 8, LSTM 64, the paper's gamma 0.997, a target period of 500 updates (200 until 2026-11-29),
-lr 5e-4, 6 samples per inserted sequence and the running observation normaliser (``obs_norm``), over 1M env steps.
+lr 5e-4, 6 samples per inserted sequence, the running observation normaliser (``obs_norm``) and advantage learning
+with alpha 0.5 (``advantage_learning``, since 2026-11-30; not in the paper), over 1M env steps.
+
+Advantage learning (Bellemare et al. 2016, ``distrl.ops.advantage_learning_target``) widens the action gaps the greedy
+policy reads: the greedy score of a run's last weights moved by hundreds within a few thousand updates without it
+(``benchmarks/reports/r2d2-weight-averaging-2026-11-30/``). With alpha 0.5, LunarLander at 2M: 241, 255, 263, where
+the default without it gave 261, 228, 259 and in the bench 243, 197, 254; the masked CartPole at 1M: 6 of 8 seeds at
+475+, as without it on the same day; alpha 0.9 there 2 of 4 (``benchmarks/reports/r2d2-advantage-learning-2026-11-30/``).
 
 Why (``benchmarks/ac_variants.py --system r2d2 --over defaults``, greedy eval of 20 episodes per seed, ``local``; every
 run in ``benchmarks/reports/r2d2-variants-2026-11-27/variants.md``): where a greedy policy on the memory task falls
