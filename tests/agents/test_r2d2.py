@@ -183,10 +183,11 @@ def h_inv(x, eps):  # R2D2 / Pohlen et al. 2018, the closed form of h's inverse
 
 
 def reference_priority(cfg, q, action, reward, discount, first, length, start, eps=1e-3):
-    """One sequence's priority from the formulas written out (one env: arrays ``[T, ...]``): delta_t = h(sum_k
-    gamma^k r_{t+k} + gamma^n h^-1(max_a q_{t+n}) - alpha (h^-1(max_a q_t) - h^-1(q_t(a_t)))) - q_t(a_t) over the steps after burn-in (all of them where the
-    sequence starts its episode) whose bootstrap step is one of the sequence's, or whose window an episode end cuts
-    first; p = eta max |delta| + (1 - eta) mean |delta| (R2D2 section 2.3); 0 where no step is trained."""
+    """One sequence's priority from the formulas written out (one env: arrays ``[T, ...]``): delta_t = h(sum_k gamma^k
+    r_{t+k} + gamma^n h^-1(max_a q_{t+n}) - alpha (h^-1(max_a q_t) - h^-1(q_t(a_t)))) - q_t(a_t) over the steps after
+    burn-in (all of them where the sequence starts its episode) whose bootstrap step is one of the sequence's, or whose
+    window an episode end cuts first; p = eta max |delta| + (1 - eta) mean |delta| (R2D2 section 2.3); 0 where no step
+    is trained."""
     last = first + length - 1
     deltas = []
     for t in range(first, last + 1):

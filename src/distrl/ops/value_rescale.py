@@ -53,8 +53,9 @@ def advantage_learning_target(target: torch.Tensor, q_target: torch.Tensor, acti
 
     Taking the same fraction of the action gap off every action the policy does not prefer widens the gaps the greedy
     policy reads while keeping the optimal policy: where the gap is a small fraction of the values (a cart's slow drift
-    against hundreds of steps of balancing) the greedy policy flips less with the approximation error of one update. ``target`` ``[T, B]`` (rescaled), ``q_target`` ``[T, B, A]`` the
-    target network's rescaled values of x_t, ``action`` ``[T, B]`` the actions taken; alpha 0 returns ``target``.
+    against hundreds of steps of balancing) the greedy policy flips less with the approximation error of one update.
+    ``target`` ``[T, B]`` (rescaled), ``q_target`` ``[T, B, A]`` the target network's rescaled values of x_t,
+    ``action`` ``[T, B]`` the actions taken; alpha 0 returns ``target``.
     """
     if alpha == 0.0:
         return target

@@ -7,9 +7,10 @@ with alpha 0.5 (``advantage_learning``, since 2026-11-30; not in the paper), ove
 
 Advantage learning (Bellemare et al. 2016, ``distrl.ops.advantage_learning_target``) widens the action gaps the greedy
 policy reads: the greedy score of a run's last weights moved by hundreds within a few thousand updates without it
-(``benchmarks/reports/r2d2-weight-averaging-2026-11-30/``). With alpha 0.5, LunarLander at 2M: 241, 255, 263, where
-the default without it gave 261, 228, 259 and in the bench 243, 197, 254; the masked CartPole at 1M: 6 of 8 seeds at
-475+, as without it on the same day; alpha 0.9 there 2 of 4 (``benchmarks/reports/r2d2-advantage-learning-2026-11-30/``).
+(``benchmarks/reports/r2d2-weight-averaging-2026-11-30/``). With alpha 0.5, LunarLander at 2M: 241, 255, 263, in the
+bench 235, 257, 255, where the default without it gave 261, 228, 259 and in the bench 243, 197, 254; the masked
+CartPole at 1M: 6 of 8 seeds at 475+, as without it on the same day, and in the bench ``local`` 500, 496, 244; alpha
+0.9 there 2 of 4 (``benchmarks/reports/r2d2-advantage-learning-2026-11-30/``, ``{beyond,full}-r2d2-al-2026-11-30/``).
 
 Why (``benchmarks/ac_variants.py --system r2d2 --over defaults``, greedy eval of 20 episodes per seed, ``local``; every
 run in ``benchmarks/reports/r2d2-variants-2026-11-27/variants.md``): where a greedy policy on the memory task falls
@@ -103,9 +104,9 @@ class R2D2Config(DemoSettings):
 @dataclass(frozen=True)
 class ShortHorizonR2D2Config(R2D2Config):
     """R2D2's defaults before the memory task's drift moved them (gamma 0.99, a target period of 100 updates, no
-    observation normaliser, no advantage learning): kept by R2D3, whose demo-ratio tables were measured with them (SEED + R2D2 kept them too
-    until 2026-11-29, when swapping its server's weights as R2D2's actors pull theirs let R2D2's present ones work
-    there: ``agents/seed_r2d2/config.py``)."""
+    observation normaliser, no advantage learning): kept by R2D3, whose demo-ratio tables were measured with them
+    (SEED + R2D2 kept them too until 2026-11-29, when swapping its server's weights as R2D2's actors pull theirs let
+    R2D2's present ones work there: ``agents/seed_r2d2/config.py``)."""
 
     gamma: float = common.gamma(0.99)
     target_update_period: int = target_period(100)

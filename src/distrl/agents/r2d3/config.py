@@ -5,8 +5,8 @@ the two, run to 300k, 1/16 was the one whose every greedy episode reached the fl
 Demonstrations table). The paper's tasks are long, so there the agent's own data soon carries the signal and little
 demo data suffices; DI-engine found 1/4 best on Pong. The other replay systems keep the paper's 1/256 for their
 optional ``demos``. R2D3 keeps the values R2D2's defaults had when its tables were measured
-(``ShortHorizonR2D2Config``; R2D2 moved to gamma 0.997, a target period of 200 and the normaliser for the memory
-task's slow drift), so its demo-ratio figures still describe its defaults."""
+(``ShortHorizonR2D2Config``; R2D2 moved to gamma 0.997, a longer target period, the normaliser and advantage learning
+for the memory task's slow drift and LunarLander), so its demo-ratio figures still describe its defaults."""
 
 from __future__ import annotations
 
