@@ -9,6 +9,7 @@ import re
 import shutil
 from pathlib import Path
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -244,3 +245,46 @@ def test_unusable_tls_files_are_one_line_and_touch_nothing(tmp_path, capsys, set
     code, lines = _run_cli(args, tmp_path, capsys)
     assert code == 2 and len(lines) == 1 and fragment in lines[0], lines
     assert sorted(p.name for p in tmp_path.iterdir()) == before
+
+
+@pytest.fixture(scope="module")
+def evaluated(tmp_path_factory) -> Path:
+    """A run whose periodic evaluation kept a best policy (run_dir/best)."""
+    run = tmp_path_factory.mktemp("evaluated") / "run"
+    distrl.train("a2c", env="CartPole-v1", runtime="inline", total_steps=3000, num_envs=8, unroll_length=8,
+                 eval_interval_steps=1000, eval_episodes=1, run_dir=str(run))
+    assert (run / "best" / "policy.safetensors").is_file()
+    return run
+
+
+@pytest.mark.parametrize("how", ["truncated", "another model's", "empty", "bad json", "removed"])
+def test_a_damaged_best_policy_is_one_line_or_passed_over_for_the_last_checkpoint(evaluated, tmp_path, capsys, how):
+    """Weights that are there but do not load: one line naming ``--snapshot last``. A record that is not whole (an
+    empty file, unreadable JSON, no folder): no best was kept, so eval plays the last checkpoint, and asking for the
+    best is one line. Nothing is written either way."""
+    from safetensors.numpy import save_file
+
+    run = tmp_path / "run"
+    shutil.copytree(evaluated, run)
+    best = run / "best"
+    if how == "truncated":
+        data = (best / "policy.safetensors").read_bytes()
+        (best / "policy.safetensors").write_bytes(data[: len(data) // 2])
+    elif how == "another model's":
+        save_file({"flat": np.zeros(5, np.float32)}, str(best / "policy.safetensors"))
+    elif how == "empty":
+        (best / "policy.safetensors").write_bytes(b"")
+    elif how == "bad json":
+        (best / "best.json").write_text("{not json")
+    else:
+        shutil.rmtree(best)
+    before = {p: p.read_bytes() for p in run.rglob("*") if p.is_file()}
+    code, lines = _run_cli(["eval", str(run), "--episodes", "1"], tmp_path, capsys)
+    if how in ("truncated", "another model's"):
+        assert code == 2 and len(lines) == 1 and "--snapshot last" in lines[0], lines
+        assert _run_cli(["eval", str(run), "--episodes", "1", "--snapshot", "last"], tmp_path, capsys)[0] == 0
+    else:
+        assert code == 0, lines
+        code, lines = _run_cli(["eval", str(run), "--episodes", "1", "--snapshot", "best"], tmp_path, capsys)
+        assert code == 2 and len(lines) == 1 and "kept no best policy" in lines[0], lines
+    assert {p: p.read_bytes() for p in run.rglob("*") if p.is_file()} == before

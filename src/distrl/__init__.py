@@ -42,20 +42,24 @@ def make_trainer(system: str, env: str | None = None, **settings: Any):
     return _make(system, env, **settings)
 
 
-def load_policy(run_dir: str | Path):
-    """The greedy policy of a run's latest checkpoint: ``policy.act(observation)`` returns an action."""
+def load_policy(run_dir: str | Path, snapshot: str | None = None):
+    """A run's greedy policy: ``policy.act(observation)`` returns an action. ``snapshot``: ``best`` (the weights its
+    periodic evaluation scored highest, kept where one ran: R2D2 by default) or ``last`` (its latest checkpoint);
+    by default the best where kept, else the last (``policy.snapshot`` says which)."""
     from distrl.api import load_policy as _load
 
-    return _load(run_dir)
+    return _load(run_dir, snapshot)
 
 
-def evaluate(run_dir: str | Path, episodes: int = 10, seed: int = 12345, video: bool = False) -> dict[str, Any]:
-    """Play ``episodes`` with a run's greedy policy (env seeds ``seed, seed+1, ...``); returns ``mean_return``,
-    ``std_return``, ``min_return`` and ``max_return`` (the worst and the best episode), ``episodes`` and, with
-    ``video``, the path of a GIF of the first episode."""
+def evaluate(run_dir: str | Path, episodes: int = 10, seed: int = 12345, video: bool = False,
+             snapshot: str | None = None) -> dict[str, Any]:
+    """Play ``episodes`` with a run's greedy policy (env seeds ``seed, seed+1, ...``; ``snapshot`` as in
+    :func:`load_policy`); returns ``mean_return``, ``std_return``, ``min_return`` and ``max_return`` (the worst and
+    the best episode), ``episodes``, ``snapshot`` (which weights played; for ``best`` also ``best_policy``: its
+    evaluation's score, episodes and env steps) and, with ``video``, the path of a GIF of the first episode."""
     from distrl.api import evaluate as _evaluate
 
-    return _evaluate(run_dir, episodes, seed=seed, video=video)
+    return _evaluate(run_dir, episodes, seed=seed, video=video, snapshot=snapshot)
 
 
 def record(out: str | Path, run_dir: str | Path | None = None, policy: str | None = None, env: str | None = None,

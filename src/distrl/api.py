@@ -17,6 +17,7 @@ from distrl.agents.registry import get_system
 from distrl.core.system import BuildContext
 from distrl.envs import check_env_id, env_spec, make_env
 from distrl.errors import ConfigError
+from distrl.models import load_flat
 from distrl.models.device import resolve_device
 from distrl.run_config import RunConfig
 from distrl.runtime import (
@@ -26,6 +27,7 @@ from distrl.runtime import (
     Trainer,
 )
 from distrl.runtime.compute import setup_compute
+from distrl.runtime.run.best_policy import load_best_weights, read_best
 from distrl.runtime.run.checkpoint import latest_checkpoint, load_checkpoint
 from distrl.runtime.run.run_dir import (
     default_run_dir,
@@ -167,6 +169,14 @@ def check_learners(system: str, run_cfg: RunConfig, program) -> None:
                           f"(one each); this torch sees {torch.cuda.device_count()}")
 
 
+def system_run_defaults(module, run_cfg: RunConfig) -> RunConfig:
+    """Fill the run settings left to the system: its budget, and its periodic evaluation (``RUN_DEFAULTS``: R2D2
+    keeps its best evaluated policy; the others evaluate only when asked)."""
+    defaults = {"total_steps": module.DEFAULT_TOTAL_STEPS, "eval_interval_steps": 0, "eval_episodes": 5,
+                **getattr(module, "RUN_DEFAULTS", {})}
+    return dataclasses.replace(run_cfg, **{k: v for k, v in defaults.items() if getattr(run_cfg, k) is None})
+
+
 def plan_run(system: str, env: str | None = None, *, config_file: str | None = None, resume: bool = False,
              **settings: Any):
     """Every check of a run's inputs, nothing written: (system module, run config, system config, env
@@ -184,8 +194,7 @@ def plan_run(system: str, env: str | None = None, *, config_file: str | None = N
             raise ConfigError(f"run dir '{overrides['run_dir']}' holds a {saved.get('system')} run, not {system}")
         base = saved
     module, run_cfg, sys_cfg = resolve_configs(system, overrides, base)
-    if run_cfg.total_steps is None:
-        run_cfg = dataclasses.replace(run_cfg, total_steps=module.DEFAULT_TOTAL_STEPS)
+    run_cfg = system_run_defaults(module, run_cfg)
     check_env_id(run_cfg.env)
     spec = env_spec(run_cfg.env)
     if run_cfg.runtime == "ray":
@@ -256,10 +265,19 @@ def require_ray() -> None:
                           "or pip install 'distrl[ray]'") from None
 
 
-class Policy:
-    """A trained policy loaded from a run dir: ``policy.act(obs)`` returns the greedy action."""
+SNAPSHOTS = ("best", "last")
 
-    def __init__(self, run_dir: str | Path):
+
+class Policy:
+    """A trained policy loaded from a run dir: ``policy.act(obs)`` returns the greedy action.
+
+    ``snapshot``: ``best`` plays the weights the run's periodic evaluation scored highest (``run_dir/best``, kept
+    where periodic evaluation ran: R2D2 by default), ``last`` the newest loadable checkpoint's; by default the best
+    where the run kept one, else the last. ``self.snapshot`` says which was loaded."""
+
+    def __init__(self, run_dir: str | Path, snapshot: str | None = None):
+        if snapshot not in (None, *SNAPSHOTS):
+            raise ConfigError(f"snapshot must be one of {', '.join(SNAPSHOTS)}; got {snapshot!r}")
         self.run_dir = Path(run_dir)
         saved = read_config(self.run_dir)
         self.system = saved["system"]
@@ -267,15 +285,24 @@ class Policy:
         self.env_id = run_cfg.env
         self.spec = env_spec(self.env_id)
         self.model = module.make_model(self.spec, sys_cfg)
-        ckpt = latest_checkpoint(self.run_dir / "checkpoints")
-        if ckpt is None:
+        self.best = read_best(self.run_dir)
+        if snapshot == "best" and self.best is None:
+            raise ConfigError(f"run dir '{run_dir}' kept no best policy (it ran no periodic evaluation: "
+                              "--set eval_interval_steps=N); --snapshot last plays its last checkpoint")
+        self.snapshot = "best" if self.best is not None and snapshot != "last" else "last"
+        source = self.run_dir / "best" if self.snapshot == "best" else latest_checkpoint(self.run_dir / "checkpoints")
+        if source is None:
             raise ConfigError(f"run dir '{run_dir}' has no loadable checkpoint (yet)")
         try:
-            load_checkpoint(ckpt, {"model": self.model})
+            if self.snapshot == "best":
+                load_flat(self.model.parameters(), load_best_weights(self.run_dir))
+            else:
+                load_checkpoint(source, {"model": self.model})
         except Exception as e:  # damaged files, or weights of another system or env
             first = str(e).strip().splitlines()[0][:200] if str(e).strip() else type(e).__name__
-            raise ConfigError(f"checkpoint {ckpt} cannot be loaded into a {self.system} model for {self.env_id} "
-                              f"({first})") from None
+            hint = "; --snapshot last plays the last checkpoint" if self.snapshot == "best" else ""
+            raise ConfigError(f"{source} cannot be loaded into a {self.system} model for {self.env_id} "
+                              f"({first}){hint}") from None
         self.model.eval()
         space = self.spec.action_space
         self._clip = None if self.spec.discrete else (space.low, space.high)
@@ -294,8 +321,8 @@ class Policy:
         return np.clip(a, *self._clip) if self._clip is not None else a
 
 
-def load_policy(run_dir: str | Path) -> Policy:
-    return Policy(run_dir)
+def load_policy(run_dir: str | Path, snapshot: str | None = None) -> Policy:
+    return Policy(run_dir, snapshot)
 
 
 def record(out: str | Path, run_dir: str | Path | None = None, policy: str | None = None, env: str | None = None,
@@ -330,11 +357,13 @@ def record(out: str | Path, run_dir: str | Path | None = None, policy: str | Non
             "min_return": float(returns.min()), "max_return": float(returns.max())}
 
 
-def evaluate(run_dir: str | Path, episodes: int = 10, seed: int = 12345, video: bool = False) -> dict[str, Any]:
-    """Play ``episodes`` with the greedy policy; optionally save the first episode as an animated GIF."""
+def evaluate(run_dir: str | Path, episodes: int = 10, seed: int = 12345, video: bool = False,
+             snapshot: str | None = None) -> dict[str, Any]:
+    """Play ``episodes`` with the greedy policy (of ``snapshot``: see :class:`Policy`); optionally save the first
+    episode as an animated GIF."""
     if episodes < 1:
         raise ConfigError(f"--episodes must be >= 1; got {episodes}")
-    policy = load_policy(run_dir)
+    policy = load_policy(run_dir, snapshot)
     if video:  # frames are drawn off-screen: no display needed, and none of SDL's complaints about one
         os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
     env = make_env(policy.env_id, render_mode="rgb_array" if video else None)
@@ -353,7 +382,10 @@ def evaluate(run_dir: str | Path, episodes: int = 10, seed: int = 12345, video: 
     env.close()
     # rounded: float sums of rewards carry noise in the last digits (0.9600000000000002, a std of 2.2e-16)
     result = {"mean_return": round(float(np.mean(returns)), 6), "std_return": round(float(np.std(returns)), 6),
-              "min_return": round(min(returns), 6), "max_return": round(max(returns), 6), "episodes": episodes}
+              "min_return": round(min(returns), 6), "max_return": round(max(returns), 6), "episodes": episodes,
+              "snapshot": policy.snapshot}
+    if policy.snapshot == "best":  # where the choice came from: its own evaluation, on other seeds than these
+        result["best_policy"] = {k: policy.best.get(k) for k in ("eval_return_mean", "eval_episodes", "env_steps")}
     if video and frames:
         result["video"] = str(_write_gif(Path(run_dir) / "videos" / "eval-episode-0.gif", frames))
     return result

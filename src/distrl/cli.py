@@ -79,6 +79,9 @@ def _build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--episodes", type=int, default=10, help="episodes to play")
     ev.add_argument("--seed", type=int, default=12345, help="env seed of the first episode (then +1 each)")
     ev.add_argument("--video", action="store_true", help="also save the first episode as RUN_DIR/videos/eval-episode-0.gif")
+    ev.add_argument("--snapshot", choices=("best", "last"), default=None,
+                    help="which weights play: the best periodic evaluation's (run_dir/best, kept where periodic "
+                    "evaluation ran: R2D2 by default) or the last checkpoint's; default: best where kept, else last")
 
     rec = sub.add_parser("record", help="record demonstrations as a Minari dataset: a trained run's greedy policy, "
                          "or a scripted one (--policy module:function --env ENV)", formatter_class=_Help)
@@ -252,7 +255,8 @@ def _cmd_list(args) -> int:
 def _cmd_eval(args) -> int:
     from distrl.api import evaluate
 
-    _say(json.dumps(evaluate(args.run_dir, episodes=args.episodes, seed=args.seed, video=args.video)))
+    _say(json.dumps(evaluate(args.run_dir, episodes=args.episodes, seed=args.seed, video=args.video,
+                             snapshot=args.snapshot)))
     return 0
 
 

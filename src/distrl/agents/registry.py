@@ -1,6 +1,6 @@
 """The systems distrl can train, by name. Each is a package that is a ``core.system.SystemModule``:
 ``Config``, ``DOC``, ``DEFAULT_TOTAL_STEPS``, ``RENAMED_SETTINGS``, ``OLDER_RUN_DEFAULTS``, ``build``
-(returns a program) and ``make_model``."""
+(returns a program) and ``make_model``; optionally ``RUN_DEFAULTS`` (run settings the system fills)."""
 
 from __future__ import annotations
 

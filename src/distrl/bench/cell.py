@@ -127,14 +127,16 @@ def run_cell(cell: Cell, folder: Path, eval_episodes: int, inputs: dict[str, str
     points = read_curve(run_dir)
     offset = summary["clock_started_at"] - started  # the command's start-up before the trainer's clock
     crossed = first_crossing(points, cell.threshold)
-    final_eval = None
+    final_eval = snapshot = None
     if cell.threshold is not None:  # learning cells; a smoke cell has nothing to evaluate
-        final_eval = distrl.evaluate(run_dir, episodes=eval_episodes)["mean_return"]
+        played = distrl.evaluate(run_dir, episodes=eval_episodes)  # the best evaluated weights where kept (R2D2)
+        final_eval, snapshot = played["mean_return"], played["snapshot"]
     return {
         "cell": cell.to_dict(), "key": cell.key, "env_steps": summary["env_steps"], "train_s": summary["wall_s"],
         "command_s": round(command_s, 2), "startup_s": round(offset, 2),
         "sps": round(steady_sps(points, summary["sps"]), 1), "final_train_return": summary["episode_return_mean"],
         "final_eval": final_eval, "eval_episodes": eval_episodes if final_eval is not None else 0,
+        "eval_snapshot": snapshot,
         "threshold_env_steps": crossed[0] if crossed else None,
         "threshold_train_s": round(crossed[1], 2) if crossed else None,
         "threshold_command_s": round(crossed[1] + offset, 2) if crossed else None,

@@ -29,6 +29,12 @@ def _ratio(r: dict) -> float | None:
     return r["sps"] / c["ceiling_sps"] if c.get("ceiling_sps") else None
 
 
+def _best(*rs: dict) -> str:
+    """A mark on greedy evals that played a run's best evaluated weights (``run_dir/best``: R2D2's default), not its
+    last checkpoint's. Reports from before the record carried ``eval_snapshot`` played the last."""
+    return " (best weights)" if any(r.get("eval_snapshot") == "best" for r in rs) else ""
+
+
 def cell_rows(results: list[dict]) -> list[str]:
     lines = ["| system | env | runtime | seed | env steps | env steps/s | (a) actors alone | (b) learner alone | "
              "ceiling | ratio | to threshold: env steps | from training start s | from command s | greedy eval | "
@@ -54,7 +60,7 @@ def cell_rows(results: list[dict]) -> list[str]:
             f"{_n(ceiling.get('ceiling_sps'), ',.0f', 'learner not measured' if ceiling.get('learner_missing') else '—')} | "
             f"{_n(_ratio(r), '.2f')} | "
             f"{_n(r['threshold_env_steps']) if reached else never} | {_n(r['threshold_train_s'], '.1f', never)} | "
-            f"{_n(r['threshold_command_s'], '.1f', never)} | {_n(r['final_eval'], '.1f')} | "
+            f"{_n(r['threshold_command_s'], '.1f', never)} | {_n(r['final_eval'], '.1f')}{_best(r)} | "
             f"{_n(r['learner_wait_frac'], '.2f')} | {_n(r['policy_lag_mean'], '.1f')} | {r['bottleneck']} | {bytes_} | "
             f"{_n(r['peak_memory_mb'])} |")
     return lines
@@ -82,7 +88,8 @@ def spread_rows(results: list[dict]) -> list[str]:
         lines.append(
             f"| {system} | {env} | {runtime} | {', '.join(str(r['cell']['seed']) for r in rs)} | "
             f"{steps} | "
-            f"{_n(ev.get('min'), '.1f')} / {_n(ev.get('median'), '.1f')} / {_n(ev.get('max'), '.1f')} | "
+            f"{_n(ev.get('min'), '.1f')} / {_n(ev.get('median'), '.1f')} / {_n(ev.get('max'), '.1f')}"
+            f"{_best(*rs)} | "
             f"{_n(ev.get('iqm'), '.1f')}{ci} | {tt['n']} of {len(rs)} | "
             f"{_n(tt.get('min'), '.1f')} / {_n(tt.get('median'), '.1f')} / {_n(tt.get('max'), '.1f')} | "
             f"{_n(sps.get('median'))} | {_n(spread([r['train_s'] for r in rs]).get('median'), '.1f')} "

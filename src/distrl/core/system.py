@@ -25,6 +25,7 @@ class SystemModule(Protocol):
     DEFAULT_TOTAL_STEPS: int
     RENAMED_SETTINGS: Mapping[str, str]  # settings renamed since older runs were saved: old -> new
     OLDER_RUN_DEFAULTS: Mapping[str, Any]  # values that reproduce runs saved before a setting existed
+    # optional RUN_DEFAULTS: Mapping[str, Any]: run settings left unset that the system fills (its evaluation)
 
     def build(self, cfg, ctx: BuildContext) -> Program:
         """The system as a program of roles and services (assembly only)."""

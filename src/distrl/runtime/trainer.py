@@ -32,6 +32,7 @@ from distrl.models.device import WeightsToHost, resolve_device
 from distrl.runtime.backends import make_backend
 from distrl.runtime.learners import LearnerGroup, ShardingReplay, for_learners
 from distrl.runtime.run.accounting import Interval, feeders, num, row, verdict
+from distrl.runtime.run.best_policy import BestPolicy, read_best
 from distrl.runtime.run.checkpoint import (
     latest_checkpoint,
     list_checkpoints,
@@ -88,6 +89,7 @@ class Trainer:
         self._stager: ThreadPoolExecutor | None = None  # overlap_transfers: stages the next batch while an update runs
         self._ahead = None  # the next batch's staging (a future), taken by the iteration after
         self._prefetching = False  # overlap_transfers=on: the learner, sampling its replays, draws ahead itself
+        self._best: BestPolicy | None = None  # run_dir/best, opened when an evaluator first offers weights
 
     # --- life cycle ------------------------------------------------------------------------------
     def start(self) -> None:
@@ -439,6 +441,15 @@ class Trainer:
         self.totals.transport_bytes += info.get("transport_bytes", 0)
         if "episode_returns" in info:
             self.episodes.add(info["episode_returns"], info["episode_lengths"])
+        if "policy" in info:  # an evaluation's weights, sent with a score at least the evaluator's best
+            self._offer_best(info)
+
+    def _offer_best(self, info: dict) -> None:
+        if self._best is None:
+            self._best = BestPolicy(self.run_dir)  # on resume: the score to beat is the kept one's
+        offered, score = info["policy"], info["metrics"]["eval_return_mean"]
+        meta = {k: offered[k] for k in ("eval_return_std", "eval_episodes", "version")}
+        self._best.offer(offered["weights"], score, {**meta, "env_steps": self.env_steps})
 
     def _emit_row(self, now: float) -> None:
         r = row(self.env_steps, self.wall_s, now - self._last_row, self.interval, self.episodes, self.updates,
@@ -508,6 +519,9 @@ class Trainer:
             summary["unrolls_dropped"] = dropped
         if nodes is not None:
             summary["actor_nodes"] = nodes
+        kept = read_best(self.run_dir)
+        if kept is not None:  # what distrl eval plays: the best periodic evaluation's weights
+            summary["best_policy"] = {k: kept.get(k) for k in ("eval_return_mean", "eval_episodes", "env_steps")}
         return summary
 
     # --- state in memory (what PBT's exploit copies) ----------------------------------------------

@@ -6,6 +6,9 @@ copies at once (a vector env, one batched forward per step), greedily, with the 
 pull, and reports ``eval_return_mean`` (a column of ``metrics.csv`` and TensorBoard). The copies are
 reset with the same seeds every time, so two evaluations differ only by the weights. Training envs,
 exploration and the training RNG are untouched, so ``inline`` stays deterministic.
+
+An evaluation that scores at least this evaluator's best so far also returns the weights it played (``policy``):
+the trainer keeps the run's best in ``run_dir/best`` (``runtime/run/best_policy.py``), which ``distrl eval`` plays.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ import torch
 from distrl.core.program import Role
 from distrl.core.protocols import Stateless
 from distrl.envs import make_vec_env
-from distrl.models import load_flat
+from distrl.models import load_flat, to_flat
 
 MAX_STEPS = 100_000  # an episode still running after this many vector steps counts as it stands
 
@@ -48,6 +51,7 @@ class Evaluator(Stateless):
         self.seed, self.episodes = seed, episodes
         self.model, self.handle, self.load = model.eval(), handle, load
         self.version = -1
+        self.best = -np.inf
         space = self.env.single_action_space
         self.clip = (space.low, space.high) if hasattr(space, "low") else None
 
@@ -68,8 +72,14 @@ class Evaluator(Stateless):
                 done |= terminated | truncated
                 if done.all():
                     break
-        return {"metrics": {"eval_return_mean": float(returns.mean()), "eval_return_std": float(returns.std()),
-                            "eval_version": float(self.version)}}
+        score = float(returns.mean())
+        info: dict[str, Any] = {"metrics": {"eval_return_mean": score, "eval_return_std": float(returns.std()),
+                                            "eval_version": float(self.version)}}
+        if score >= self.best:  # the weights travel only with a new best (rarely, and small next to an unroll)
+            self.best = score
+            info["policy"] = {"weights": to_flat(self.model.parameters()), "version": self.version,
+                              "eval_return_std": float(returns.std()), "eval_episodes": self.episodes}
+        return info
 
     def close(self) -> None:
         self.env.close()

@@ -5,10 +5,14 @@ from distrl.agents.r2d2.config import R2D2Config as Config
 from distrl.agents.r2d2.networks import make_model
 
 DEFAULT_TOTAL_STEPS = 1_000_000  # solves the masked CartPole with the default config (config.py)
+# the greedy policy of the last weights is a draw on the masked CartPole (config.py): R2D2 evaluates every 25k env
+# steps on 10 episodes and keeps the best evaluated weights, which distrl eval plays (runtime/run/best_policy.py)
+RUN_DEFAULTS: dict = {"eval_interval_steps": 25_000, "eval_episodes": 10}
 DOC = "Recurrent replay distributed DQN: LSTM, stored state, burn-in, h(x) n-step double-Q, sequence priorities (R2D2)."
 
 RENAMED_SETTINGS: dict = {}  # a new system: nothing renamed
 # runs saved before the normaliser or advantage learning existed ran without them
 OLDER_RUN_DEFAULTS: dict = {"obs_norm": False, "advantage_learning": 0.0}
 
-__all__ = ["DEFAULT_TOTAL_STEPS", "Config", "DOC", "OLDER_RUN_DEFAULTS", "RENAMED_SETTINGS", "build", "make_model"]
+__all__ = ["DEFAULT_TOTAL_STEPS", "Config", "DOC", "OLDER_RUN_DEFAULTS", "RENAMED_SETTINGS", "RUN_DEFAULTS", "build",
+           "make_model"]

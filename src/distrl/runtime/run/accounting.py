@@ -17,7 +17,7 @@ from distrl.runtime.run.metrics import (
 
 # info keys the trainer accounts itself; any other number a component reports becomes an ``actor_<key>`` column
 ACCOUNTED = {"env_steps", "version", "episode_returns", "episode_lengths", "env_s", "infer_s", "pid",
-             "seed", "actor_index", "metrics", "transport_bytes", "idle_s"}
+             "seed", "actor_index", "metrics", "transport_bytes", "idle_s", "policy"}
 
 
 @dataclass
