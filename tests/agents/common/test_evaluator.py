@@ -111,14 +111,14 @@ def test_a_run_keeps_its_best_evaluation_and_eval_plays_it_unless_asked_for_the_
     assert distrl.load_policy(run, "last").snapshot == "last"
 
 
-def test_only_r2d2_evaluates_by_default_and_a_setting_turns_it_off():
+def test_only_r2d2_and_seed_r2d2_evaluate_by_default_and_a_setting_turns_it_off():
     from distrl.api import plan_run
 
     def evaluation(system, **settings):
         run_cfg = plan_run(system, "distrl/CartPoleNoVelocity-v1", runtime="inline", **settings)[1]
         return run_cfg.eval_interval_steps, run_cfg.eval_episodes
 
-    assert evaluation("r2d2") == (25_000, 10)
+    assert evaluation("r2d2") == evaluation("seed-r2d2") == (25_000, 10)
     assert evaluation("r2d2", eval_interval_steps=0) == (0, 10)
-    assert evaluation("apex-dqn") == (0, 5) and evaluation("seed-r2d2") == (0, 5)
+    assert evaluation("apex-dqn") == (0, 5) and evaluation("r2d3") == (0, 5)
     assert evaluation("apex-dqn", eval_interval_steps=500, eval_episodes=3) == (500, 3)

@@ -6,7 +6,8 @@ from distrl.agents.r2d2.networks import make_model
 
 DEFAULT_TOTAL_STEPS = 1_000_000  # solves the masked CartPole with the default config (config.py)
 # the greedy policy of the last weights is a draw on the masked CartPole (config.py): R2D2 evaluates every 25k env
-# steps on 10 episodes and keeps the best evaluated weights, which distrl eval plays (runtime/run/best_policy.py)
+# steps on 10 episodes and keeps the best evaluated weights, which distrl eval plays (runtime/run/best_policy.py;
+# SEED + R2D2 takes these too)
 RUN_DEFAULTS: dict = {"eval_interval_steps": 25_000, "eval_episodes": 10}
 DOC = "Recurrent replay distributed DQN: LSTM, stored state, burn-in, h(x) n-step double-Q, sequence priorities (R2D2)."
 

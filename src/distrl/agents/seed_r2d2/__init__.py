@@ -1,6 +1,7 @@
 """SEED RL with R2D2's learner: env-only actors, a central inference server keeping each env's LSTM state
 and cutting its stream into R2D2's sequences, a prioritized sequence replay, R2D2's learner."""
 
+from distrl.agents.r2d2 import RUN_DEFAULTS  # R2D2's evaluation: distrl eval plays the best evaluated weights
 from distrl.agents.seed_r2d2.builder import build
 from distrl.agents.seed_r2d2.config import SeedR2D2Config as Config
 from distrl.agents.seed_r2d2.networks import make_model
@@ -13,4 +14,5 @@ DOC = "SEED RL's central inference with R2D2's recurrent replay learner (the SEE
 RENAMED_SETTINGS: dict = {}  # a new system: nothing renamed
 OLDER_RUN_DEFAULTS: dict = {"obs_norm": False}  # runs saved before the normaliser existed ran without it
 
-__all__ = ["DEFAULT_TOTAL_STEPS", "Config", "DOC", "OLDER_RUN_DEFAULTS", "RENAMED_SETTINGS", "build", "make_model"]
+__all__ = ["DEFAULT_TOTAL_STEPS", "Config", "DOC", "OLDER_RUN_DEFAULTS", "RENAMED_SETTINGS", "RUN_DEFAULTS", "build",
+           "make_model"]
