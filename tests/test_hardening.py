@@ -253,7 +253,7 @@ def evaluated(tmp_path_factory) -> Path:
     run = tmp_path_factory.mktemp("evaluated") / "run"
     distrl.train("a2c", env="CartPole-v1", runtime="inline", total_steps=3000, num_envs=8, unroll_length=8,
                  eval_interval_steps=1000, eval_episodes=1, run_dir=str(run))
-    assert (run / "best" / "policy.safetensors").is_file()
+    assert (run / "best" / "best.json").is_file()
     return run
 
 
@@ -267,13 +267,14 @@ def test_a_damaged_best_policy_is_one_line_or_passed_over_for_the_last_checkpoin
     run = tmp_path / "run"
     shutil.copytree(evaluated, run)
     best = run / "best"
+    weights = best / json.loads((best / "best.json").read_text())["weights"]
     if how == "truncated":
-        data = (best / "policy.safetensors").read_bytes()
-        (best / "policy.safetensors").write_bytes(data[: len(data) // 2])
+        data = weights.read_bytes()
+        weights.write_bytes(data[: len(data) // 2])
     elif how == "another model's":
-        save_file({"flat": np.zeros(5, np.float32)}, str(best / "policy.safetensors"))
+        save_file({"flat": np.zeros(5, np.float32)}, str(weights))
     elif how == "empty":
-        (best / "policy.safetensors").write_bytes(b"")
+        weights.write_bytes(b"")
     elif how == "bad json":
         (best / "best.json").write_text("{not json")
     else:
@@ -286,5 +287,5 @@ def test_a_damaged_best_policy_is_one_line_or_passed_over_for_the_last_checkpoin
     else:
         assert code == 0, lines
         code, lines = _run_cli(["eval", str(run), "--episodes", "1", "--snapshot", "best"], tmp_path, capsys)
-        assert code == 2 and len(lines) == 1 and "kept no best policy" in lines[0], lines
+        assert code == 2 and len(lines) == 1 and "no readable best policy" in lines[0], lines
     assert {p: p.read_bytes() for p in run.rglob("*") if p.is_file()} == before

@@ -44,8 +44,8 @@ def make_trainer(system: str, env: str | None = None, **settings: Any):
 
 def load_policy(run_dir: str | Path, snapshot: str | None = None):
     """A run's greedy policy: ``policy.act(observation)`` returns an action. ``snapshot``: ``best`` (the weights its
-    periodic evaluation scored highest, kept where one ran: R2D2 by default) or ``last`` (its latest checkpoint);
-    by default the best where kept, else the last (``policy.snapshot`` says which)."""
+    periodic evaluation scored highest, kept where one ran: R2D2 and SEED + R2D2 by default) or ``last`` (its latest
+    checkpoint); by default the best where kept, else the last (``policy.snapshot`` says which)."""
     from distrl.api import load_policy as _load
 
     return _load(run_dir, snapshot)
@@ -63,8 +63,10 @@ def evaluate(run_dir: str | Path, episodes: int = 10, seed: int = 12345, video: 
 
 
 def record(out: str | Path, run_dir: str | Path | None = None, policy: str | None = None, env: str | None = None,
-           episodes: int = 10, seed: int = 0, force: bool = False, noise: float = 0.0) -> dict[str, Any]:
-    """Record demonstrations as a Minari dataset in ``out``: a trained run's greedy policy (``run_dir``), or a
+           episodes: int = 10, seed: int = 0, force: bool = False, noise: float = 0.0,
+           snapshot: str | None = None) -> dict[str, Any]:
+    """Record demonstrations as a Minari dataset in ``out``: a trained run's greedy policy (``run_dir``; which of its
+    weights, ``snapshot``, as in :func:`load_policy`), or a
     scripted one (``policy="module:function"`` from a batch of observations to actions, on ``env``); ``noise``
     perturbs its actions (Gaussian, a fraction of the half-range, on Box actions; a random-action chance on
     discrete ones). Returns the episodes, steps and returns recorded; ``out`` then serves as ``demos`` (R2D3,
@@ -72,7 +74,7 @@ def record(out: str | Path, run_dir: str | Path | None = None, policy: str | Non
     from distrl.api import record as _record
 
     return _record(out, run_dir=run_dir, policy=policy, env=env, episodes=episodes, seed=seed, force=force,
-                   noise=noise)
+                   noise=noise, snapshot=snapshot)
 
 
 def join(address: str, timeout_s: float = 30.0, token: str | None = None, env: str | None = None,

@@ -272,8 +272,8 @@ class Policy:
     """A trained policy loaded from a run dir: ``policy.act(obs)`` returns the greedy action.
 
     ``snapshot``: ``best`` plays the weights the run's periodic evaluation scored highest (``run_dir/best``, kept
-    where periodic evaluation ran: R2D2 by default), ``last`` the newest loadable checkpoint's; by default the best
-    where the run kept one, else the last. ``self.snapshot`` says which was loaded."""
+    where periodic evaluation ran: R2D2 and SEED + R2D2 by default), ``last`` the newest loadable checkpoint's; by
+    default the best where the run kept one, else the last. ``self.snapshot`` says which was loaded."""
 
     def __init__(self, run_dir: str | Path, snapshot: str | None = None):
         if snapshot not in (None, *SNAPSHOTS):
@@ -287,15 +287,16 @@ class Policy:
         self.model = module.make_model(self.spec, sys_cfg)
         self.best = read_best(self.run_dir)
         if snapshot == "best" and self.best is None:
-            raise ConfigError(f"run dir '{run_dir}' kept no best policy (it ran no periodic evaluation: "
+            raise ConfigError(f"run dir '{run_dir}' holds no readable best policy (kept where periodic evaluation ran: "
                               "--set eval_interval_steps=N); --snapshot last plays its last checkpoint")
         self.snapshot = "best" if self.best is not None and snapshot != "last" else "last"
-        source = self.run_dir / "best" if self.snapshot == "best" else latest_checkpoint(self.run_dir / "checkpoints")
+        source = self.run_dir / "best" / self.best["weights"] if self.snapshot == "best" \
+            else latest_checkpoint(self.run_dir / "checkpoints")
         if source is None:
             raise ConfigError(f"run dir '{run_dir}' has no loadable checkpoint (yet)")
         try:
             if self.snapshot == "best":
-                load_flat(self.model.parameters(), load_best_weights(self.run_dir))
+                load_flat(self.model.parameters(), load_best_weights(self.run_dir, self.best))
             else:
                 load_checkpoint(source, {"model": self.model})
         except Exception as e:  # damaged files, or weights of another system or env
@@ -326,14 +327,17 @@ def load_policy(run_dir: str | Path, snapshot: str | None = None) -> Policy:
 
 
 def record(out: str | Path, run_dir: str | Path | None = None, policy: str | None = None, env: str | None = None,
-           episodes: int = 10, seed: int = 0, force: bool = False, noise: float = 0.0) -> dict[str, Any]:
-    """Record ``episodes`` of a trained run's greedy policy (``run_dir``) or of a scripted one (``policy``,
-    ``module:function`` over a batch of observations, on ``env``) as a Minari dataset in ``out``; ``noise`` makes
-    the behaviour policy noisy (Gaussian on Box actions, as a fraction of the half-range; a random-action
-    probability on discrete ones)."""
+           episodes: int = 10, seed: int = 0, force: bool = False, noise: float = 0.0,
+           snapshot: str | None = None) -> dict[str, Any]:
+    """Record ``episodes`` of a trained run's greedy policy (``run_dir``; ``snapshot`` as in :class:`Policy`) or of a
+    scripted one (``policy``, ``module:function`` over a batch of observations, on ``env``) as a Minari dataset in
+    ``out``; ``noise`` makes the behaviour policy noisy (Gaussian on Box actions, as a fraction of the half-range; a
+    random-action probability on discrete ones)."""
     from distrl.datasets import record_episodes, write_episodes
     from distrl.datasets.record import batch_policy, scripted_policy
 
+    if snapshot is not None and run_dir is None:
+        raise ConfigError("--snapshot goes with a RUN_DIR (which of its weights play); a scripted --policy has none")
     if (run_dir is None) == (policy is None):
         raise ConfigError("record needs a RUN_DIR (a trained run's policy) or --policy module:function with --env, not both")
     if policy is not None:
@@ -345,9 +349,9 @@ def record(out: str | Path, run_dir: str | Path | None = None, policy: str | Non
     else:
         if env is not None:
             raise ConfigError("--env goes with --policy; a run records on its own env")
-        trained = load_policy(run_dir)
+        trained = load_policy(run_dir, snapshot)
         act, reset, env_id = trained.act, trained.reset, trained.env_id
-        algorithm = f"distrl:{trained.system} greedy ({Path(run_dir).name})"
+        algorithm = f"distrl:{trained.system} greedy ({Path(run_dir).name}, {trained.snapshot} weights)"
     eps = record_episodes(env_id, act, episodes, seed, reset, noise=noise)
     if noise:
         algorithm += f" with noise {noise}"

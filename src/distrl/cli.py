@@ -81,7 +81,8 @@ def _build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--video", action="store_true", help="also save the first episode as RUN_DIR/videos/eval-episode-0.gif")
     ev.add_argument("--snapshot", choices=("best", "last"), default=None,
                     help="which weights play: the best periodic evaluation's (run_dir/best, kept where periodic "
-                    "evaluation ran: R2D2 by default) or the last checkpoint's; default: best where kept, else last")
+                    "evaluation ran: R2D2 and SEED + R2D2 by default) or the last checkpoint's; default: best where "
+                    "kept, else last")
 
     rec = sub.add_parser("record", help="record demonstrations as a Minari dataset: a trained run's greedy policy, "
                          "or a scripted one (--policy module:function --env ENV)", formatter_class=_Help)
@@ -94,6 +95,8 @@ def _build_parser() -> argparse.ArgumentParser:
     rec.add_argument("--force", action="store_true", help="replace a non-empty --out")
     rec.add_argument("--noise", type=float, default=0.0, help="perturb each action: Gaussian noise of this fraction "
                      "of the half-range (Box), or this chance of a random action (discrete)")
+    rec.add_argument("--snapshot", choices=("best", "last"), default=None,
+                     help="which of RUN_DIR's weights play (as for eval); default: best where kept, else last")
 
     sub.add_parser("list", help="every system and its settings with defaults")
 
@@ -227,6 +230,9 @@ def human_summary(s: dict) -> str:
              f"  return: {ret} (mean of the last 100 of {s['episodes']:,} episodes)",
              f"  bottleneck: {s['bottleneck']}: {s['bottleneck_detail']}",
              f"  learner updates: {s['learner_updates']:,}; policy lag: {lag} versions; actor restarts: {s['actor_restarts']}",
+             *([f"  best evaluation: {b['eval_return_mean']:.1f} over {b['eval_episodes']} episodes at "
+                f"~{b['env_steps']:,} env steps (what distrl eval plays; --snapshot last: the last checkpoint)"]
+               if (b := s.get("best_policy")) else []),
              f"  run dir: {s['run_dir']}  (next: distrl eval {s['run_dir']} --episodes 20; distrl plot {s['run_dir']})"]
     return "\n".join(lines)
 
@@ -264,7 +270,7 @@ def _cmd_record(args) -> int:
     from distrl.api import record
 
     _say(json.dumps(record(args.out, run_dir=args.run_dir, policy=args.policy, env=args.env, episodes=args.episodes,
-                           seed=args.seed, force=args.force, noise=args.noise)))
+                           seed=args.seed, force=args.force, noise=args.noise, snapshot=args.snapshot)))
     return 0
 
 

@@ -300,10 +300,16 @@ def test_r2d2_runs_on_every_runtime_and_its_policy_evaluates(tmp_path, runtime, 
     run = tmp_path / "r"
     scored = "max" if runtime == "inline" else "actor"  # the actors' priorities through both transports
     s = distrl.train("r2d2", env="distrl/CartPoleNoVelocity-v1", runtime=runtime, total_steps=4000, run_dir=str(run),
-                     initial_priority=scored, **SMALL)
+                     initial_priority=scored, eval_interval_steps=1000, eval_episodes=1, **SMALL)
     assert s["env_steps"] >= 4000 and s["learner_updates"] > 0
     result = distrl.evaluate(run, episodes=2)
     assert result["episodes"] == 2 and result["mean_return"] > 0
+    # the evaluator's weights cross each transport with its first evaluation (on local and ray the run may end
+    # before a report arrives: then it kept none, and eval plays the last checkpoint)
+    kept = s.get("best_policy")
+    assert result["snapshot"] == ("best" if kept else "last") and (runtime != "inline" or kept)
+    if kept:
+        assert 1000 <= kept["env_steps"] <= s["env_steps"] and kept["eval_episodes"] == 1
     policy = distrl.load_policy(run)
     policy.reset()
     assert policy.act(np.zeros(2, np.float32)) in (0, 1)

@@ -87,3 +87,15 @@ def test_a_spread_row_without_a_budget_names_the_seeds_the_cap_ended():
         r["cell"]["total_steps"] = 150_000
     rs[2].update(env_steps=149_000)
     assert "| 150,000 (1 of 3 cut by the 180-s cap at 61,440; 1 of 3 ended at 149,000) |" in spread_rows(rs)[2]
+
+
+def test_evals_that_played_the_best_evaluated_weights_are_marked_and_counted():
+    """R2D2's cells play their best evaluated weights (``eval_snapshot``); older reports' cells lack the field."""
+    from distrl.bench.report import cell_rows
+
+    best, last, old = result(seed=0), result(seed=1), result(seed=2)
+    best["eval_snapshot"], last["eval_snapshot"] = "best", "last"
+    rows = cell_rows([best, last, old])
+    assert "| 500.0 (best weights) |" in rows[2] and "| 500.0 |" in rows[3] and "| 500.0 |" in rows[4]
+    assert "500.0 / 500.0 / 500.0 (best weights: 1 of 3) |" in spread_rows([best, last, old])[2]
+    assert "(best weights" not in spread_rows([last, old])[2]

@@ -1,7 +1,7 @@
-"""Collects the runs of run.sh: each seed's greedy eval of its best evaluated weights and of its last checkpoint,
-its periodic evaluations (evaluations.csv) and a plot of them (evaluations.png), the wall time and env steps/s.
+"""Collects the runs of base.sh and new.sh: each seed's greedy eval of its best evaluated weights and of its last
+checkpoint, its periodic evaluations (evaluations.csv) and a plot of them (evaluations.png), wall time, env steps/s.
 
-    python collect.py RUNS_ROOT   # the folder run.sh wrote: base-s<S>*, new-s<S>*
+    python collect.py RUNS_ROOT   # the folder base.sh and new.sh wrote: base-s<S>*, new-s<S>*
 """
 
 import csv

@@ -30,9 +30,13 @@ def _ratio(r: dict) -> float | None:
 
 
 def _best(*rs: dict) -> str:
-    """A mark on greedy evals that played a run's best evaluated weights (``run_dir/best``: R2D2's default), not its
-    last checkpoint's. Reports from before the record carried ``eval_snapshot`` played the last."""
-    return " (best weights)" if any(r.get("eval_snapshot") == "best" for r in rs) else ""
+    """A mark on greedy evals that played a run's best evaluated weights (``run_dir/best``: R2D2's and SEED + R2D2's
+    default), not its last checkpoint's; on a spread row, how many of its seeds did. Reports from before the record
+    carried ``eval_snapshot`` played the last."""
+    n = sum(r.get("eval_snapshot") == "best" for r in rs)
+    if not n:
+        return ""
+    return " (best weights)" if len(rs) == 1 else f" (best weights: {n} of {len(rs)})"
 
 
 def cell_rows(results: list[dict]) -> list[str]:
@@ -152,8 +156,9 @@ def markdown(machine: dict, command: str, results: list[dict], peers: list[dict]
     parts = [f"# distrl bench\n\n`{command}`\n\nMachine: {one_line(machine)}\n",
              "Every cell is `distrl train SYSTEM --env ENV --runtime R --seed S` with the system's default config and "
              "budget (the beyond suite's longer budgets for some cells: `BEYOND_STEPS` in `distrl/bench/suite.py`; "
-             "the env steps column says which), then `distrl eval` (greedy). Env steps/s: steady state (the first "
-             "quarter of the metrics rows "
+             "the env steps column says which), then `distrl eval` (greedy; a greedy eval marked \"best weights\" "
+             "played the weights of the run's best periodic evaluation, R2D2's and SEED + R2D2's default, the others "
+             "the last checkpoint's). Env steps/s: steady state (the first quarter of the metrics rows "
              "left out). Ceiling (same run): (a) the system's acting components alone, in as many processes as the "
              "run has, (b) its learner alone (env steps per second of learner time in a short inline run), combined "
              "as 1/(1/a + 1/b). Threshold: the mean training return of the last 100 episodes (exploration included: "

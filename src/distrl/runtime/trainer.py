@@ -449,6 +449,7 @@ class Trainer:
             self._best = BestPolicy(self.run_dir)  # on resume: the score to beat is the kept one's
         offered, score = info["policy"], info["metrics"]["eval_return_mean"]
         meta = {k: offered[k] for k in ("eval_return_std", "eval_episodes", "version")}
+        # env steps when the report arrived (the weights were pulled a little earlier; their version names them)
         self._best.offer(offered["weights"], score, {**meta, "env_steps": self.env_steps})
 
     def _emit_row(self, now: float) -> None:

@@ -9,6 +9,7 @@ import torch
 
 import distrl
 from distrl.agents.common.evaluator import Evaluator, from_weights
+from distrl.errors import ConfigError
 
 
 class Fixed(torch.nn.Module):
@@ -55,16 +56,22 @@ CASES = {  # every system, tiny budgets, on the deterministic inline runtime
     "apex-ddpg": dict(env="Pendulum-v1", num_envs=2, num_actors=2, min_replay=100, batch_size=32, hidden=(32, 32)),
     "a3c": dict(env="CartPole-v1", num_envs=4, num_actors=2, t_max=8, segments_per_report=2),
     "gorila": dict(env="CartPole-v1", num_envs=4, num_actors=2, min_replay=100, batch_size=32),
+    "r2d2": dict(env="distrl/CartPoleNoVelocity-v1", num_envs=4, num_actors=1, unroll_length=10, min_replay=20,
+                 batch_size=8, sequence_length=10, overlap=5, burn_in=2, n_step=3),
+    "seed-r2d2": dict(env="distrl/CartPoleNoVelocity-v1", num_envs=4, num_actors=1, unroll_length=10, min_replay=20,
+                      batch_size=8, sequence_length=10, overlap=5, burn_in=2, n_step=3),
 }
 
 
 @pytest.mark.parametrize("system", sorted(CASES))
-def test_every_system_reports_periodic_evaluations(tmp_path, system):
+def test_every_system_reports_periodic_evaluations_and_keeps_the_best(tmp_path, system):
     distrl.train(system, runtime="inline", total_steps=3000, eval_interval_steps=1000, eval_episodes=2,
                  run_dir=str(tmp_path / "r"), log_interval_s=1e-9, **CASES[system])
     rows = list(csv.DictReader(open(tmp_path / "r" / "metrics.csv")))
     evals = [float(r["eval_return_mean"]) for r in rows if r.get("eval_return_mean")]
     assert len(evals) >= 2 and all(np.isfinite(evals))  # at 1000 and 2000 env steps (and maybe 3000)
+    policy = distrl.load_policy(tmp_path / "r")  # the best weights load into the system's model (A3C's and
+    assert policy.snapshot == "best"  # GORILA's from their parameter servers, R2D2's recurrent one)
 
 
 class Changing:
@@ -99,26 +106,37 @@ def test_a_run_keeps_its_best_evaluation_and_eval_plays_it_unless_asked_for_the_
     rows = csv.DictReader(open(run / "metrics.csv"))
     evals = [float(r["eval_return_mean"]) for r in rows if r.get("eval_return_mean")]
     kept = read_best(run)
-    assert kept["eval_return_mean"] == max(evals) and kept["eval_episodes"] == 2
+    assert kept["eval_return_mean"] == pytest.approx(max(evals)) and kept["eval_episodes"] == 2
     assert 1000 <= kept["env_steps"] <= s["env_steps"]
     assert s["best_policy"] == {k: kept[k] for k in ("eval_return_mean", "eval_episodes", "env_steps")}
     policy = distrl.load_policy(run)
     assert policy.snapshot == "best"
     played = np.concatenate([p.detach().reshape(-1).numpy() for p in policy.model.parameters()])
-    np.testing.assert_array_equal(played, load_best_weights(run))
+    np.testing.assert_array_equal(played, load_best_weights(run, kept))
     assert distrl.evaluate(run, episodes=1)["snapshot"] == "best"
     assert distrl.evaluate(run, episodes=1, snapshot="last")["snapshot"] == "last"
     assert distrl.load_policy(run, "last").snapshot == "last"
+    assert distrl.record(tmp_path / "demos", run_dir=run, episodes=1, snapshot="last")["episodes"] == 1
+    with pytest.raises(ConfigError, match="goes with a RUN_DIR"):
+        distrl.record(tmp_path / "more", policy="x:y", env="CartPole-v1", snapshot="best")
 
 
 def test_only_r2d2_and_seed_r2d2_evaluate_by_default_and_a_setting_turns_it_off():
-    from distrl.api import plan_run
+    from distrl.agents.registry import SYSTEMS, get_system
+    from distrl.api import plan_run, system_run_defaults
+    from distrl.run_config import RunConfig
 
-    def evaluation(system, **settings):
-        run_cfg = plan_run(system, "distrl/CartPoleNoVelocity-v1", runtime="inline", **settings)[1]
+    for system in SYSTEMS:
+        filled = system_run_defaults(get_system(system), RunConfig())
+        expected = (25_000, 10) if system in ("r2d2", "seed-r2d2") else (0, 5)
+        assert (filled.eval_interval_steps, filled.eval_episodes) == expected, system
+
+    def evaluation(system, **settings):  # the whole path from the settings given to the program built
+        run_cfg, _, _, program = plan_run(system, "distrl/CartPoleNoVelocity-v1", runtime="inline", **settings)[1:]
+        assert any(r.name == "evaluator" for r in program.roles) == bool(run_cfg.eval_interval_steps)
         return run_cfg.eval_interval_steps, run_cfg.eval_episodes
 
-    assert evaluation("r2d2") == evaluation("seed-r2d2") == (25_000, 10)
+    assert evaluation("r2d2") == (25_000, 10)
     assert evaluation("r2d2", eval_interval_steps=0) == (0, 10)
-    assert evaluation("apex-dqn") == (0, 5) and evaluation("r2d3") == (0, 5)
+    assert evaluation("apex-dqn") == (0, 5)
     assert evaluation("apex-dqn", eval_interval_steps=500, eval_episodes=3) == (500, 3)

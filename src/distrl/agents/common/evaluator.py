@@ -1,11 +1,12 @@
 """A periodic evaluator: greedy episodes on its own env copies with the latest weights.
 
-A role like any other (the runtime has no notion of evaluation): every ``eval_interval_steps`` env
+A role like any other (the runtime only keeps the weights it sends with a new best): every ``eval_interval_steps`` env
 steps the trainer requests one step of it, which plays one episode on each of ``eval_episodes`` env
 copies at once (a vector env, one batched forward per step), greedily, with the newest weights it can
 pull, and reports ``eval_return_mean`` (a column of ``metrics.csv`` and TensorBoard). The copies are
-reset with the same seeds every time, so two evaluations differ only by the weights. Training envs,
-exploration and the training RNG are untouched, so ``inline`` stays deterministic.
+reset with the same seeds every time, so two evaluations differ only by the weights (an evaluator the runtime
+restarted after a crash has a new seed, as every restarted component does, and plays other episodes). Training
+envs, exploration and the training RNG are untouched, so ``inline`` stays deterministic.
 
 An evaluation that scores at least this evaluator's best so far also returns the weights it played (``policy``):
 the trainer keeps the run's best in ``run_dir/best`` (``runtime/run/best_policy.py``), which ``distrl eval`` plays.
@@ -75,7 +76,7 @@ class Evaluator(Stateless):
         score = float(returns.mean())
         info: dict[str, Any] = {"metrics": {"eval_return_mean": score, "eval_return_std": float(returns.std()),
                                             "eval_version": float(self.version)}}
-        if score >= self.best:  # the weights travel only with a new best (rarely, and small next to an unroll)
+        if score >= self.best:  # the weights travel only with a new best or a tie (at a capped score, each tie)
             self.best = score
             info["policy"] = {"weights": to_flat(self.model.parameters()), "version": self.version,
                               "eval_return_std": float(returns.std()), "eval_episodes": self.episodes}

@@ -2,8 +2,9 @@
 
 Monobeast's shape with one private pipe per component instead of shared queues: the backend sends
 a step grant (with a free shared-memory slot when the role emits), the component writes its output
-straight into that slot and sends back the slot with a small info dict. Arrays are never pickled,
-and no lock is shared between processes, so a component killed at any instant cannot wedge the others.
+straight into that slot and sends back the slot with a small info dict. Outputs are never pickled (the one
+array an info carries is an evaluator's weights with a new best, uncounted in ``transport_bytes``), and no
+lock is shared between processes, so a component killed at any instant cannot wedge the others.
 """
 
 from __future__ import annotations

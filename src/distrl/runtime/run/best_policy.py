@@ -1,17 +1,20 @@
 """The best evaluated policy of a run: the weights the periodic evaluator scored highest, kept beside the checkpoints.
 
 A value-based agent's greedy policy can move by hundreds of return within a few thousand updates (on the masked
-CartPole R2D2's last weights scored 188 to 500 between evaluations 20k env steps apart:
-``benchmarks/reports/r2d2-weight-averaging-2026-11-30/``), so the last checkpoint is a draw among good and bad
-policies. Keeping the weights of the best periodic evaluation is the field's usual answer (Stable-Baselines3's
-``EvalCallback`` saves ``best_model``; Ray Tune keeps checkpoints by a score). The choice is made on the evaluator's
-own episodes (fixed seeds, see ``agents/common/evaluator.py``); ``distrl eval`` plays other seeds, so its figure is not
-the one the choice was made on.
+CartPole R2D2's newest weights scored 154 to 500 between evaluations 25k env steps apart long after its training mean
+levelled off: ``benchmarks/reports/r2d2-best-weights-2026-11-30/``), so the last checkpoint is a draw among good and
+bad policies. Keeping the weights of the best periodic evaluation is what Stable-Baselines3's ``EvalCallback``
+(``best_model``) and Ray Tune's scored checkpoints offer as an option. The choice is a maximum over many evaluations
+on the evaluator's own episodes (fixed seeds, see ``agents/common/evaluator.py``), so its own score is biased upwards;
+``distrl eval`` plays other seeds, and its figure is the one to report.
 
-``best/`` holds ``policy.safetensors`` (the acting model's parameters, flat, as the weights service sends them) and
-``best.json`` (the score, its spread, the episodes, the weights' version, the env steps). It is written to a
-temporary folder and renamed into place, so a crash never leaves half of it. Ties go to the later weights (more
-training behind the same score).
+``best/`` holds ``policy-<version>.safetensors`` (the acting model's parameters, flat, as the weights service sends
+them) and ``best.json`` (the score, its spread, the episodes, the weights' version and file, the trainer's env steps
+when the evaluation's report arrived: the weights were pulled a little earlier, and ``version`` names them exactly).
+A new best's weights are written first, under their own name; then ``best.json`` is replaced in one rename; then the
+old weights go. A crash at any point leaves a ``best.json`` that names whole weights. Ties go to the later weights
+(more training behind the same score). A changed ``eval_episodes`` (a resume with other settings) starts the bar anew:
+scores over different episodes do not compare.
 """
 
 from __future__ import annotations
@@ -19,7 +22,6 @@ from __future__ import annotations
 import json
 import math
 import os
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -31,46 +33,62 @@ FOLDER = "best"
 
 
 def read_best(run_dir: str | Path) -> dict[str, Any] | None:
-    """``best.json`` of the run's best policy, or ``None`` where it kept none (or what it kept is damaged)."""
+    """``best.json`` of the run's best policy, or ``None`` where it kept none (or its record is not whole: unreadable
+    JSON, no score, its weights file missing or empty). Reads only; loading the weights may still fail."""
     folder = Path(run_dir) / FOLDER
     try:
         meta = json.loads((folder / "best.json").read_text())
     except (OSError, ValueError):
         return None
-    if not isinstance(meta, dict) or not isinstance(meta.get("eval_return_mean"), (int, float)):
+    if not isinstance(meta, dict) or not isinstance(meta.get("eval_return_mean"), (int, float)) \
+            or not isinstance(meta.get("weights"), str) or Path(meta["weights"]).name != meta["weights"]:
         return None
-    weights = folder / "policy.safetensors"
+    weights = folder / meta["weights"]
     return meta if weights.is_file() and weights.stat().st_size > 0 else None
 
 
-def load_best_weights(run_dir: str | Path) -> np.ndarray:
-    """The best policy's flat parameters (float32)."""
-    return load_file(str(Path(run_dir) / FOLDER / "policy.safetensors"))["flat"].numpy()
+def load_best_weights(run_dir: str | Path, meta: dict[str, Any]) -> np.ndarray:
+    """The best policy's flat parameters (float32), from the file ``meta`` (``read_best``'s) names."""
+    return load_file(str(Path(run_dir) / FOLDER / meta["weights"]))["flat"].numpy()
+
+
+def _loads(run_dir: Path, meta: dict[str, Any] | None) -> bool:
+    try:
+        return meta is not None and bool(np.isfinite(load_best_weights(run_dir, meta)).all())
+    except Exception:  # truncated or foreign files: as if none were kept
+        return False
 
 
 class BestPolicy:
-    """Keeps ``run_dir/best`` up to date with the evaluations a run reports; knows the score to beat across a resume."""
+    """Keeps ``run_dir/best`` up to date with the evaluations a run reports; knows the score to beat across a resume
+    (a kept record whose weights do not load counts as none)."""
 
     def __init__(self, run_dir: str | Path):
         self.run_dir = Path(run_dir)
         kept = read_best(self.run_dir)
+        kept = kept if _loads(self.run_dir, kept) else None
         self.score = float(kept["eval_return_mean"]) if kept else -math.inf
+        self.episodes = kept.get("eval_episodes") if kept else None
+        self.weights = kept["weights"] if kept else None
 
     def offer(self, weights: np.ndarray, score: float, meta: dict[str, Any]) -> bool:
-        """Keep ``weights`` if ``score`` is at least the best so far (and finite); True when kept."""
-        weights = np.asarray(weights, dtype=np.float32)
-        if not math.isfinite(score) or score < self.score or not np.isfinite(weights).all():
+        """Keep ``weights`` if ``score`` is at least the best so far over the same number of episodes (and finite);
+        True when kept."""
+        weights = np.array(weights, dtype=np.float32, copy=True)  # Ray's object store hands out read-only arrays
+        comparable = self.episodes is None or meta.get("eval_episodes", self.episodes) == self.episodes
+        if not math.isfinite(score) or (comparable and score < self.score) or not np.isfinite(weights).all():
             return False
         folder = self.run_dir / FOLDER
-        tmp = self.run_dir / f".tmp-{FOLDER}-{os.getpid()}"
-        shutil.rmtree(tmp, ignore_errors=True)
-        tmp.mkdir(parents=True)
-        save_file({"flat": torch.from_numpy(np.ascontiguousarray(weights))}, str(tmp / "policy.safetensors"))
-        (tmp / "best.json").write_text(json.dumps({"eval_return_mean": float(score), **meta}, indent=1))
-        old = self.run_dir / f".old-{FOLDER}-{os.getpid()}"
-        if folder.exists():  # a rename cannot replace a folder: the old one steps aside, then goes
-            os.replace(folder, old)
-        os.replace(tmp, folder)
-        shutil.rmtree(old, ignore_errors=True)
-        self.score = float(score)
+        folder.mkdir(parents=True, exist_ok=True)
+        name = f"policy-{meta.get('version', 0)}.safetensors"  # the same version again: replaced by a rename
+        tmp = folder / f".tmp-{os.getpid()}-{name}"
+        save_file({"flat": torch.from_numpy(weights)}, str(tmp))
+        os.replace(tmp, folder / name)
+        record = folder / ".tmp-best.json"
+        record.write_text(json.dumps({"eval_return_mean": float(score), **meta, "weights": name}, indent=1))
+        os.replace(record, folder / "best.json")  # the one step that switches to the new best
+        for old in folder.glob("*.safetensors"):  # the previous best's, and what a crash left half written
+            if old.name != name:
+                old.unlink(missing_ok=True)
+        self.score, self.episodes, self.weights = float(score), meta.get("eval_episodes"), name
         return True
