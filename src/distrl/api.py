@@ -336,10 +336,10 @@ def record(out: str | Path, run_dir: str | Path | None = None, policy: str | Non
     from distrl.datasets import record_episodes, write_episodes
     from distrl.datasets.record import batch_policy, scripted_policy
 
-    if snapshot is not None and run_dir is None:
-        raise ConfigError("--snapshot goes with a RUN_DIR (which of its weights play); a scripted --policy has none")
     if (run_dir is None) == (policy is None):
         raise ConfigError("record needs a RUN_DIR (a trained run's policy) or --policy module:function with --env, not both")
+    if snapshot is not None and run_dir is None:
+        raise ConfigError("--snapshot goes with a RUN_DIR (which of its weights play); a scripted --policy has none")
     if policy is not None:
         if env is None:
             raise ConfigError("--policy needs --env (the env to record on)")

@@ -230,8 +230,8 @@ def human_summary(s: dict) -> str:
              f"  return: {ret} (mean of the last 100 of {s['episodes']:,} episodes)",
              f"  bottleneck: {s['bottleneck']}: {s['bottleneck_detail']}",
              f"  learner updates: {s['learner_updates']:,}; policy lag: {lag} versions; actor restarts: {s['actor_restarts']}",
-             *([f"  best evaluation: {b['eval_return_mean']:.1f} over {b['eval_episodes']} episodes at "
-                f"~{b['env_steps']:,} env steps (what distrl eval plays; --snapshot last: the last checkpoint)"]
+             *([f"  best evaluation: {b['eval_return_mean']:.1f} over {b.get('eval_episodes')} episodes at "
+                f"~{b.get('env_steps') or 0:,} env steps (distrl eval plays it; --snapshot last: the last checkpoint)"]
                if (b := s.get("best_policy")) else []),
              f"  run dir: {s['run_dir']}  (next: distrl eval {s['run_dir']} --episodes 20; distrl plot {s['run_dir']})"]
     return "\n".join(lines)

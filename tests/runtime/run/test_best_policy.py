@@ -4,6 +4,7 @@ import json
 import math
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -26,8 +27,26 @@ def test_a_higher_score_replaces_a_lower_one_ties_go_to_the_later_weights_and_no
     assert best.offer(_weights(3), 10.0, {"env_steps": 300, "version": 3})  # a tie: the later weights
     np.testing.assert_array_equal(_kept(tmp_path), _weights(3))
     assert read_best(tmp_path) == {"eval_return_mean": 10.0, "env_steps": 300, "version": 3,
-                                   "weights": "policy-3.safetensors"}
-    assert sorted(p.name for p in (tmp_path / "best").iterdir()) == ["best.json", "policy-3.safetensors"]
+                                   "weights": "policy-3-300.safetensors"}
+    assert sorted(p.name for p in (tmp_path / "best").iterdir()) == ["best.json", "policy-3-300.safetensors"]
+
+
+def test_a_repeated_version_never_overwrites_the_kept_weights(tmp_path):
+    """After a crash and resume versions repeat with other weights: the kept file is never written over."""
+    best = BestPolicy(tmp_path)
+    best.offer(_weights(1), 1.0, {"version": 5, "env_steps": 10})
+    kept = read_best(tmp_path)["weights"]
+    best.offer(_weights(2), 2.0, {"version": 5, "env_steps": 10})
+    assert read_best(tmp_path)["weights"] != kept
+    np.testing.assert_array_equal(_kept(tmp_path), _weights(2))
+
+
+def test_read_only_weights_are_kept(tmp_path):
+    """Ray's object store hands out read-only arrays."""
+    weights = _weights(4)
+    weights.flags.writeable = False
+    assert BestPolicy(tmp_path).offer(weights, 1.0, {"version": 1})
+    np.testing.assert_array_equal(_kept(tmp_path), _weights(4))
 
 
 def test_non_finite_scores_or_weights_are_never_kept(tmp_path):
@@ -57,17 +76,33 @@ def test_scores_over_another_number_of_episodes_start_the_bar_anew(tmp_path):
     assert read_best(tmp_path)["eval_return_mean"] == 300.0
 
 
-def test_a_crash_before_the_switch_leaves_the_previous_best_whole_and_the_next_best_clears_its_leftovers(tmp_path):
+def test_a_crash_before_the_switch_leaves_the_previous_best_whole_and_the_next_best_clears_its_leftovers(
+        tmp_path, monkeypatch):
+    import distrl.runtime.run.best_policy as best_policy
+
     best = BestPolicy(tmp_path)
     best.offer(_weights(1), 1.0, {"version": 1})
+    real, calls = best_policy.os.replace, []
+
+    def dies_at_the_switch(src, dst):  # the weights' rename goes through; the process dies before best.json's
+        calls.append(dst)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        real(src, dst)
+
+    monkeypatch.setattr(best_policy.os, "replace", dies_at_the_switch)
+    with pytest.raises(KeyboardInterrupt):
+        best.offer(_weights(2), 2.0, {"version": 2})
+    monkeypatch.setattr(best_policy.os, "replace", real)
     folder = tmp_path / "best"
-    (folder / ".tmp-99-policy-2.safetensors").write_bytes(b"half")  # weights being written when the crash came
-    (folder / "policy-2.safetensors").write_bytes(b"whole but never switched to")
-    (folder / ".tmp-best.json").write_text("{")
-    assert read_best(tmp_path)["weights"] == "policy-1.safetensors"
+    assert {p.name for p in folder.iterdir()} == {"best.json", ".tmp-best.json", "policy-1-0.safetensors",
+                                                 "policy-2-0.safetensors"}
+    assert read_best(tmp_path)["weights"] == "policy-1-0.safetensors"
     np.testing.assert_array_equal(_kept(tmp_path), _weights(1))
-    assert BestPolicy(tmp_path).offer(_weights(3), 2.0, {"version": 3})
-    assert sorted(p.name for p in folder.iterdir()) == ["best.json", "policy-3.safetensors"]
+    assert BestPolicy(tmp_path).score == 1.0
+    (folder / ".tmp-99-policy-3-0.safetensors").write_bytes(b"half")  # a weights file being written at a crash
+    assert BestPolicy(tmp_path).offer(_weights(4), 3.0, {"version": 4})
+    assert sorted(p.name for p in folder.iterdir()) == ["best.json", "policy-4-0.safetensors"]
 
 
 def test_a_damaged_record_counts_as_none_kept(tmp_path):
@@ -75,15 +110,19 @@ def test_a_damaged_record_counts_as_none_kept(tmp_path):
     record = tmp_path / "best" / "best.json"
     good = json.loads(record.read_text())
     for damaged in ("{not json", json.dumps({**good, "eval_return_mean": "high"}),
-                    json.dumps({**good, "weights": "../../elsewhere.safetensors"}),
+                    json.dumps({**good, "weights": "../best/policy-1-0.safetensors"}),  # whole, but not here
+                    json.dumps({**good, "eval_return_mean": float("inf")}),
                     json.dumps({**good, "weights": "policy-7.safetensors"})):
         record.write_text(damaged)
         assert read_best(tmp_path) is None and BestPolicy(tmp_path).score == -math.inf
     record.write_text(json.dumps(good))
-    (tmp_path / "best" / "policy-1.safetensors").write_bytes(b"")
+    (tmp_path / "best" / "policy-1-0.safetensors").write_bytes(b"")
     assert read_best(tmp_path) is None
-    (tmp_path / "best" / "policy-1.safetensors").write_bytes(b"not safetensors")  # whole-looking, unloadable
-    assert read_best(tmp_path) is not None and BestPolicy(tmp_path).score == -math.inf  # a resume replaces it
+    (tmp_path / "best" / "policy-1-0.safetensors").write_bytes(b"not safetensors")  # whole-looking, unloadable
+    resumed = BestPolicy(tmp_path)
+    assert read_best(tmp_path) is not None and resumed.score == -math.inf
+    assert resumed.offer(_weights(2), -5.0, {"version": 2})  # a resume replaces it with any finite score
+    np.testing.assert_array_equal(_kept(tmp_path), _weights(2))
 
 
 @settings(max_examples=40, deadline=None)
@@ -99,5 +138,5 @@ def test_the_kept_weights_are_the_last_offer_of_the_highest_finite_score(tmp_pat
         assert read_best(folder) is None
         return
     top, last = max(finite)  # (score, index): ties broken by the larger index
-    assert read_best(folder) == {"eval_return_mean": top, "version": last, "weights": f"policy-{last}.safetensors"}
+    assert read_best(folder) == {"eval_return_mean": top, "version": last, "weights": f"policy-{last}-0.safetensors"}
     np.testing.assert_array_equal(_kept(folder), _weights(last))

@@ -8,11 +8,13 @@ bad policies. Keeping the weights of the best periodic evaluation is what Stable
 on the evaluator's own episodes (fixed seeds, see ``agents/common/evaluator.py``), so its own score is biased upwards;
 ``distrl eval`` plays other seeds, and its figure is the one to report.
 
-``best/`` holds ``policy-<version>.safetensors`` (the acting model's parameters, flat, as the weights service sends
-them) and ``best.json`` (the score, its spread, the episodes, the weights' version and file, the trainer's env steps
-when the evaluation's report arrived: the weights were pulled a little earlier, and ``version`` names them exactly).
-A new best's weights are written first, under their own name; then ``best.json`` is replaced in one rename; then the
-old weights go. A crash at any point leaves a ``best.json`` that names whole weights. Ties go to the later weights
+``best/`` holds ``policy-<version>-<env steps>.safetensors`` (the acting model's parameters, flat, as the weights
+service sends them) and ``best.json`` (the score, its spread, the episodes, the weights' version and file, the
+trainer's env steps when the evaluation's report arrived: the weights were pulled a little earlier, and ``version``
+names them exactly).
+A new best's weights are written first, under a name of their own; then ``best.json`` is replaced in one rename; then
+the old weights go. A process that dies at any point leaves a ``best.json`` that names whole weights (nothing is
+fsynced: a power cut may lose the newest files, as for checkpoints). Ties go to the later weights
 (more training behind the same score). A changed ``eval_episodes`` (a resume with other settings) starts the bar anew:
 scores over different episodes do not compare.
 """
@@ -41,6 +43,7 @@ def read_best(run_dir: str | Path) -> dict[str, Any] | None:
     except (OSError, ValueError):
         return None
     if not isinstance(meta, dict) or not isinstance(meta.get("eval_return_mean"), (int, float)) \
+            or not math.isfinite(meta["eval_return_mean"]) \
             or not isinstance(meta.get("weights"), str) or Path(meta["weights"]).name != meta["weights"]:
         return None
     weights = folder / meta["weights"]
@@ -80,7 +83,10 @@ class BestPolicy:
             return False
         folder = self.run_dir / FOLDER
         folder.mkdir(parents=True, exist_ok=True)
-        name = f"policy-{meta.get('version', 0)}.safetensors"  # the same version again: replaced by a rename
+        # a name of its own: after a crash and resume, versions repeat with other weights
+        name = f"policy-{meta.get('version', 0)}-{meta.get('env_steps', 0)}.safetensors"
+        if name == self.weights:
+            name = name.replace(".safetensors", "-again.safetensors")
         tmp = folder / f".tmp-{os.getpid()}-{name}"
         save_file({"flat": torch.from_numpy(weights)}, str(tmp))
         os.replace(tmp, folder / name)
