@@ -289,3 +289,15 @@ def test_a_damaged_best_policy_is_one_line_or_passed_over_for_the_last_checkpoin
         code, lines = _run_cli(["eval", str(run), "--episodes", "1", "--snapshot", "best"], tmp_path, capsys)
         assert code == 2 and len(lines) == 1 and "no readable best policy" in lines[0], lines
     assert {p: p.read_bytes() for p in run.rglob("*") if p.is_file()} == before
+
+
+@settings(max_examples=30, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(text=st.text(max_size=12).filter(lambda t: t not in ("best", "last") and not t.startswith("-")))
+def test_a_snapshot_other_than_best_or_last_is_one_line_naming_both(evaluated, tmp_path, capsys, text):
+    for args in (["eval", str(evaluated), "--episodes", "1", "--snapshot", text],
+                 ["record", str(evaluated), "--out", "demos", "--snapshot", text]):
+        code, lines = _run_cli(args, tmp_path, capsys)
+        assert code == 2 and len(lines) == 1 and "'best'" in lines[0] and "'last'" in lines[0], (args, lines)
+    with pytest.raises(distrl.errors.ConfigError, match="best, last"):
+        distrl.load_policy(evaluated, text)
+    assert not (tmp_path / "demos").exists()
