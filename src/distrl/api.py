@@ -27,7 +27,7 @@ from distrl.runtime import (
     Trainer,
 )
 from distrl.runtime.compute import setup_compute
-from distrl.runtime.run.best_policy import load_best_weights, read_best
+from distrl.runtime.run.best_policy import headline, load_best_weights, read_best
 from distrl.runtime.run.checkpoint import latest_checkpoint, load_checkpoint
 from distrl.runtime.run.run_dir import (
     default_run_dir,
@@ -389,7 +389,7 @@ def evaluate(run_dir: str | Path, episodes: int = 10, seed: int = 12345, video: 
               "min_return": round(min(returns), 6), "max_return": round(max(returns), 6), "episodes": episodes,
               "snapshot": policy.snapshot}
     if policy.snapshot == "best":  # where the choice came from: its own evaluation, on other seeds than these
-        result["best_policy"] = {k: policy.best.get(k) for k in ("eval_return_mean", "eval_episodes", "env_steps")}
+        result["best_policy"] = headline(policy.best)
     if video and frames:
         result["video"] = str(_write_gif(Path(run_dir) / "videos" / "eval-episode-0.gif", frames))
     return result

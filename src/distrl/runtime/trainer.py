@@ -32,7 +32,7 @@ from distrl.models.device import WeightsToHost, resolve_device
 from distrl.runtime.backends import make_backend
 from distrl.runtime.learners import LearnerGroup, ShardingReplay, for_learners
 from distrl.runtime.run.accounting import Interval, feeders, num, row, verdict
-from distrl.runtime.run.best_policy import BestPolicy, read_best
+from distrl.runtime.run.best_policy import BestPolicy, headline, read_best
 from distrl.runtime.run.checkpoint import (
     latest_checkpoint,
     list_checkpoints,
@@ -447,10 +447,11 @@ class Trainer:
     def _offer_best(self, info: dict) -> None:
         if self._best is None:
             self._best = BestPolicy(self.run_dir)  # on resume: the score to beat is the kept one's
-        offered, score = info["policy"], info["metrics"]["eval_return_mean"]
-        meta = {k: offered[k] for k in ("eval_return_std", "eval_episodes", "version")}
+        offered, scores = info["policy"], info["metrics"]
         # env steps when the report arrived (the weights were pulled a little earlier; their version names them)
-        self._best.offer(offered["weights"], score, {**meta, "env_steps": self.env_steps})
+        meta = {"eval_return_std": scores["eval_return_std"], "eval_episodes": offered["eval_episodes"],
+                "version": offered["version"], "env_steps": self.env_steps}
+        self._best.offer(offered["weights"], scores["eval_return_mean"], meta)
 
     def _emit_row(self, now: float) -> None:
         r = row(self.env_steps, self.wall_s, now - self._last_row, self.interval, self.episodes, self.updates,
@@ -522,7 +523,7 @@ class Trainer:
             summary["actor_nodes"] = nodes
         kept = read_best(self.run_dir)
         if kept is not None:  # what distrl eval plays: the best periodic evaluation's weights
-            summary["best_policy"] = {k: kept.get(k) for k in ("eval_return_mean", "eval_episodes", "env_steps")}
+            summary["best_policy"] = headline(kept)
         return summary
 
     # --- state in memory (what PBT's exploit copies) ----------------------------------------------

@@ -79,7 +79,7 @@ class Evaluator(Stateless):
         if score >= self.best:  # the weights travel only with a new best or a tie (at a capped score, each tie)
             self.best = score
             info["policy"] = {"weights": to_flat(self.model.parameters()), "version": self.version,
-                              "eval_return_std": float(returns.std()), "eval_episodes": self.episodes}
+                              "eval_episodes": self.episodes}
         return info
 
     def close(self) -> None:

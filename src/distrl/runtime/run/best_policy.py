@@ -50,6 +50,11 @@ def read_best(run_dir: str | Path) -> dict[str, Any] | None:
     return meta if weights.is_file() and weights.stat().st_size > 0 else None
 
 
+def headline(meta: dict[str, Any]) -> dict[str, Any]:
+    """What a run's summary and ``distrl eval`` report of the kept best: its score, episodes and env steps."""
+    return {k: meta.get(k) for k in ("eval_return_mean", "eval_episodes", "env_steps")}
+
+
 def load_best_weights(run_dir: str | Path, meta: dict[str, Any]) -> np.ndarray:
     """The best policy's flat parameters (float32), from the file ``meta`` (``read_best``'s) names."""
     return load_file(str(Path(run_dir) / FOLDER / meta["weights"]))["flat"].numpy()
