@@ -11,7 +11,7 @@ or A2C's defaults before 2026-11-28, one update per batch); runs one at a time.
     python benchmarks/ac_variants.py --system r2d2 --env distrl/CartPoleNoVelocity-v1 --over defaults \\
         --steps 1e6 --seeds 0 1 2 3 --variants '{"base": {}, "importance weights": {"importance_weights": true}}'
 
-With ``--readme`` the table goes into the README's block for the system, env and budget
+With ``--readme`` the table goes into the docs' block for the system, env and budget
 (``script:variants-SYSTEM-ENV-STEPS``, e.g. ``script:variants-qt-opt-Pendulum-v1-45k``).
 """
 
@@ -26,7 +26,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from normaliser_study import NORMALISED, ONE_STEP, run_cell  # noqa: E402  (the benchmarks folder's own helpers)
-from readme_blocks import Table, add_flag, env_label, start, steps_label  # noqa: E402
+from doc_blocks import Table, add_flag, env_label, start, steps_label  # noqa: E402
 
 
 def main() -> None:

@@ -8,7 +8,7 @@ mean (last 100 episodes) first reached ``--solved`` and the lowest it fell to af
     python benchmarks/curve_stability.py impala --one-step --set entropy_coef=0.01 --set lr=1e-3
 
 ``--one-step``: over IMPALA's, SEED's or A2C's defaults before 2026-11-28 and their budget then (1.5M env steps, A2C's
-1M): one update per batch, the config the README's curve-stability figures ran.
+1M): one update per batch, the config the docs' curve-stability figures ran.
 """
 
 from __future__ import annotations

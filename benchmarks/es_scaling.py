@@ -22,7 +22,7 @@ from pathlib import Path
 import distrl
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from readme_blocks import add_flag, start  # noqa: E402  (the benchmarks folder's own helper)
+from doc_blocks import add_flag, start  # noqa: E402  (the benchmarks folder's own helper)
 
 
 def measure(runtime: str, workers: int, seconds: float, **extra) -> dict:

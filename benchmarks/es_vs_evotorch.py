@@ -24,7 +24,7 @@ import numpy as np
 import distrl
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from readme_blocks import add_flag, start  # noqa: E402  (the benchmarks folder's own helper)
+from doc_blocks import add_flag, start  # noqa: E402  (the benchmarks folder's own helper)
 
 
 def run_distrl(env_id: str, steps: int, workers: int, seed: int) -> dict:

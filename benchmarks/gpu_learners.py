@@ -3,7 +3,7 @@ against the actors-alone rate of the same machine, and a Pong learning run with 
 
     python benchmarks/gpu_learners.py --out DIR                       # everything, on a machine with a GPU
     python benchmarks/gpu_learners.py --parts learner --seconds 3     # only the learner matrix
-    python benchmarks/gpu_learners.py --readme-from REPORT.json ...   # the README's tables, from saved reports
+    python benchmarks/gpu_learners.py --readme-from REPORT.json ...   # the docs' tables, from saved reports
 
 Parts (each writes its rows into DIR/gpu.json and DIR/gpu.md as soon as it has them, so a run cut short
 keeps what it measured):
@@ -45,7 +45,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import throughput  # noqa: E402  (the benchmarks folder's own helpers)
-from readme_blocks import existing_file, markdown_table, report_line, write_blocks  # noqa: E402
+from doc_blocks import existing_file, markdown_table, report_line, write_blocks  # noqa: E402
 
 import distrl  # noqa: E402
 from distrl.bench import ceiling, machine  # noqa: E402
@@ -62,7 +62,7 @@ PONG = dict(throughput.PRESETS[ENV])  # 8 envs x 20 steps per unroll, reward cli
 def compile_modules(modules) -> None:
     """``torch.compile`` each direct submodule in place (``Module.compile``: parameters and state-dict keys stay
     the same). Submodules, since learners call methods (``evaluate_unroll``), not the network's ``forward``.
-    Measured on an H200 (README): slower than eager for this learner, so it is no run setting."""
+    Measured on an H200 (docs): slower than eager for this learner, so it is no run setting."""
     for module in modules:
         for child in module.children():
             child.compile()
@@ -281,15 +281,15 @@ def markdown(d: dict) -> str:
 
 
 def write_readme(reports: list[Path]) -> None:
-    """The README's GPU tables, rendered from the JSON reports device sessions brought back (this machine has no
+    """The docs' GPU tables, rendered from the JSON reports device sessions brought back (this machine has no
     GPU to measure them again): block ``script:FOLDER-PART`` per part with rows, under a line naming the
     report and the machine and commit that measured it."""
     blocks = {}
     for path in reports:
         d = json.loads(path.read_text())
-        log = path.parent / "run.log"
-        logged = log.exists() and "gpu_learners.py" in log.read_text()
-        how = " (the command is in its folder's `run.log`)" if logged else ""
+        notes = [f for f in (path.parent / "README.md", path.parent / "run.log") if f.exists()]
+        logged = next((f for f in notes if "gpu_learners.py" in f.read_text()), None)
+        how = f" (the command is in its folder's `{logged.name}`)" if logged else ""
         line = report_line(path, machine.one_line(d["machine"]), how)
         for part, table in part_tables(d).items():
             name = f"{path.parent.name}-{part}"
@@ -319,7 +319,7 @@ def main() -> None:
     p.add_argument("--e2e-cpu", action=argparse.BooleanOptionalAction, default=True,
                    help="the e2e part's IMPALA run with a CPU learner (--no-e2e-cpu where it was measured before)")
     p.add_argument("--readme-from", type=existing_file, nargs="+", metavar="REPORT_JSON",
-                   help="measure nothing: write the README's GPU tables from these reports (readme_blocks.py)")
+                   help="measure nothing: write the docs' GPU tables from these reports (doc_blocks.py)")
     args = p.parse_args()
     if args.readme_from:
         return write_readme(args.readme_from)

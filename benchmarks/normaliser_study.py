@@ -25,7 +25,7 @@ from distrl.agents.impala.config import ONE_STEP_VTRACE
 from distrl.agents.seed.config import SEED_ONE_STEP
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from readme_blocks import add_flag, markdown_table, start  # noqa: E402  (the benchmarks folder's own helper)
+from doc_blocks import add_flag, markdown_table, start  # noqa: E402  (the benchmarks folder's own helper)
 
 # IMPALA's, SEED's and A2C's defaults before 2026-11-28 (one update per batch), which the study's "default" rows ran and
 # its normalised config was laid over (the settings the study names are the same either way)

@@ -7,10 +7,10 @@ over the population. For PBT: the population's total env steps when the first me
 own env steps to the target (or "not reached" within --total-steps), and their median, the figure the
 PBT paper's claim is about (PBT finds a good schedule for less than what a typical fixed choice costs).
 
-    python benchmarks/pbt_vs_fixed.py --readme    # the README's table (seeds 0-2)
+    python benchmarks/pbt_vs_fixed.py --readme    # the docs' table (seeds 0-2)
 
 Members run the system's one-update-per-batch config where it has one (``normaliser_study.ONE_STEP``: A2C's,
-IMPALA's and SEED's defaults before 2026-11-28, which the README's table ran): the claim is about the schedule PBT
+IMPALA's and SEED's defaults before 2026-11-28, which the docs' table ran): the claim is about the schedule PBT
 finds, and one update per batch is what the spread of learning rates was drawn for.
 """
 
@@ -28,7 +28,7 @@ from distrl.pbt import run_pbt
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from normaliser_study import ONE_STEP  # noqa: E402  (the benchmarks folder's own helpers)
-from readme_blocks import Table, add_flag, start  # noqa: E402
+from doc_blocks import Table, add_flag, start  # noqa: E402
 
 
 def population_steps_to_target(pop: Path, target: float) -> int | None:

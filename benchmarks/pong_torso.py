@@ -1,6 +1,6 @@
 """Does IMPALA's Nature-CNN torso learn Pong's features? A check that fits a CPU (issue #20).
 
-Pong runs with a CUDA learner kept the policy uniform for 6.2M env steps (README, learners on a GPU). This
+Pong runs with a CUDA learner kept the policy uniform for 6.2M env steps (docs, learners on a GPU). This
 script trains IMPALA on Pong for ``--steps`` env steps on ``local`` (the GPU runs' settings, CPU learner) and
 then plays its policy on fresh envs to ask whether the network tells Pong's states apart at all:
 
@@ -10,7 +10,7 @@ then plays its policy on fresh envs to ask whether the network tells Pong's stat
 - ``feature_spread``: the torso's output units' spread over the states, relative to their mean.
 
 Run it once per version to compare (``PYTHONPATH=<checkout>/src python benchmarks/pong_torso.py --label ...``);
-rows are appended to ``--out`` as JSON lines. ``--readme-from FILE`` measures nothing and writes the README's table
+rows are appended to ``--out`` as JSON lines. ``--readme-from FILE`` measures nothing and writes the docs' table
 from such a file (one row per label, its values seed by seed; block ``script:pong-torso``).
 """
 
@@ -28,7 +28,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import throughput  # noqa: E402  (the benchmarks folder's own helpers)
-from readme_blocks import existing_file, markdown_table, report_line, write_blocks  # noqa: E402
+from doc_blocks import existing_file, markdown_table, report_line, write_blocks  # noqa: E402
 
 import distrl  # noqa: E402
 from distrl.bench import machine  # noqa: E402
@@ -88,7 +88,7 @@ def measured_on(rows: list[dict]) -> str:
     machines = {r.get("machine") for r in rows}
     steps = sorted({r["steps"] for r in rows})
     where = next(iter(machines)) if len(machines) == 1 and None not in machines else \
-        "a machine the rows do not name (written before they carried it; the README's text says which)"
+        "a machine the rows do not name (written before they carried it; the docs' text says which)"
     return f"{where}; {', '.join(f'{n:,}' for n in steps)} env steps per run"
 
 
@@ -100,7 +100,7 @@ def main() -> None:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", default="pong_torso.jsonl")
     p.add_argument("--readme-from", type=existing_file, metavar="JSONL",
-                   help="measure nothing: write the README's table from such a file")
+                   help="measure nothing: write the docs' table from such a file")
     args = p.parse_args()
     if args.readme_from:
         rows = [json.loads(line) for line in args.readme_from.read_text().splitlines() if line.strip()]

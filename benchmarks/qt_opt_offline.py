@@ -9,7 +9,7 @@ plain clipped double Q), all on the same dataset. The table gives the dataset's 
 policy), the weak policy's greedy return, and each offline run's greedy return (each ``distrl.evaluate``, 20
 episodes).
 
-    python benchmarks/qt_opt_offline.py --readme    # the README's table: Pendulum-v1, seeds 0-4, weights 0, 0.1, 0.5
+    python benchmarks/qt_opt_offline.py --readme    # the docs' table: Pendulum-v1, seeds 0-4, weights 0, 0.1, 0.5
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from pathlib import Path
 import distrl
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from readme_blocks import Table, add_flag, start  # noqa: E402  (the benchmarks folder's own helper)
+from doc_blocks import Table, add_flag, start  # noqa: E402  (the benchmarks folder's own helper)
 
 
 def main() -> None:

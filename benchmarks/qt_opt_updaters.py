@@ -14,7 +14,7 @@ waits and targets/s grows with their count; once it stops growing the cores (or 
 
 An offline-only run's trainer adds the conservative term by default (``conservative_weight``: Q at
 ``conservative_samples`` more actions per sample); ``--conservative-weight 0`` measures the plain regression the
-trainer of an online run does. With ``--readme`` the table goes into the README's block for its trainer
+trainer of an online run does. With ``--readme`` the table goes into the docs' block for its trainer
 (``script:qt-opt-updaters-plain`` for weight 0, ``script:qt-opt-updaters-conservative`` for the default).
 """
 
@@ -35,7 +35,7 @@ from distrl.datasets import record_episodes, write_episodes
 from distrl.runtime.run.metrics import blocked_fraction
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from readme_blocks import Table, add_flag, start  # noqa: E402  (the benchmarks folder's own helper)
+from doc_blocks import Table, add_flag, start  # noqa: E402  (the benchmarks folder's own helper)
 
 
 def inserted_per_s(run: Path) -> float:

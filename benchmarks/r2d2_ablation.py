@@ -4,9 +4,9 @@ greedy evaluation (20 episodes) per seed and the Q-value discrepancy ``delta_q``
 step from the replay's state against Q from the state the actor had there), mean over the run's last
 quarter of metrics rows.
 
-    python benchmarks/r2d2_ablation.py --readme    # the README's table (seeds 0-3, 500k env steps per run)
+    python benchmarks/r2d2_ablation.py --readme    # the docs' table (seeds 0-3, 500k env steps per run)
 
-The defaults otherwise are R2D2's of the commit that runs it (the README's table: those of its first line's commit,
+The defaults otherwise are R2D2's of the commit that runs it (the docs' table: those of its first line's commit,
 before R2D2 took the observation normaliser, gamma 0.997 and a target period of 200).
 """
 
@@ -22,7 +22,7 @@ from pathlib import Path
 import distrl
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from readme_blocks import Table, add_flag, start  # noqa: E402  (the benchmarks folder's own helper)
+from doc_blocks import Table, add_flag, start  # noqa: E402  (the benchmarks folder's own helper)
 
 
 def main() -> None:

@@ -21,7 +21,7 @@ return (last 100 episodes) first rose above the env's threshold (``TASKS``: -199
     python benchmarks/r2d3_demo_ratio.py --env distrl/MountainCarNoVelocity-v0 --cells r2d2 r2d3
     python benchmarks/r2d3_demo_ratio.py --env distrl/DeepSea-v0 --steps 100000 --seeds 0 1 2
 
-With ``--readme`` the table goes into the README's block for its env and budget (``script:r2d3-ENV-STEPS``,
+With ``--readme`` the table goes into the docs' block for its env and budget (``script:r2d3-ENV-STEPS``,
 e.g. ``script:r2d3-DeepSea-v0-100k``).
 """
 
@@ -39,7 +39,7 @@ from distrl.agents.r2d3.config import R2D3Config
 from distrl.envs import DEEP_SEA, MOUNTAIN_CAR_NO_VELOCITY
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from readme_blocks import Table, add_flag, env_label, start, steps_label  # noqa: E402  (the benchmarks folder's helper)
+from doc_blocks import Table, add_flag, env_label, start, steps_label  # noqa: E402  (the benchmarks folder's helper)
 
 # per env: the demonstrator, and the training mean (last 100 episodes) above which some episodes found the reward
 TASKS = {"MountainCar-v0": ("mountain_car", -199.0), MOUNTAIN_CAR_NO_VELOCITY: ("mountain_car_positions", -199.0),

@@ -23,7 +23,7 @@ from distrl.core.types import ArraySpec
 from distrl.replay import Replay
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from readme_blocks import add_flag, start  # noqa: E402  (the benchmarks folder's own helper)
+from doc_blocks import add_flag, start  # noqa: E402  (the benchmarks folder's own helper)
 
 
 def transitions(n: int, obs_shape, obs_dtype, rng):
@@ -157,7 +157,7 @@ def main():
     add_flag(p)
     args = p.parse_args()
     if args.readme and not args.pixels:
-        p.error("--readme replaces the README's full table, pixel rows included: add --pixels")
+        p.error("--readme replaces the docs' full table, pixel rows included: add --pixels")
     writer = start(["replay"], p, args)
     cases = [(1_000_000, (4,), np.float32)]
     if args.pixels:

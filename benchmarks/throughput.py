@@ -37,16 +37,16 @@ from distrl.runtime.backends.batching import concatenate
 from distrl.runtime.compute import setup_compute
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from readme_blocks import add_flag, start  # noqa: E402  (the benchmarks folder's own helper)
+from doc_blocks import add_flag, start  # noqa: E402  (the benchmarks folder's own helper)
 
 PRESETS = {  # per-env settings over IMPALA's one-step V-trace config (ONE_STEP_VTRACE: the paper's single update per
     # batch, IMPALA's defaults until 2026-11-28), which keeps the learner off the critical path: this table is about
     # the actors and the transport against the machine's ceiling (the defaults' PPO passes make the learner the
-    # bottleneck; README "Beyond CartPole")
+    # bottleneck; docs/results.md)
     "CartPole-v1": dict(ONE_STEP_VTRACE),
     # optimizer_eps 1e-5, not IMPALA's CartPole default of 0.01: with mean (not summed) losses the Nature CNN's
     # per-weight gradients are ~1e-4, so an RMSProp epsilon of 0.01 shrinks every step ~100x: an H200 run with
-    # 0.01 kept the policy uniform (entropy ln 6) for 6,500 updates, 16.8M frames (README, learners on a GPU)
+    # 0.01 kept the policy uniform (entropy ln 6) for 6,500 updates, 16.8M frames (docs, learners on a GPU)
     "ALE/Pong-v5": dict(ONE_STEP_VTRACE, num_envs=8, unroll_length=20, reward_clip=1.0, entropy_coef=0.01, lr=6e-4,
                         optimizer_eps=1e-5),
 }
@@ -116,7 +116,7 @@ def steady_rates(run: Path, updates: str, skip: float) -> tuple[float, float]:
 def gradient_system(system: str, n: int, runtime: str, seconds: float) -> dict:
     """A3C / GORILA: env steps/s and parameter-server updates/s, steady state, from metrics.csv, with the settings
     the table was first measured with: A3C with the paper's update (``PAPER_A3C``: one gradient per segment of 8 envs
-    x 5 steps; its default since 2026-11-28 pushes a gradient per minibatch of its passes, README "Beyond
+    x 5 steps; its default since 2026-11-28 pushes a gradient per minibatch of its passes, docs "Beyond
     CartPole"), GORILA with batches of 64 (its default since 2026-11-28: 128)."""
     settings = {"a3c": PAPER_A3C, "gorila": {"batch_size": 64}}.get(system, {})
     with tempfile.TemporaryDirectory() as d:

@@ -1,5 +1,5 @@
-"""Joining bench reports' tables: every report's rows under one header; with ``replace``, a re-run's rows in place of
-the old ones."""
+"""The docs' bench tables: joining bench reports' tables (every report's rows under one header; with ``replace``, a
+re-run's rows in place of the old ones), each system's rows under its present name, every block as rendered."""
 
 import sys
 from pathlib import Path
@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-from bench_to_readme import joined  # noqa: E402  (the benchmarks folder is not a package)
+from bench_to_docs import BLOCKS, REPORTS, joined, render, rows_of  # noqa: E402  (the benchmarks folder is not a package)
 
 HEADER = "| system | env | runtime | seed | score |\n|---|---|---|---|---|\n"
 
@@ -38,3 +38,33 @@ def test_without_replace_every_row_stays_in_order():
 def test_tables_with_other_columns_are_refused():
     with pytest.raises(SystemExit, match="different columns"):
         joined([_table(("a2c", "CartPole-v1", "inline", 0, 500)), "| system | env |\n|---|---|\n| a | b |"])
+
+
+def test_rows_of_keeps_a_systems_rows_under_its_present_name():
+    t = _table(("a2c", "CartPole-v1", "inline", 0, 500), ("impala", "CartPole-v1", "local", 0, 499))
+    assert rows_of(t, {"a2c": "ppo"}).splitlines()[2:] == ["| ppo | CartPole-v1 | inline | 0 | 500 |"]
+    assert rows_of(t, None) == t
+
+
+def test_every_block_renders_from_reports_in_the_repository_and_names_them():
+    for name, (_, sources) in BLOCKS.items():
+        for folder, _ in sources:
+            assert (REPORTS / folder / "report.md").is_file(), (name, folder)
+        body = render(name)
+        assert body.startswith("Rendered by `python benchmarks/bench_to_docs.py` from `benchmarks/reports/"), name
+        assert "`distrl bench " in body.splitlines()[0] and len(body.splitlines()) > 4, name
+
+
+def test_every_block_is_on_exactly_one_page_as_rendered():
+    """The pages hold what the reports give: rerunning the command would change nothing."""
+    import re
+
+    from doc_blocks import locate, pages
+
+    located = locate([f"bench:{n}" for n in BLOCKS])
+    for name in BLOCKS:
+        text = located[f"bench:{name}"].read_text()
+        body = re.search(rf"<!-- bench:{re.escape(name)} -->\n(.*?)<!-- /bench:{re.escape(name)} -->", text, re.S)
+        assert body.group(1).rstrip("\n") == render(name), name
+    everywhere = "".join(p.read_text() for p in pages())
+    assert set(re.findall(r"<!-- bench:([^ ]+) -->", everywhere)) == set(BLOCKS)
