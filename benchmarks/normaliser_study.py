@@ -20,16 +20,15 @@ import time
 from pathlib import Path
 
 import distrl
-from distrl.agents.a2c.config import PAPER_A2C
-from distrl.agents.impala.config import ONE_STEP_VTRACE
-from distrl.agents.seed.config import SEED_ONE_STEP
+from distrl.config import load_yaml
+from distrl.presets import preset_path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from doc_blocks import add_flag, markdown_table, start  # noqa: E402  (the benchmarks folder's own helper)
 
-# IMPALA's, SEED's and A2C's defaults before 2026-11-28 (one update per batch), which the study's "default" rows ran and
-# its normalised config was laid over (the settings the study names are the same either way)
-ONE_STEP = {"impala": ONE_STEP_VTRACE, "seed": SEED_ONE_STEP, "a2c": PAPER_A2C}
+# one update per batch, which the study's "default" rows ran and its normalised config was laid over: IMPALA's and
+# A2C's defaults, SEED's vtrace preset
+ONE_STEP = {"impala": {}, "seed": load_yaml(preset_path("seed", "vtrace")), "a2c": {}}
 NORMALISED = {"obs_norm": True, "value_norm": True, "normalize_advantages": True, "optimizer": "adam", "lr": 3e-4,
               "optimizer_eps": 1e-5, "entropy_coef": 0.01}
 CELLS = [("LunarLander-v3", 5_000_000), ("Pendulum-v1", 5_000_000), ("LunarLanderContinuous-v3", 5_000_000)]

@@ -17,11 +17,13 @@ import torch
 
 import distrl
 from distrl.agents.seed.builder import _policy
-from distrl.agents.seed.config import SEED_ONE_STEP, SeedConfig
+from distrl.agents.seed.config import SeedConfig
+from distrl.config import load_yaml
 from distrl.envs import env_spec
+from distrl.presets import preset_path
 
-# over SEED's one-step config (its defaults when this check was written): an inference check, not a learner one
-SETTINGS = dict(SEED_ONE_STEP, num_actors=12, num_envs=8, unroll_length=20, entropy_coef=0.01, lr=6e-4)
+# over SEED's vtrace preset: an inference check, not a learner one
+SETTINGS = dict(load_yaml(preset_path("seed", "vtrace")), num_actors=12, num_envs=8, unroll_length=20, entropy_coef=0.01, lr=6e-4)
 
 
 def main() -> None:

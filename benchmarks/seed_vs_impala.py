@@ -17,9 +17,6 @@ import os
 
 from throughput import PRESETS, SEED_PRESETS, end_to_end
 
-from distrl.agents.impala.config import ONE_STEP_VTRACE
-from distrl.agents.seed.config import SEED_ONE_STEP
-
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -35,8 +32,8 @@ def main() -> None:
              "SEED actor idle | SEED learner wait | IMPALA learner wait |",
              "|---|---|---|---|---|---|---|---|---|---|---|"]
     for env_id in args.envs:
-        settings = {**PRESETS.get(env_id, ONE_STEP_VTRACE), **extra}
-        seed_settings = {**SEED_PRESETS.get(env_id, PRESETS.get(env_id, SEED_ONE_STEP)), **extra}
+        settings = {**PRESETS.get(env_id, {}), **extra}
+        seed_settings = {**SEED_PRESETS.get(env_id, PRESETS.get(env_id, SEED_PRESETS["CartPole-v1"])), **extra}
         for runtime in args.runtimes:
             impala, si = end_to_end(env_id, settings, args.actors, runtime, args.seconds, system="impala")
             seed, ss = end_to_end(env_id, seed_settings, args.actors, runtime, args.seconds, system="seed")

@@ -22,36 +22,33 @@ import time
 from pathlib import Path
 
 import distrl
-from distrl.agents.a3c.config import PAPER_A3C
 from distrl.agents.impala import Config, build
-from distrl.agents.impala.config import ONE_STEP_VTRACE
-from distrl.agents.seed.config import SEED_ONE_STEP
 from distrl.bench import ceiling
 from distrl.bench.cell import steady_sps
 from distrl.config import build as build_config
+from distrl.config import load_yaml
 from distrl.core.system import BuildContext
 from distrl.core.types import allocate
 from distrl.envs import env_spec
 from distrl.plotting import read_curve
+from distrl.presets import preset_path
 from distrl.runtime.backends.batching import concatenate
 from distrl.runtime.compute import setup_compute
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from doc_blocks import add_flag, start  # noqa: E402  (the benchmarks folder's own helper)
 
-PRESETS = {  # per-env settings over IMPALA's one-step V-trace config (ONE_STEP_VTRACE: the paper's single update per
-    # batch, IMPALA's defaults until 2026-11-28), which keeps the learner off the critical path: this table is about
-    # the actors and the transport against the machine's ceiling (the defaults' PPO passes make the learner the
-    # bottleneck; docs/results.md)
-    "CartPole-v1": dict(ONE_STEP_VTRACE),
+PRESETS = {  # per-env settings over IMPALA's defaults (the paper's one V-trace step per batch), which keep the
+    # learner off the critical path: this table is about the actors and the transport against the machine's ceiling
+    # (APPO's passes make the learner the bottleneck; docs/results.md)
+    "CartPole-v1": {},
     # optimizer_eps 1e-5, not IMPALA's CartPole default of 0.01: with mean (not summed) losses the Nature CNN's
     # per-weight gradients are ~1e-4, so an RMSProp epsilon of 0.01 shrinks every step ~100x: an H200 run with
     # 0.01 kept the policy uniform (entropy ln 6) for 6,500 updates, 16.8M frames (docs, learners on a GPU)
-    "ALE/Pong-v5": dict(ONE_STEP_VTRACE, num_envs=8, unroll_length=20, reward_clip=1.0, entropy_coef=0.01, lr=6e-4,
-                        optimizer_eps=1e-5),
+    "ALE/Pong-v5": load_yaml(preset_path("impala", "atari")),
 }
 # SEED's one-step config: 128 envs per actor (one request carries them all) and RMSProp's epsilon 1e-3
-SEED_PRESETS = {"CartPole-v1": dict(SEED_ONE_STEP)}
+SEED_PRESETS = {"CartPole-v1": load_yaml(preset_path("seed", "vtrace"))}
 
 
 class _NoWeights:
@@ -115,10 +112,9 @@ def steady_rates(run: Path, updates: str, skip: float) -> tuple[float, float]:
 
 def gradient_system(system: str, n: int, runtime: str, seconds: float) -> dict:
     """A3C / GORILA: env steps/s and parameter-server updates/s, steady state, from metrics.csv, with the settings
-    the table was first measured with: A3C with the paper's update (``PAPER_A3C``: one gradient per segment of 8 envs
-    x 5 steps; its default since 2026-11-28 pushes a gradient per minibatch of its passes, docs "Beyond
-    CartPole"), GORILA with batches of 64 (its default since 2026-11-28: 128)."""
-    settings = {"a3c": PAPER_A3C, "gorila": {"batch_size": 64}}.get(system, {})
+    the table was first measured with: A3C with its default, the paper's update (one gradient per segment of 8 envs
+    x 5 steps), GORILA with batches of 64 (its default: 128)."""
+    settings = {"gorila": {"batch_size": 64}}.get(system, {})
     with tempfile.TemporaryDirectory() as d:
         s = distrl.train(system, env="CartPole-v1", runtime=runtime, num_actors=n, total_steps=10**9,
                          max_wall_s=seconds, log_interval_s=0.5, run_dir=str(Path(d) / "r"), **settings)
@@ -141,7 +137,7 @@ def main() -> None:
     lines = ["| env | runtime | actors | (a) actors alone sps | (b) learner alone samples/s | ceiling 1/(1/a+1/b) | (c) end-to-end sps | c / ceiling | learner wait | policy lag | bottleneck |",
              "|---|---|---|---|---|---|---|---|---|---|---|"]
     for env_id in args.envs:
-        settings = PRESETS.get(env_id, ONE_STEP_VTRACE)
+        settings = PRESETS.get(env_id, {})
         b = learner_alone(env_id, settings, args.seconds / 2)
         for n in args.actors:
             a = actors_alone(env_id, settings, n, args.seconds / 2)

@@ -13,7 +13,6 @@ ROOT = Path(__file__).resolve().parents[1]
 
 TINY = ["--total-steps", "5000", "--quiet", "--set", "num_envs=8"]
 # A2C's paper update, one per batch: the tests that run a whole CLI command for its plumbing, not for learning
-ONE_UPDATE = ["--set", "epochs=1", "--set", "minibatches=1"]
 
 
 @pytest.mark.parametrize("args,fragment", [
@@ -41,7 +40,8 @@ ONE_UPDATE = ["--set", "epochs=1", "--set", "minibatches=1"]
      "impala: a learner batch of 3 unrolls never fills on local"),
     (["train", "seed", "--set", "num_envs=8", "--set", "minibatch_by=stream", "--set", "minibatches=9"],
      "minibatches 9 exceeds the env streams"),
-    (["train", "impala", "--set", "minibatch_by=steps"], "minibatch_by"),
+    (["train", "appo", "--set", "minibatch_by=steps"], "minibatch_by"),
+    (["train", "impala", "--set", "epochs=4"], "unknown setting 'epochs'"),
 ])
 def test_bad_input_is_one_line_exit_2(cli, tmp_path, args, fragment):
     r = cli(*args, cwd=tmp_path)
@@ -98,8 +98,12 @@ def test_train_eval_plot_and_resume(cli, tmp_path):
 def test_list_shows_every_system_and_setting(cli):
     r = cli("list")
     assert r.returncode == 0
-    for word in ("a2c", "impala", "total_steps", "num_envs", "unroll_length", "Learning rate"):
+    for word in ("a2c", "ppo", "impala", "appo"):
         assert word in r.stdout
+    r = cli("list", "impala")
+    for word in ("num_envs", "unroll_length", "Learning rate"):
+        assert word in r.stdout
+    assert "total_steps" in cli("list", "run").stdout
 
 
 def test_eval_video_writes_a_gif(cli, tmp_path):
@@ -120,7 +124,7 @@ def test_version_and_help_say_what_there_is(cli):
     assert r.returncode == 0 and r.stdout.strip() == f"distrl {__version__}"
     assert tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"] == __version__
     train_help = cli("train", "--help").stdout
-    for system in ("a2c", "a3c", "impala", "apex-dqn", "apex-ddpg", "gorila", "seed"):
+    for system in ("a2c", "ppo", "a3c", "impala", "appo", "apex-dqn", "apex-ddpg", "gorila", "seed"):
         assert system in train_help
     assert "(default: 10)" in cli("eval", "--help").stdout.replace("\n", " ").replace("  ", " ")
 
@@ -149,7 +153,7 @@ def test_a_closed_pipe_ends_the_run_quietly(tmp_path):
     """``distrl train ... | head -1``: once the reader is gone, no BrokenPipeError traceback."""
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     proc = subprocess.Popen([sys.executable, "-m", "distrl", "train", "a2c", "--total-steps", "60000", "--set", "num_envs=8",
-                             *ONE_UPDATE, "--set", "log_interval_s=0.05", "--run-dir", str(tmp_path / "r")], cwd=tmp_path, env=env,
+                             "--set", "log_interval_s=0.05", "--run-dir", str(tmp_path / "r")], cwd=tmp_path, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     proc.stdout.readline()  # the first progress line, then the reader leaves
     proc.stdout.close()
@@ -189,7 +193,7 @@ def _under_a_terminal(args: list[str], cwd, columns: int = 80, timeout: float = 
 
 
 def test_a_terminal_of_80_columns_gets_a_whole_bar_and_a_human_summary(tmp_path):
-    code, shown = _under_a_terminal(["train", "a2c", "--total-steps", "60000", "--set", "num_envs=8", *ONE_UPDATE,
+    code, shown = _under_a_terminal(["train", "a2c", "--total-steps", "60000", "--set", "num_envs=8",
                                      "--run-dir", str(tmp_path / "r")], tmp_path)
     assert code == 0, shown
     assert "…" not in shown  # nothing cut short to fit

@@ -13,12 +13,13 @@ import numpy as np
 import torch
 
 from distrl import config as config_mod
-from distrl.agents.registry import get_system
+from distrl.agents.registry import get_system, saved_run
 from distrl.core.system import BuildContext
 from distrl.envs import check_env_id, env_spec, make_env
 from distrl.errors import ConfigError
 from distrl.models import load_flat
 from distrl.models.device import resolve_device
+from distrl.presets import preset_path
 from distrl.run_config import RunConfig
 from distrl.runtime import (
     CheckpointObserver,
@@ -94,14 +95,16 @@ def _tuples(d: dict) -> dict:
 
 
 def train(system: str, env: str | None = None, *, config_file: str | None = None, resume: bool = False,
-          force: bool = False, progress: bool = False, token: str | None = None, **settings: Any) -> dict[str, Any]:
+          force: bool = False, progress: bool = False, token: str | None = None, preset: str | None = None,
+          **settings: Any) -> dict[str, Any]:
     """Train ``system`` and return its summary (also written to ``<run_dir>/summary.json``).
 
-    ``settings`` are any run or system settings (see ``distrl list``), e.g.
-    ``distrl.train("a2c", env="CartPole-v1", total_steps=200_000, lr=1e-3, runtime="inline")``.
+    ``settings`` are any run or system settings (see ``distrl list SYSTEM``), e.g.
+    ``distrl.train("ppo", env="CartPole-v1", total_steps=200_000, lr=1e-3)``; ``preset`` names one of the
+    system's preset files (``distrl train impala --preset atari``), which ``config_file`` and ``settings`` override.
     """
     trainer = make_trainer(system, env, config_file=config_file, resume=resume, force=force, progress=progress,
-                           token=token, **settings)
+                           token=token, preset=preset, **settings)
     fresh = not resume and not (trainer.run_dir / "config.yaml").exists()
     try:
         return trainer.run()
@@ -178,10 +181,13 @@ def system_run_defaults(module, run_cfg: RunConfig) -> RunConfig:
 
 
 def plan_run(system: str, env: str | None = None, *, config_file: str | None = None, resume: bool = False,
-             **settings: Any):
+             preset: str | None = None, **settings: Any):
     """Every check of a run's inputs, nothing written: (system module, run config, system config, env
-    spec, program). ``make_trainer`` and ``distrl pbt`` start from it."""
-    overrides: dict[str, Any] = config_mod.load_yaml(config_file) if config_file else {}
+    spec, program). ``make_trainer`` and ``distrl pbt`` start from it. Settings override in this order: the
+    ``preset`` (``configs/<system>/<preset>.yaml``), ``config_file``, ``settings``."""
+    get_system(system)  # an unknown system is named before its presets are looked for
+    overrides: dict[str, Any] = config_mod.load_yaml(preset_path(system, preset)) if preset else {}
+    overrides.update(config_mod.load_yaml(config_file) if config_file else {})
     if env is not None:
         overrides["env"] = env
     overrides.update({k: v for k, v in settings.items() if v is not None})
@@ -189,9 +195,10 @@ def plan_run(system: str, env: str | None = None, *, config_file: str | None = N
     if resume:
         if not overrides.get("run_dir"):
             raise ConfigError("--resume needs --run-dir naming the run to continue")
-        saved = read_config(Path(overrides["run_dir"]))
+        saved = saved_run(read_config(Path(overrides["run_dir"])))
         if saved.get("system") != system:
-            raise ConfigError(f"run dir '{overrides['run_dir']}' holds a {saved.get('system')} run, not {system}")
+            raise ConfigError(f"run dir '{overrides['run_dir']}' holds a {saved.get('system')} run{_was(saved)}, "
+                              f"not {system}: resume it with distrl train {saved.get('system')} --resume")
         base = saved
     module, run_cfg, sys_cfg = resolve_configs(system, overrides, base)
     run_cfg = system_run_defaults(module, run_cfg)
@@ -217,14 +224,24 @@ def plan_run(system: str, env: str | None = None, *, config_file: str | None = N
     return module, run_cfg, sys_cfg, spec, program
 
 
+def _was(saved: dict) -> str:
+    """`` (saved as a2c by distrl 0.2, ...)`` for a run saved under its system's former name, else nothing."""
+    if "saved_as" not in saved:
+        return ""
+    return (f" (saved as {saved['saved_as']} by distrl 0.2, when {saved['saved_as']} ran {saved['system']}'s "
+            "update)")
+
+
 def make_trainer(system: str, env: str | None = None, *, config_file: str | None = None, resume: bool = False,
-                 force: bool = False, progress: bool = False, token: str | None = None, **settings: Any) -> Trainer:
+                 force: bool = False, progress: bool = False, token: str | None = None, preset: str | None = None,
+                 **settings: Any) -> Trainer:
     """A :class:`~distrl.runtime.Trainer` for ``system``, its run dir prepared and its config written, not
     started: ``trainer.start()``, ``trainer.step(env_steps=...)``, ``trainer.set_hyperparameters(...)``,
     ``trainer.close()``. Every input is checked before anything is written. ``token`` (or ``DISTRL_TOKEN``;
     by default a new random one) is the secret peers that connect over the network must present; it is
     written to ``<run_dir>/token`` (0600), never to ``config.yaml``."""
-    module, run_cfg, sys_cfg, spec, program = plan_run(system, env, config_file=config_file, resume=resume, **settings)
+    module, run_cfg, sys_cfg, spec, program = plan_run(system, env, config_file=config_file, resume=resume,
+                                                       preset=preset, **settings)
     run_dir = Path(run_cfg.run_dir) if run_cfg.run_dir else default_run_dir(system, run_cfg.env)
     prepare_run_dir(run_dir, resume=resume, force=force)
     run_cfg = dataclasses.replace(run_cfg, run_dir=str(run_dir))
@@ -243,8 +260,10 @@ def make_trainer(system: str, env: str | None = None, *, config_file: str | None
         write_config(run_dir, system, run_cfg, sys_cfg)
         write_token(run_dir, token)
 
+    # a run saved under the system's former name (distrl 0.2's a2c and impala): its checkpoints say that name
+    former = saved_run(read_config(run_dir)).get("saved_as") if resume else None
     return Trainer(program, run_cfg, run_dir, system=system, resume=resume, observers=observers, identity=identity,
-                   on_ready=ready, token=token)
+                   former_identity={"system": former} if former else None, on_ready=ready, token=token)
 
 
 def write_token(run_dir: Path, token: str) -> None:
@@ -279,7 +298,7 @@ class Policy:
         if snapshot not in (None, *SNAPSHOTS):
             raise ConfigError(f"snapshot must be one of {', '.join(SNAPSHOTS)}; got {snapshot!r}")
         self.run_dir = Path(run_dir)
-        saved = read_config(self.run_dir)
+        saved = saved_run(read_config(self.run_dir))
         self.system = saved["system"]
         module, run_cfg, sys_cfg = resolve_configs(self.system, {}, saved)
         self.env_id = run_cfg.env

@@ -68,6 +68,8 @@ def _build_parser() -> argparse.ArgumentParser:
             train.add_argument("--" + f.name.replace("_", "-"), dest=f.name, default=None, metavar=tp.__name__.upper(),
                                help=_with_default(f.metadata["doc"], f.default))
     train.add_argument("--config", dest="config_file", help="YAML file of settings (flat, or in run:/system: sections)")
+    train.add_argument("--preset", default=None, help="one of the system's presets, configs/SYSTEM/NAME.yaml "
+                       "('distrl list SYSTEM' names them); --config and --set override it")
     _run_flags(train, "any setting, repeatable (see 'distrl list')", "the run in --run-dir from its last checkpoint",
                "an existing --run-dir", "no progress display")
     train.add_argument("--token", default=None, help="the secret network peers must present (default: DISTRL_TOKEN, "
@@ -98,7 +100,8 @@ def _build_parser() -> argparse.ArgumentParser:
     rec.add_argument("--snapshot", choices=("best", "last"), default=None,
                      help="which of RUN_DIR's weights play (as for eval); default: best where kept, else last")
 
-    sub.add_parser("list", help="every system and its settings with defaults")
+    lst = sub.add_parser("list", help="the systems; with a name, that system's settings, defaults and presets")
+    lst.add_argument("what", nargs="?", default=None, help="a system, or 'run' for the settings every system takes")
 
     join = sub.add_parser("join", help="run an env actor for a SEED server at HOST:PORT (it says what to run)",
                           formatter_class=_Help)
@@ -174,7 +177,7 @@ def _cmd_train(args) -> int:
                 raise ConfigError(f"setting '{f.name}' given twice, by {flag} and by --set {f.name}=...; give it once")
             settings[f.name] = getattr(args, f.name)
     summary = train(args.system, config_file=args.config_file, resume=args.resume, force=args.force,
-                    progress=not args.quiet, token=args.token, **settings)
+                    progress=not args.quiet, token=args.token, preset=args.preset, **settings)
     code = 130 if summary.get("interrupted") else 0
     if sys.stdout.isatty() and not args.json:
         _say(human_summary(summary))
@@ -240,6 +243,7 @@ def human_summary(s: dict) -> str:
 def _cmd_list(args) -> int:
     from distrl.agents.registry import SYSTEMS, get_system
     from distrl.config import describe
+    from distrl.presets import presets
     from distrl.run_config import RunConfig
 
     out = []
@@ -249,11 +253,19 @@ def _cmd_list(args) -> int:
         for name, tp, default, doc in describe(cls):
             out.append(f"  {name:<24} {tp:<6} {str(default):<14} {doc}")
 
-    show("run settings (every system):", RunConfig)
-    for name in SYSTEMS:
-        module = get_system(name)
-        out.append("")
-        show(f"{name}: {module.DOC}", module.Config)
+    if args.what is None:
+        out.append("systems ('distrl list SYSTEM' shows one's settings and presets; 'distrl list run' the run "
+                   "settings every system takes):")
+        out += [f"  {name:<10} {get_system(name).DOC}" for name in SYSTEMS]
+    elif args.what == "run":
+        show("run settings (every system):", RunConfig)
+    else:
+        module = get_system(args.what)
+        show(f"{args.what}: {module.DOC}", module.Config)
+        found = presets(args.what)
+        out += ["", f"presets (distrl train {args.what} --preset NAME):" if found else "presets: none"]
+        out += [f"  {name:<16} {what}" for name, what in found.items()]
+        out += ["", "run settings: distrl list run"]
     _say("\n".join(out))
     return 0
 

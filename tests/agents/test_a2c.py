@@ -1,20 +1,19 @@
 import csv
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 import distrl
-from tests.agents.learning import scores
+from tests.agents.learning import median, scores
 
 
 def test_a2c_learns_cartpole(tmp_path):
-    """The default config (PPO's passes), inline, seed 0: the training mean passes 180 within 98,304 env steps
-    (6 batches of 16 x 1024, ~8 s; random: ~22). Spread (``benchmarks/learning_spread.py --cases a2c --seeds 0 1 2 3
-    --variants base sse``): 268-292 on seeds 0-3 (base), 265-287 (sse); the default's 150k budget (164k in whole
-    batches) ends at 500 on seeds 0-3."""
-    got = scores("a2c", (0,), tmp_path, score="train", env="CartPole-v1", total_steps=98_304, runtime="inline")
-    assert got[0] >= 180, got
+    """The median over seeds 0-2 of the training mean after 100k steps (~2 s in all) is past 100 (random: ~22).
+
+    Spread (``benchmarks/learning_spread.py --cases a2c --total-steps 100000 --seeds 0..9 --variants base sse``,
+    20 runs, with this config when it was the default before 0.2): 124-431, median 210; no run below 124, so a
+    median of three below 100 would need two runs far outside everything seen."""
+    got = scores("a2c", (0, 1, 2), tmp_path, score="train", env="CartPole-v1", total_steps=100_000, runtime="inline")
+    assert median(got) >= 100, got
 
 
 def test_a2c_reports_no_policy_lag(tmp_path):
@@ -26,8 +25,8 @@ def test_inline_is_deterministic(tmp_path):
     """Same seed, same numbers: every column of metrics.csv except the wall-clock ones."""
     tables = []
     for name in ("a", "b"):
-        distrl.train("a2c", env="CartPole-v1", total_steps=8_000, runtime="inline", run_dir=str(tmp_path / name),
-                     seed=3, num_envs=8, unroll_length=32, log_interval_s=1e9)  # one row, at the end; shuffled passes
+        distrl.train("a2c", env="CartPole-v1", total_steps=20_000, runtime="inline", run_dir=str(tmp_path / name),
+                     seed=3, num_envs=8, log_interval_s=1e9)  # one row, at the end
         with open(tmp_path / name / "metrics.csv") as f:
             tables.append([{k: v for k, v in r.items() if not k.startswith("time_") and k not in ("wall_s", "sps", "learner_wait_frac")}
                            for r in csv.DictReader(f)])
@@ -47,13 +46,8 @@ def test_python_api_policy(tmp_path):
         distrl.evaluate(tmp_path / "r", episodes=0)
 
 
-def _learner(**config):
-    from distrl.api import plan_run
-
-    return plan_run("a2c", "CartPole-v1", runtime="inline", num_envs=4, unroll_length=5, **config)[4].make_learner({})
-
-
-def _batch(seed: int = 0):
+def batch_of(seed: int = 0):
+    """A time-major batch of 5 steps of 4 CartPole envs, random but valid (for learner unit tests)."""
     import numpy as np
 
     rng = np.random.default_rng(seed)
@@ -63,46 +57,26 @@ def _batch(seed: int = 0):
             "behaviour_logp": np.zeros((5, 4), np.float32)}
 
 
-def test_one_pass_of_one_minibatch_takes_the_papers_step():
-    """At the batch's start the policy is the one that acted (ratio 1), where PPO's clipped surrogate has the gradient
-    of the plain policy gradient: the passes' path with one minibatch of the whole batch ends at the same weights as
-    the paper's one update (the minibatch's steps shuffled, which a mean over them does not see)."""
+def test_a2c_makes_one_update_per_batch_and_skips_a_nonfinite_one():
     import numpy as np
 
-    paper, ppo = _learner(epochs=1, minibatches=1, ppo_clip=0.0), _learner(epochs=1, minibatches=1, ppo_clip=0.2)
-    ppo.model.load_state_dict(paper.model.state_dict())
-    start, batch = paper.get_weights().copy(), _batch()
-    paper.step(batch)
-    ppo._passes(ppo.batch_tensors(batch))
-    assert paper.version == ppo.version == 1 and not np.allclose(paper.get_weights(), start)
-    np.testing.assert_allclose(ppo.get_weights(), paper.get_weights(), rtol=1e-5, atol=1e-7)
+    from distrl.api import plan_run
 
-
-def test_passes_make_epochs_times_minibatches_updates_and_skip_a_nonfinite_batch_whole():
-    import numpy as np
-
-    learner = _learner(epochs=3, minibatches=4)
-    out = learner.step(_batch())
-    assert learner.version == 12 and "grad_norm" in out and out["nonfinite_skipped"] == 0
+    learner = plan_run("a2c", "CartPole-v1", runtime="inline", num_envs=4, unroll_length=5)[4].make_learner({})
+    out = learner.step(batch_of())
+    assert learner.version == 1 and "grad_norm" in out
     before = learner.get_weights().copy()
-    bad = _batch(1)
+    bad = batch_of(1)
     bad["rewards"][2, 1] = np.nan
-    out = learner.step(bad)
-    assert out["nonfinite_skipped"] == 1 and learner.version == 12
+    assert learner.step(bad)["nonfinite_skipped"] == 1 and learner.version == 1
     np.testing.assert_array_equal(learner.get_weights(), before)
 
 
-@given(envs=st.integers(1, 6), length=st.integers(1, 6), minibatches=st.integers(0, 40))
-@settings(max_examples=40, deadline=None)
-def test_more_minibatches_than_steps_is_one_config_error(envs, length, minibatches):
-    """Generated batch shapes: up to num_envs * unroll_length minibatches plan, one more is a ConfigError naming
-    the most there can be."""
+def test_a2c_has_no_ppo_settings():
+    """A2C is one update per batch: PPO's passes and clip are ``ppo``'s settings."""
     from distrl.api import plan_run
     from distrl.errors import ConfigError
 
-    kw = dict(runtime="inline", num_envs=envs, unroll_length=length, minibatches=minibatches, epochs=2)
-    if minibatches > envs * length:
-        with pytest.raises(ConfigError, match=f"give at most {envs * length}$"):
-            plan_run("a2c", "CartPole-v1", **kw)
-    else:
-        plan_run("a2c", "CartPole-v1", **kw)
+    for name, value in (("ppo_clip", 0.2), ("epochs", 4), ("minibatches", 8)):
+        with pytest.raises(ConfigError, match=f"unknown setting '{name}'"):
+            plan_run("a2c", "CartPole-v1", runtime="inline", **{name: value})

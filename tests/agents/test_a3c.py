@@ -6,7 +6,6 @@ from hypothesis import strategies as st
 
 import distrl
 from distrl.agents.a3c import Config, build
-from distrl.agents.a3c.config import PAPER_A3C
 from distrl.config import build as build_config
 from distrl.core.system import BuildContext
 from distrl.envs import env_spec
@@ -14,7 +13,7 @@ from distrl.runtime.backends import make_backend
 
 
 def test_hogwild_workers_update_the_one_shared_model_and_shared_statistics():
-    cfg = build_config(Config, {**PAPER_A3C, "num_actors": 2, "num_envs": 4, "segments_per_report": 5})
+    cfg = build_config(Config, {"num_actors": 2, "num_envs": 4, "segments_per_report": 5})
     program = build(cfg, BuildContext("CartPole-v1", env_spec("CartPole-v1"), 10**6))
     backend = make_backend("local", seed=0)
     backend.open(program)
@@ -49,17 +48,14 @@ def test_a3c_smoke(tmp_path, runtime):
 
 
 def test_a3c_learns_cartpole(tmp_path):
-    """150k steps on ``local`` (~9 s alone) lift the training mean from ~20 (random) past 200.
+    """150k steps on ``local`` (~5 s) lift the training mean from ~20 (random) past 150.
 
-    Spread with the default update (PPO's passes per worker; ``benchmarks/learning_spread.py --cases a3c``; on
-    ``local`` the two Hogwild workers' interleaving differs from run to run and with the machine's load): alone,
-    ``--seeds 0 1 2 3 4 --variants base sse``, 435-499, median 472; beside busy processes (``--variants base
-    --load 1`` and ``--load 3``, seeds 0-5 each) 449-475 and 387-482; one CI run (seed 0, the whole suite on 2 cores)
-    274, not reproduced in those 12 loaded runs, its cause unexplained. The bar is a margin chosen under all of them,
-    not read off a measured tail: it catches a learner that stopped learning, not a partial regression."""
+    Spread (``benchmarks/learning_spread.py --cases a3c --seeds 0..4 --variants base sse``, 10 runs, with this config
+    when it was the default before 0.2; on ``local`` the two Hogwild workers' interleaving differs from run to run):
+    367-480, median 440."""
     s = distrl.train("a3c", env="CartPole-v1", runtime="local", total_steps=150_000, run_dir=str(tmp_path / "r"),
                      seed=0)
-    assert s["episode_return_mean"] >= 200, s
+    assert s["episode_return_mean"] >= 150, s
     assert np.isfinite(s["policy_lag_mean"])
 
 
@@ -69,7 +65,7 @@ def test_linear_schedule_reaches_the_parameter_server_and_survives_a_resume(tmp_
     import csv
 
     run = tmp_path / "r"
-    kw = dict(PAPER_A3C, env="CartPole-v1", runtime="inline", num_actors=2, num_envs=4, segments_per_report=5,
+    kw = dict(env="CartPole-v1", runtime="inline", num_actors=2, num_envs=4, segments_per_report=5,
               lr=1e-3, lr_schedule="linear", run_dir=str(run), log_interval_s=1e-9)
     distrl.train("a3c", total_steps=4000, **kw)
     rows = list(csv.DictReader(open(run / "metrics.csv")))
@@ -122,7 +118,7 @@ def _worker(params, **settings):
 
 
 def test_a_worker_pushes_a_gradient_per_minibatch_of_its_passes_and_none_for_a_nonfinite_segment():
-    """The default update: epochs x minibatches gradients per segment, each after the latest parameters came back
+    """Asynchronous PPO (a departure from the paper, off by default): epochs x minibatches gradients per segment, each after the latest parameters came back
     (an exchange: push and pull in one round trip), the last a plain push (the next segment pulls first). The
     policy lag is the data's age where each gradient lands: with 2 other updates per push, the k-th gradient of a
     segment (k = 0..11) lands 3k + 2 updates after the parameters that acted it. A segment with a NaN is skipped

@@ -56,3 +56,32 @@ def test_seed_tunes_the_hyperparameters_of_impalas_learner():
     ctx = BuildContext("CartPole-v1", env_spec("CartPole-v1"), total_steps=1000)
     declared = {s: set(get_system(s).build(get_system(s).Config(), ctx).hyperparameters) for s in ("impala", "seed")}
     assert declared["seed"] == declared["impala"] == {"lr", "entropy_coef"}
+
+
+def test_the_learner_setting_picks_appos_learner_by_default_or_impalas():
+    """``learner=appo`` (the default) is APPO's learner with its passes; ``learner=vtrace`` the paper's IMPALA
+    learner, one V-trace step per batch, whatever PPO's settings say."""
+    from distrl.agents.appo.learner import APPOLearner
+    from distrl.agents.impala.learner import ImpalaLearner
+    from distrl.api import plan_run
+
+    small = dict(num_envs=4, unroll_length=8, runtime="inline")
+    assert isinstance(plan_run("seed", "CartPole-v1", **small)[4].make_learner({}), APPOLearner)
+    paper = plan_run("seed", "CartPole-v1", learner="vtrace", **small)[4].make_learner({})
+    assert type(paper) is ImpalaLearner and paper.ppo_clip == 0.0
+
+
+def test_a_seed_run_saved_before_the_learner_setting_resumes_with_appos(tmp_path):
+    """Runs saved before ``learner`` existed ran APPO's learner (with their own values of its settings): they resume
+    so, the setting written back."""
+    import yaml
+
+    run = tmp_path / "r"
+    distrl.train("seed", env="CartPole-v1", runtime="inline", total_steps=1000, run_dir=str(run), **SMALL)
+    path = run / "config.yaml"
+    data = yaml.safe_load(path.read_text())
+    data["system_config"].pop("learner")
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    s = distrl.train("seed", env="CartPole-v1", runtime="inline", total_steps=2000, resume=True, run_dir=str(run))
+    assert s["env_steps"] >= 2000
+    assert yaml.safe_load(path.read_text())["system_config"]["learner"] == "appo"

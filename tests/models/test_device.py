@@ -13,7 +13,6 @@ from hypothesis import strategies as st
 
 import distrl
 from distrl.agents.impala import Config as ImpalaConfig
-from distrl.agents.impala.config import ONE_STEP_VTRACE
 from distrl.agents.impala.learner import ImpalaLearner
 from distrl.agents.impala.networks import make_model
 from distrl.api import plan_run
@@ -121,7 +120,7 @@ def _impala_batch(cfg, env, seed=0):
             "valid": np.ones((T, B), bool), "behaviour_logp": np.full((T, B), np.log(0.5), np.float32)}
 
 
-ONE_UPDATE = dict(ONE_STEP_VTRACE, num_envs=16, unroll_length=8)  # one update per batch
+ONE_UPDATE = dict(num_envs=16, unroll_length=8)  # IMPALA's: one update per batch
 
 
 def _impala_learner(device="cpu", precision="fp32"):

@@ -12,7 +12,7 @@ from distrl.pbt import run_pbt
 
 EXPLORE = ["lr=loguniform(1e-4,1e-2)", "entropy_coef=choice(0.0,0.01,0.03)"]
 # small batches, one update each (A2C's paper update): the population's machinery, not its learning, is under test
-SMALL = {"num_envs": 8, "unroll_length": 32, "epochs": 1, "minibatches": 1}
+SMALL = {"num_envs": 8, "unroll_length": 32}
 SMALL_FLAGS = [flag for key, value in SMALL.items() for flag in ("--set", f"{key}={value}")]
 
 

@@ -10,7 +10,6 @@ import pytest
 import torch
 
 import distrl
-from distrl.agents.impala.config import ONE_STEP_VTRACE
 from distrl.api import plan_run
 from distrl.errors import ConfigError
 from distrl.replay import SampledBatch
@@ -57,7 +56,7 @@ def test_two_impala_learners_equal_one_with_the_doubled_batch(normalised):
     """With the normalisers on, the ranks sum their batch moments (observations, PopArt's targets, the
     advantages' mean and std) before using them: the statistics and the weights still match one learner's."""
     norms = {"obs_norm": True, "value_norm": True, "normalize_advantages": True} if normalised else {}
-    program = plan_run("impala", "CartPole-v1", **dict(ONE_STEP_VTRACE, num_envs=8, unroll_length=5, **norms))[4]
+    program = plan_run("impala", "CartPole-v1", num_envs=8, unroll_length=5, **norms)[4]
     torch.manual_seed(0)
     single = program.make_learner({})
     torch.manual_seed(0)

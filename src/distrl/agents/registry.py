@@ -1,6 +1,7 @@
 """The systems distrl can train, by name. Each is a package that is a ``core.system.SystemModule``:
 ``Config``, ``DOC``, ``DEFAULT_TOTAL_STEPS``, ``RENAMED_SETTINGS``, ``OLDER_RUN_DEFAULTS``, ``build``
-(returns a program) and ``make_model``; optionally ``RUN_DEFAULTS`` (run settings the system fills)."""
+(returns a program) and ``make_model``; optionally ``RUN_DEFAULTS`` (run settings the system fills) and
+``saved_as`` (what a run saved under its name by an older distrl is now: ``saved_run``)."""
 
 from __future__ import annotations
 
@@ -12,8 +13,10 @@ from distrl.errors import ConfigError
 
 SYSTEMS = {
     "a2c": "distrl.agents.a2c",
+    "ppo": "distrl.agents.ppo",
     "a3c": "distrl.agents.a3c",
     "impala": "distrl.agents.impala",
+    "appo": "distrl.agents.appo",
     "apex-dqn": "distrl.agents.apex_dqn",
     "apex-ddpg": "distrl.agents.apex_ddpg",
     "gorila": "distrl.agents.gorila",
@@ -32,3 +35,16 @@ def get_system(name: str) -> ModuleType:
         hint = f"; did you mean '{close[0]}'?" if close else ""
         raise ConfigError(f"unknown system '{name}'{hint} (valid: {', '.join(SYSTEMS)})")
     return importlib.import_module(SYSTEMS[name])
+
+
+def saved_run(saved: dict) -> dict:
+    """A run dir's saved config as this version reads it: a run saved under a system's name while that name ran
+    another algorithm (``a2c`` PPO's passes, ``impala`` APPO's, in distrl 0.2) is the system that runs it now, with
+    its settings as saved; ``saved`` itself is left as read."""
+    system = saved.get("system")
+    moved = getattr(get_system(system), "saved_as", None) if system in SYSTEMS else None
+    answer = moved(dict(saved.get("system_config") or {})) if moved else None
+    if answer is None:
+        return saved
+    now, system_config = answer
+    return {**saved, "system": now, "system_config": system_config, "saved_as": system}

@@ -15,16 +15,14 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
-from distrl.agents.impala.config import ONE_STEP_VTRACE
-
 # the score that counts as solved, on the training return (mean of the last 100 episodes)
 THRESHOLDS = {"CartPole-v1": 475.0, "distrl/CartPoleNoVelocity-v1": 475.0, "Pendulum-v1": -200.0,
               "MountainCar-v0": -110.0, "LunarLander-v3": 200.0, "LunarLanderContinuous-v3": 200.0}
 
 # (system, env): every system on the env its README row uses
 SYSTEM_ENVS = [
-    ("a2c", "CartPole-v1"), ("a3c", "CartPole-v1"), ("impala", "CartPole-v1"), ("seed", "CartPole-v1"),
-    ("apex-dqn", "CartPole-v1"), ("gorila", "CartPole-v1"), ("es", "CartPole-v1"),
+    ("a2c", "CartPole-v1"), ("ppo", "CartPole-v1"), ("a3c", "CartPole-v1"), ("impala", "CartPole-v1"),
+    ("appo", "CartPole-v1"), ("seed", "CartPole-v1"), ("apex-dqn", "CartPole-v1"), ("gorila", "CartPole-v1"), ("es", "CartPole-v1"),
     ("apex-ddpg", "Pendulum-v1"), ("qt-opt", "Pendulum-v1"),
     ("r2d2", "distrl/CartPoleNoVelocity-v1"), ("seed-r2d2", "distrl/CartPoleNoVelocity-v1"),
     ("r2d3", "MountainCar-v0"),
@@ -33,10 +31,9 @@ SYSTEM_ENVS = [
 # (system, env) beyond CartPole: discrete systems on LunarLander, the ones that take Box actions on Pendulum and
 # LunarLanderContinuous (ES and R2D3 are not in the defaults issue's list)
 BEYOND_ENVS = [
-    ("a2c", "LunarLander-v3"), ("a3c", "LunarLander-v3"), ("impala", "LunarLander-v3"), ("seed", "LunarLander-v3"),
+    *((system, "LunarLander-v3") for system in ("a2c", "ppo", "a3c", "impala", "appo", "seed")),
     ("apex-dqn", "LunarLander-v3"), ("gorila", "LunarLander-v3"), ("r2d2", "LunarLander-v3"),
-    ("a2c", "Pendulum-v1"), ("impala", "Pendulum-v1"),
-    ("a2c", "LunarLanderContinuous-v3"), ("impala", "LunarLanderContinuous-v3"),
+    *((system, env) for env in ("Pendulum-v1", "LunarLanderContinuous-v3") for system in ("a2c", "ppo", "impala", "appo")),
     ("apex-ddpg", "LunarLanderContinuous-v3"), ("qt-opt", "LunarLanderContinuous-v3"),
 ]
 BEYOND_SECONDS = 300.0
@@ -47,14 +44,13 @@ BEYOND_STEPS = {("apex-dqn", "LunarLander-v3"): 2_000_000, ("r2d2", "LunarLander
                 ("gorila", "LunarLander-v3"): 800_000,
                 ("apex-ddpg", "LunarLanderContinuous-v3"): 500_000, ("qt-opt", "LunarLanderContinuous-v3"): 60_000,
                 ("a3c", "LunarLander-v3"): 1_000_000,
-                **{(system, env): 1_000_000 for system in ("a2c", "impala")
+                **{(system, env): 1_000_000 for system in ("a2c", "ppo", "impala", "appo")
                    for env in ("LunarLander-v3", "Pendulum-v1", "LunarLanderContinuous-v3")},
                 ("seed", "LunarLander-v3"): 1_000_000}
 
-# IMPALA on Pong: the throughput preset of benchmarks/throughput.py (a smoke cell, not a learning one), over the
-# one-step V-trace config
-PONG = ("impala", "ALE/Pong-v5", {**ONE_STEP_VTRACE, "num_envs": 8, "unroll_length": 20, "reward_clip": 1.0,
-                                   "entropy_coef": 0.01, "lr": 6e-4, "optimizer_eps": 1e-5})
+# IMPALA on Pong: the throughput preset of benchmarks/throughput.py (a smoke cell, not a learning one)
+PONG = ("impala", "ALE/Pong-v5", {"num_envs": 8, "unroll_length": 20, "reward_clip": 1.0, "entropy_coef": 0.01,
+                                   "lr": 6e-4, "optimizer_eps": 1e-5})
 PONG_SECONDS = 20.0
 SUITES = ("quick", "full", "beyond")
 

@@ -50,10 +50,13 @@ class _StopRequested(Exception):
 
 class Trainer:
     def __init__(self, program: Program, run_cfg, run_dir: str | Path, *, system: str, resume: bool = False,
-                 observers: tuple = (), identity: dict | None = None, on_ready=None, token: str = ""):
-        """``identity`` (system, env, spaces) is written into every checkpoint and checked on resume;
+                 observers: tuple = (), identity: dict | None = None, former_identity: dict | None = None,
+                 on_ready=None, token: str = ""):
+        """``identity`` (system, env, spaces) is written into every checkpoint and checked on resume (where a
+        checkpoint may also say ``former_identity``'s values: a run saved under a system's former name);
         ``on_ready()`` runs once the services, the learner and a resumed checkpoint have all loaded."""
         self.identity = identity or {"system": system, "env": run_cfg.env}
+        self.former_identity = former_identity or {}
         self.on_ready = on_ready
         self.token = token  # the run's secret for peers that connect over the network (never in config.yaml)
         self.program, self.cfg, self.system = program, run_cfg, system
@@ -591,7 +594,7 @@ class Trainer:
         except Exception as e:  # a foreign or damaged checkpoint: shapes or files that do not fit this run
             first = str(e).strip().splitlines()[0][:200] if str(e).strip() else type(e).__name__
             raise ConfigError(f"checkpoint {folder} does not fit this run ({first})") from None
-        check_counters(saved, self.identity, folder)
+        check_counters(saved, self.identity, folder, self.former_identity)
         self.env_steps, self.restarts = saved["env_steps"], saved["actor_restarts"]
         self._wall_offset = saved["wall_s"]
         self.episodes.load(saved.get("episodes", {}))
@@ -609,11 +612,13 @@ class Trainer:
         self.base.update({k: v for k, v in saved.get("hyperparameters", {}).items() if k in self.base})
 
 
-def check_counters(saved: dict, identity: dict, folder: Path) -> None:
+def check_counters(saved: dict, identity: dict, folder: Path, former: dict | None = None) -> None:
     """A checkpoint's counters are trusted only after this: the same system and env as the run resuming it
-    (where the checkpoint says), and counts of the right types and signs."""
+    (where the checkpoint says; or ``former``'s value, the system's name when it was saved), and counts of the
+    right types and signs."""
+    former = former or {}
     for key, value in identity.items():
-        if key in saved and saved[key] != value:
+        if key in saved and saved[key] != value and (key not in former or saved[key] != former[key]):
             raise ConfigError(f"checkpoint {folder} was saved by a run with {key} {saved[key]!r}, not {value!r}")
     for key, kind in (("env_steps", int), ("actor_restarts", int), ("wall_s", (int, float))):
         value = saved.get(key)

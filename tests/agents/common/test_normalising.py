@@ -20,8 +20,8 @@ def _batch(T: int, B: int, seed: int) -> dict[str, np.ndarray]:
             "valid": np.ones((T, B), bool), "behaviour_logp": np.log(rng.uniform(0.3, 0.7, (T, B))).astype(np.float32)}
 
 
-@pytest.mark.parametrize("system, extra", [("impala", {}), ("a2c", {}), ("a2c", {"epochs": 1, "minibatches": 1})],
-                         ids=["impala", "a2c", "a2c-one-update"])
+@pytest.mark.parametrize("system, extra", [("impala", {}), ("appo", {}), ("ppo", {}), ("a2c", {})],
+                         ids=["impala", "appo", "ppo", "a2c"])
 def test_a_skipped_update_moves_no_statistic_and_an_applied_one_moves_them(system, extra):
     learner = plan_run(system, "CartPole-v1", num_envs=4, unroll_length=5, **NORMS, **extra)[4].make_learner({})
     bad = _batch(5, 4, 0)
@@ -40,7 +40,7 @@ def test_a_skipped_update_moves_no_statistic_and_an_applied_one_moves_them(syste
 def test_appo_passes_update_once_per_minibatch_and_move_the_statistics_once_per_batch(minibatch_by):
     """epochs x minibatches applied updates per batch; the running statistics take the batch once, after the passes:
     each observation counted once, and PopArt's averages moved by one step (weight 0.01, as a single update's)."""
-    learner = plan_run("impala", "CartPole-v1", num_envs=4, unroll_length=5, ppo_clip=0.2, epochs=3, minibatches=2,
+    learner = plan_run("appo", "CartPole-v1", num_envs=4, unroll_length=5, ppo_clip=0.2, epochs=3, minibatches=2,
                        minibatch_by=minibatch_by, **NORMS)[4].make_learner({})
     assert "grad_norm" in learner.step(_batch(5, 4, 1))
     assert learner.version == 3 * 2
@@ -52,7 +52,7 @@ def test_appo_passes_update_once_per_minibatch_and_move_the_statistics_once_per_
 def test_an_appo_batch_with_a_nan_is_skipped_whole_and_counts_once(minibatch_by):
     """A NaN in one env stream: no minibatch is trained (the others neither), no statistic moves, and the batch adds
     one to the non-finite count the trainer's streak reads, not epochs x minibatches."""
-    learner = plan_run("impala", "CartPole-v1", num_envs=4, unroll_length=5, ppo_clip=0.2, epochs=3, minibatches=2,
+    learner = plan_run("appo", "CartPole-v1", num_envs=4, unroll_length=5, ppo_clip=0.2, epochs=3, minibatches=2,
                        minibatch_by=minibatch_by, **NORMS)[4].make_learner({})
     bad = _batch(5, 4, 0)
     bad["rewards"][2, 3] = np.nan

@@ -1,14 +1,29 @@
-"""A2C: synchronous advantage actor-critic, the baseline every other system is measured against."""
+"""A2C: synchronous advantage actor-critic, one update per batch (the baseline every other system is measured
+against)."""
 
 from distrl.agents.a2c.builder import build
 from distrl.agents.a2c.config import A2CConfig as Config
 from distrl.agents.a2c.networks import make_model
 
-DEFAULT_TOTAL_STEPS = 150_000  # solves CartPole-v1 with the default config (README); LunarLander takes 1M
-DOC = "Synchronous advantage actor-critic over a numpy-vectorised env (GAE, PPO's passes by default)."
+DEFAULT_TOTAL_STEPS = 1_000_000  # CartPole-v1 with the default config in a few seconds (docs/systems/a2c.md)
+DOC = "Synchronous advantage actor-critic: one update per batch over a numpy-vectorised env (GAE or n-step)."
 
 RENAMED_SETTINGS: dict = {}  # none renamed since runs were first saved
-# runs saved before PPO's passes: one update per batch; before PopArt existed (c6f25de): without it
-OLDER_RUN_DEFAULTS: dict = {"epochs": 1, "minibatches": 1, "value_norm": False}
+# runs saved before PopArt existed (c6f25de) ran without it
+OLDER_RUN_DEFAULTS: dict = {"value_norm": False}
+# runs saved as a2c while its default was PPO's passes (0.2.0) are PPO runs: they load as ppo
+PASSES = ("ppo_clip", "epochs", "minibatches")
 
-__all__ = ["DEFAULT_TOTAL_STEPS", "Config", "DOC", "OLDER_RUN_DEFAULTS", "RENAMED_SETTINGS", "build", "make_model"]
+
+def saved_as(system_config: dict) -> tuple[str, dict] | None:
+    """What an a2c run saved by distrl 0.2 is now: ``ppo`` where it made several updates per batch, else a2c
+    without PPO's settings (with one update they changed nothing); None: nothing to move."""
+    if not any(k in system_config for k in PASSES):
+        return None
+    if system_config.get("epochs", 1) == 1 and system_config.get("minibatches", 1) == 1:
+        return "a2c", {k: v for k, v in system_config.items() if k not in PASSES}
+    return "ppo", system_config
+
+
+__all__ = ["DEFAULT_TOTAL_STEPS", "Config", "DOC", "OLDER_RUN_DEFAULTS", "PASSES", "RENAMED_SETTINGS", "build",
+           "make_model", "saved_as"]

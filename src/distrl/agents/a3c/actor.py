@@ -2,8 +2,9 @@
 
 Algorithm S3: sync the local copy from the shared parameters, run t_max steps, compute the n-step
 actor-critic gradient on the local copy, apply it to the shared parameters with the shared RMSProp,
-repeat. The default update is A2C's (PPO's passes over the segment, ``config.py``): one such gradient per
-minibatch, each on the latest shared parameters. The runtime sees a component whose step is
+repeat. With ``epochs``/``minibatches``/``ppo_clip`` set (off by default: a departure from the paper,
+asynchronous PPO) PPO's passes over the segment take its place: one such gradient per minibatch, each on the
+latest shared parameters. The runtime sees a component whose step is
 ``segments_per_report`` such segments and whose output is only a report (counts, returns, staleness): the
 parameters travel through the parameter-server service (shared memory on ``local``, shard actors on ``ray``),
 never with the report.
@@ -87,7 +88,7 @@ class A3CWorker(Stateless):
         return versions, applied, True
 
     def _passes(self, b: dict[str, torch.Tensor], versions, lags: list) -> tuple[Any, int]:
-        """A2C's default update on this worker's segment (``a2c/learner.py``): advantages, value targets and the old
+        """PPO's passes on this worker's segment (asynchronous PPO, off by default): advantages, value targets and the old
         policy fixed from the copy the segment was acted with, then ``epochs`` passes of minibatches of single
         steps, each a gradient of the clipped surrogate on the latest shared parameters, pushed as the paper's one
         gradient per segment is. A segment holding a NaN or inf is not learned from; a segment counts once in
@@ -105,8 +106,9 @@ class A3CWorker(Stateless):
         applied, diverged = 0, False
         for i, mb in enumerate(minibatches):
             logp, entropy, value = self.local.evaluate(mb["obs"], mb["actions"])
-            loss, _ = update_loss(self.local, logp, entropy, value, mb["returns"], mb["advantages"], mb["valid"],
-                                  self.cfg, self.cfg.entropy_coef, None, mb["old_logp"])
+            loss, _ = update_loss(logp, entropy, value, mb["returns"], mb["advantages"], mb["valid"], self.cfg,
+                                  self.cfg.entropy_coef, None, model=self.local, ppo_clip=self.cfg.ppo_clip,
+                                  old_logp=mb["old_logp"])
             versions, applied, finite = self._push(loss, versions, lags, pull=i < len(minibatches) - 1,
                                                    data_age=int(np.sum(versions)) - start)
             diverged |= not finite

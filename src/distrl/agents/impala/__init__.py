@@ -1,16 +1,35 @@
-"""IMPALA: actors with local policy copies send unrolls; one learner corrects the lag with V-trace."""
+"""IMPALA: actors with local policy copies send unrolls; one learner corrects the lag with V-trace, one update per
+batch."""
 
 from distrl.agents.impala.builder import build
-from distrl.agents.impala.config import ONE_STEP_VTRACE
 from distrl.agents.impala.config import ImpalaConfig as Config
 from distrl.agents.impala.networks import make_model
 
-DEFAULT_TOTAL_STEPS = 250_000  # solves CartPole-v1 with the default config (README); LunarLander takes 1M
-DOC = "Importance-weighted actor-learner: N actors send unrolls, a V-trace learner (arXiv:1802.01561)."
+DEFAULT_TOTAL_STEPS = 1_500_000  # CartPole-v1 with the default config in a few seconds on local (docs/systems/impala.md)
+DOC = "Importance-weighted actor-learner: N actors send unrolls, one V-trace update per batch (arXiv:1802.01561)."
 
 RENAMED_SETTINGS: dict = {}  # none renamed since runs were first saved
-# a saved run without a setting ran with its value then: the one-step config, RMSProp's epsilon 1e-5 before it
-# became a setting
-OLDER_RUN_DEFAULTS: dict = {**ONE_STEP_VTRACE, "optimizer_eps": 1e-5}
+# runs saved as impala while its default was APPO (0.2.0) are APPO runs: they load as appo; these settings' values
+# are the one-step update's
+PASSES = {"ppo_clip": 0.0, "epochs": 1, "minibatches": 1, "minibatch_by": "stream"}
+# a saved run without a setting ran with its value then: the one-step update's, RMSProp's epsilon 1e-5 before it
+# became a setting (APPO's OLDER_RUN_DEFAULTS add PASSES)
+OLDER_RUN_DEFAULTS: dict = {"num_envs": 64, "unroll_length": 8, "gamma": 0.99, "lr": 2e-3, "lr_schedule": "linear",
+                            "optimizer": "rmsprop", "optimizer_eps": 1e-5, "entropy_coef": 0.0, "vtrace_lambda": 1.0,
+                            "normalize_advantages": False, "value_norm": False}
 
-__all__ = ["DEFAULT_TOTAL_STEPS", "Config", "DOC", "OLDER_RUN_DEFAULTS", "RENAMED_SETTINGS", "build", "make_model"]
+
+def saved_as(system_config: dict) -> tuple[str, dict] | None:
+    """What an impala run saved by distrl 0.2 is now: ``appo`` where it clipped or made several updates per batch,
+    else impala without APPO's settings (they changed nothing); None: nothing to move."""
+    if not any(k in system_config for k in PASSES):
+        return None
+    one_step = (system_config.get("ppo_clip", 0.0) == 0.0 and system_config.get("epochs", 1) == 1
+                and system_config.get("minibatches", 1) <= 1 and system_config.get("minibatch_by", "stream") == "stream")
+    if one_step:
+        return "impala", {k: v for k, v in system_config.items() if k not in PASSES}
+    return "appo", system_config
+
+
+__all__ = ["DEFAULT_TOTAL_STEPS", "Config", "DOC", "OLDER_RUN_DEFAULTS", "PASSES", "RENAMED_SETTINGS", "build",
+           "make_model", "saved_as"]

@@ -3,7 +3,8 @@
     actor 0..N-1: [vector env + local policy copy] --unroll(T, behaviour logp)--> channel "unrolls"
     learner: takes B unrolls, V-trace loss, publishes versioned weights --> actors pull between unrolls
 
-The same declaration runs inline (actors take turns), on local processes and on Ray.
+The same declaration runs inline (actors take turns), on local processes and on Ray. APPO's program is this one
+with its own learner (``make_learner``).
 """
 
 from __future__ import annotations
@@ -11,7 +12,6 @@ from __future__ import annotations
 from functools import partial
 
 from distrl.agents.common.evaluator import evaluator_roles
-from distrl.agents.common.passes import check_minibatches
 from distrl.agents.common.settings import atari_reward_clip
 from distrl.agents.common.unroll_actor import UnrollActor, unroll_spec
 from distrl.agents.impala.config import ImpalaConfig
@@ -30,14 +30,13 @@ def _learner(env: EnvSpec, cfg: ImpalaConfig, handles: dict) -> ImpalaLearner:
     return ImpalaLearner(cfg, make_model(env, cfg))
 
 
-def build(cfg: ImpalaConfig, ctx: BuildContext) -> Program:
-    check_minibatches(cfg, cfg.num_envs * cfg.batch_unrolls, "num_envs * batch_unrolls")
+def build(cfg: ImpalaConfig, ctx: BuildContext, make_learner=_learner) -> Program:
     cfg, env = atari_reward_clip(cfg, ctx.env_id), ctx.env
     spec = unroll_spec(env, cfg.num_envs, cfg.unroll_length)
     actors = Role("actor", partial(_actor, ctx.env_id, env, cfg), count=cfg.num_actors, uses=("weights",),
                   emits="unrolls", output=spec)
     return Program(roles=(actors, *evaluator_roles(ctx, partial(make_model, env, cfg))),
                    services={"unrolls": Channel(spec, batch=cfg.batch_unrolls), "weights": Weights()},
-                   make_learner=partial(_learner, env, cfg), consumes="unrolls",
+                   make_learner=partial(make_learner, env, cfg), consumes="unrolls",
                    hyperparameters={"lr": Hyperparameter(cfg.lr, cfg.lr_schedule),
                                     "entropy_coef": Hyperparameter(cfg.entropy_coef)})

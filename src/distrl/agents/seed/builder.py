@@ -3,7 +3,8 @@
     env actor 0..N-1: [vector env only] --observations--> inference service (the trainer's process:
                                         <--actions------   batched forward on its device)
     inference service: assembles unrolls (obs, action, behaviour logp, reward) --> channel "unrolls"
-    learner: IMPALA's V-trace learner, unchanged (the server's unrolls have an IMPALA actor's layout)
+    learner: APPO's learner (learner=appo) or IMPALA's (learner=vtrace), unchanged (the server's unrolls have an
+             IMPALA actor's layout)
              --weights--> the inference service (swapped in between batches) and the evaluator
 """
 
@@ -11,11 +12,12 @@ from __future__ import annotations
 
 from functools import partial
 
+from distrl.agents.appo.learner import APPOLearner
 from distrl.agents.common.env_actor import EnvActor
 from distrl.agents.common.evaluator import evaluator_roles
 from distrl.agents.common.passes import check_minibatches
 from distrl.agents.common.settings import atari_reward_clip
-from distrl.agents.impala.builder import _learner
+from distrl.agents.impala.learner import ImpalaLearner
 from distrl.agents.seed.config import SeedConfig
 from distrl.agents.seed.networks import ActorCriticPolicy, make_model
 from distrl.config import split_address
@@ -69,9 +71,15 @@ def check_inference_settings(cfg) -> None:
     resolve_device(cfg.inference_device, "inference_device")
 
 
+def _learner(env: EnvSpec, cfg: SeedConfig, handles: dict) -> ImpalaLearner:
+    learner = APPOLearner if cfg.learner == "appo" else ImpalaLearner
+    return learner(cfg, make_model(env, cfg))
+
+
 def build(cfg: SeedConfig, ctx: BuildContext) -> Program:
     check_inference_settings(cfg)
-    check_minibatches(cfg, cfg.num_envs * cfg.batch_unrolls, "num_envs * batch_unrolls")
+    if cfg.learner == "appo":
+        check_minibatches(cfg, cfg.num_envs * cfg.batch_unrolls, "num_envs * batch_unrolls")
     cfg, env = atari_reward_clip(cfg, ctx.env_id), ctx.env
     obs = ArraySpec(env.obs_shape, env.obs_dtype.name)
     outputs = {"actions": ArraySpec(env.action_shape, env.action_dtype.name), "behaviour_logp": ArraySpec((), "float32")}
@@ -85,4 +93,4 @@ def build(cfg: SeedConfig, ctx: BuildContext) -> Program:
                    services={"unrolls": Channel(spec, batch=cfg.batch_unrolls), "inference": inference, "weights": Weights()},
                    make_learner=partial(_learner, env, cfg), consumes="unrolls",
                    hyperparameters={"lr": Hyperparameter(cfg.lr, cfg.lr_schedule),
-                                    "entropy_coef": Hyperparameter(cfg.entropy_coef)})  # IMPALA's learner, IMPALA's
+                                    "entropy_coef": Hyperparameter(cfg.entropy_coef)})  # the learner's own

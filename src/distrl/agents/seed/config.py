@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from distrl.agents.appo.config import APPOConfig
 from distrl.agents.common import settings as common
-from distrl.agents.impala.config import ONE_STEP_VTRACE, ImpalaConfig
 from distrl.config import setting
 
 
@@ -26,18 +26,15 @@ class InferenceSettings:
     tls_key: str = setting("", "PEM private key file of tls_cert.")
 
 
-# SEED's defaults before 2026-11-28: IMPALA's one-step config with 128 envs per actor (every request is a round trip:
-# 64 -> 128 took CartPole from 101k to 192k env steps/s on local) and RMSProp's epsilon 1e-3 (with 1e-5 the curve fell
-# from 475 to 9-210 on 3 of seeds 0-3; with 0.01 no seed of 0-3 reached 475 within 1.5M steps)
-SEED_ONE_STEP = {**ONE_STEP_VTRACE, "num_envs": 128, "optimizer_eps": 1e-3}
-
-
 @dataclass(frozen=True)
-class SeedConfig(ImpalaConfig, InferenceSettings):
-    """IMPALA's defaults (the same learner), 16 envs per actor as IMPALA's. With PPO's passes the learner is the
-    bottleneck, so more envs per request buy little, and 128 envs would make batches of 32k steps: the same updates per
-    env step, but new weights 8x less often, each batch gathered by an older policy (README "Beyond CartPole").
-    Its unrolls stay 256 steps, where IMPALA's became 512: SEED met the suite's thresholds with 256 (LunarLander
-    268, 266, 251 at 1M) and 512 was not measured for it."""
+class SeedConfig(APPOConfig, InferenceSettings):
+    """APPO's settings and defaults (the same learner) or, with ``learner=vtrace``, IMPALA's one V-trace step per
+    batch (then the PPO settings, ppo_clip, epochs, minibatches and minibatch_by, are not used). 16 envs per actor as
+    APPO's: with PPO's passes the learner is the bottleneck, so more envs per request buy little. Its unrolls stay 256
+    steps, where APPO's are 512: SEED met the suite's thresholds with 256 and 512 was not measured for it. The figures
+    are on the system's docs page (docs/systems/seed.md)."""
 
+    learner: str = setting("appo", "The learner: appo (V-trace targets with PPO's clipped surrogate over passes, "
+                           "the default) or vtrace (the paper's IMPALA learner, one V-trace step per batch).",
+                           choices=("appo", "vtrace"))
     unroll_length: int = common.unroll_length(256, "Steps per env the server cuts into each unroll it queues")

@@ -1,0 +1,18 @@
+"""APPO: IMPALA's actors and V-trace targets with PPO's clipped surrogate over several passes of each batch."""
+
+from distrl.agents.appo.builder import build
+from distrl.agents.appo.config import APPOConfig as Config
+from distrl.agents.appo.networks import make_model
+from distrl.agents.impala import OLDER_RUN_DEFAULTS as IMPALA_OLDER_RUN_DEFAULTS
+from distrl.agents.impala import PASSES
+
+DEFAULT_TOTAL_STEPS = 250_000  # solves CartPole-v1 with the default config (docs/systems/appo.md); LunarLander takes 1M
+DOC = ("Asynchronous PPO: IMPALA's actors, V-trace targets and PPO's clipped surrogate over 4 passes of each batch "
+       "(RLlib's and Sample Factory's APPO).")
+
+RENAMED_SETTINGS: dict = {}  # none renamed since runs were first saved
+# appo runs saved by distrl 0.2 were saved as impala (agents/impala: saved_as): a setting such a run lacks ran with
+# impala's value then
+OLDER_RUN_DEFAULTS: dict = {**IMPALA_OLDER_RUN_DEFAULTS, **PASSES}
+
+__all__ = ["DEFAULT_TOTAL_STEPS", "Config", "DOC", "OLDER_RUN_DEFAULTS", "RENAMED_SETTINGS", "build", "make_model"]

@@ -1,0 +1,15 @@
+"""PPO: A2C's synchronous actor with the clipped surrogate over several passes of each batch."""
+
+from distrl.agents.ppo.builder import build
+from distrl.agents.ppo.config import PPOConfig as Config
+from distrl.agents.ppo.networks import make_model
+
+DEFAULT_TOTAL_STEPS = 150_000  # solves CartPole-v1 with the default config (docs/systems/ppo.md); LunarLander takes 1M
+DOC = "Proximal policy optimisation: the clipped surrogate over 4 passes of each synchronous batch (arXiv:1707.06347)."
+
+RENAMED_SETTINGS: dict = {}  # none renamed since runs were first saved
+# ppo runs saved by distrl 0.2 were saved as a2c (agents/a2c: saved_as): a setting such a run lacks ran with a2c's
+# value then (before PopArt existed, c6f25de, without it)
+OLDER_RUN_DEFAULTS: dict = {"epochs": 1, "minibatches": 1, "value_norm": False}
+
+__all__ = ["DEFAULT_TOTAL_STEPS", "Config", "DOC", "OLDER_RUN_DEFAULTS", "RENAMED_SETTINGS", "build", "make_model"]
