@@ -45,13 +45,13 @@ def local_ray(_ray_instance):
 
 
 # The longest test files go first, longest first (seconds of a worker, `python -m pytest -n 2 --durations=0` on the
-# 2-core machine, 2026-11-29: 364, 199, 182, 115, 76, 72, 71, 69, 64, 62; every other file under 55):
+# 2-core machine: the docs pages' code blocks ~320 s of a worker, the Ray cluster's ~360; every other file under ~200):
 # `--dist loadfile --no-loadscope-reorder` gives each worker two files, then the next file in collection order
 # whenever one has two tests or fewer left, so a long file handed out late would run alone at the end while the
 # other worker has nothing left.
-LONGEST_FILES_FIRST = ("tests/runtime/backends/test_ray_cluster.py", "tests/agents/test_impala.py",
-                       "tests/test_readme.py", "tests/test_cli.py", "tests/agents/test_qt_opt.py",
-                       "tests/agents/test_r2d2.py", "tests/agents/test_gorila.py", "tests/bench/test_runner.py",
+LONGEST_FILES_FIRST = ("tests/runtime/backends/test_ray_cluster.py", "tests/docs/test_pages.py",
+                       "tests/docs/test_system_pages.py", "tests/agents/test_impala.py", "tests/test_readme.py",
+                       "tests/test_cli.py", "tests/agents/test_qt_opt.py", "tests/agents/test_r2d2.py", "tests/agents/test_gorila.py", "tests/bench/test_runner.py",
                        "tests/agents/test_r2d3.py", "tests/pbt/test_population.py")
 
 

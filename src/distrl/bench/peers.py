@@ -6,7 +6,7 @@ wall seconds, mean training return of the last 100 episodes, a row per second) a
 over the same episodes. Installed by the ``peers`` extra (``pip install -e ".[peers]"``).
 
 Sample Factory's APPO is not here: its latest release (2.1.1) pins gymnasium 0.29 and numpy 1.26, so it
-cannot be installed beside distrl (gymnasium >= 1.0); the README quotes its figures from the issue tracker.
+cannot be installed beside distrl (gymnasium >= 1.0); the docs quote its figures from its issue tracker.
 
     python -m distrl.bench.peers ppo CartPole-v1 0 OUT.json     # one run (what the bench spawns)
 """

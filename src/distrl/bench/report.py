@@ -1,4 +1,4 @@
-"""The bench's outputs: ``report.md`` (tables for a person and the README), ``report.json`` (everything,
+"""The bench's outputs: ``report.md`` (tables for a person and the docs pages), ``report.json`` (everything,
 for a program), ``curves-<env>.png`` (learning curves against env steps and wall time) and
 ``throughput.png`` (each cell's env steps/s against the machine's ceiling)."""
 

@@ -2,7 +2,7 @@
 
 Every system runs its default config (no per-env presets) on the env its README measures it on, for the
 budget the system ships with (``DEFAULT_TOTAL_STEPS``; in ``beyond``, a longer one where ``BEYOND_STEPS`` says):
-the figures in the README are the figures a user gets. ``quick`` is one seed on each system's default runtime
+the figures in the docs are the figures a user gets. ``quick`` is one seed on each system's default runtime
 and finishes in minutes; ``full`` is every runtime the system supports, three seeds each. ``beyond`` is the defaults issue's suite (#22): each system's
 default config beyond CartPole (LunarLander-v3 for the discrete systems; Pendulum-v1 and
 LunarLanderContinuous-v3 for those that take Box actions), one seed on the default runtime unless
@@ -38,7 +38,7 @@ BEYOND_ENVS = [
 ]
 BEYOND_SECONDS = 300.0
 # the beyond suite's budget where the system's default one (sized for its home env) left the greedy policy below
-# the threshold on some of seeds 0-2 (benchmarks/reports/beyond-value-2026-11-27/, README "Beyond CartPole"); the
+# the threshold on some of seeds 0-2 (docs/results.md); the
 # config is the default either way, only the run is longer (Ape-X's and GORILA's linear lr decay stretches with it)
 BEYOND_STEPS = {("apex-dqn", "LunarLander-v3"): 2_000_000, ("r2d2", "LunarLander-v3"): 2_000_000,
                 ("gorila", "LunarLander-v3"): 800_000,

@@ -1,24 +1,11 @@
 """Ape-X DQN settings (Horgan et al. 2018, arXiv:1803.00933).
 
-The default budget is 1M env steps (``DEFAULT_TOTAL_STEPS``; 600k until 2026-11-29): on CartPole most curves stall
-for 100-300k env steps at a training mean of ~120-150 and leave it at a seed's own time, and at 600k one ``local``
-seed in eight had not (seeds 0-7: greedy 500 but for seed 6's 378, its training mean 331 at 600k; a Polyak target or
-a 300k replay each also left one seed short). At 1M, where the linear lr decay also leaves more of the lr in force
-while a seed leaves the stall, seeds 0-7 on ``local`` and 0-2 on ``inline`` evaluated to 500 each (the whole command
-1.4-1.7x the 600k one's; ``benchmarks/reports/apex-dqn-1m-2026-11-29/``). In short ``inline`` runs (100-150k env
-steps) every greedy episode that ended before the time limit ended with the pole balanced and the cart off the track,
-after 100-200 steps (``benchmarks/failure_modes.py``).
-gamma stays the paper's 0.99 and Q is regressed on raw returns; the longer horizon R2D2 uses (gamma 0.997 with its
-transformed Bellman operator, ``value_rescale_eps``) was measured here at 600k and did not carry over
-(``benchmarks/reports/apex-dqn-local-2026-11-28/``): gamma 0.997 alone took every ``local`` seed out of the stall
-(500 on all eight) but collapsed late on ``inline``, which is reproducible (seeds 0-2: 214, 500, 188; the loss
-rising from ~0.4-0.6 to 1.3-5.9, where values of up to ~333 are to be expected at that gamma: not logged); with h as
-well, 500 on seeds 0-7 on ``local`` and 0-2 on ``inline``, but on LunarLander at 2M two seeds of three fell apart
-(training means down to -6,318 and -6,537; greedy 33, 277, -50 against the defaults' 236-279); on seed 0 with R2D2's lr
-5e-4 it fell apart again (greedy -640), with the running observation normaliser (``obs_norm``, which clips what an
-unbounded angle feeds in) it never learned (-36), with both, as R2D2 has them, -5. The normaliser
-alone, on CartPole at 600k: the same rise as the defaults' and seven seeds of eight at 500, as theirs there (seed 4
-collapsed late: 234), so it stays off (``benchmarks/reports/apex-dqn-obs-norm-2026-11-29/variants.md``)."""
+The paper's learner (n-step double Q, dueling head, prioritized replay, an epsilon ladder over the actors) with gamma
+0.99 and Q regressed on raw returns, over a budget of 1M env steps: on CartPole most curves stall for 100-300k env
+steps at a training mean of ~120-150 and leave it at a seed's own time, and the longer budget (with the linear lr decay
+stretched over it) lets every seed leave it. R2D2's longer horizon (gamma 0.997 with the transformed Bellman operator,
+``value_rescale_eps``) and the observation normaliser were measured here and are off: each fixed one task and broke
+another. The figures: docs/systems/apex-dqn.md."""
 
 from __future__ import annotations
 

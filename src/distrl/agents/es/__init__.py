@@ -4,7 +4,7 @@ from distrl.agents.es.builder import build
 from distrl.agents.es.config import EsConfig as Config
 from distrl.agents.es.networks import make_model
 
-DEFAULT_TOTAL_STEPS = 1_000_000  # solves CartPole-v1 with the default config (README)
+DEFAULT_TOTAL_STEPS = 1_000_000  # solves CartPole-v1 with the default config (docs/systems/es.md)
 DOC = "Evolution strategies: workers return (noise index, R+, R-) for a shared noise table (arXiv:1703.03864)."
 
 RENAMED_SETTINGS: dict = {}  # a new system: no run was saved under other names

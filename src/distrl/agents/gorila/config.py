@@ -2,22 +2,12 @@
 
 The architecture is the paper's (bundles, sharded parameter server dropping stale gradients, target networks refreshed
 every C updates). The learner defaults add what later DQN work found (double Q, dueling head, 3-step targets,
-prioritized local replay, Adam with linear decay): with the paper's 1-step DQN and uniform replay, CartPole's greedy
-evaluation ended at 94-137 on three seeds of four (3-step targets without priorities made Q values diverge in some
-runs); with these defaults and batches of 64, 500 on each of seeds 0-5 on ``local`` in one session, but 108, 393, 500,
-500, 500 on seeds 0-4 on ``inline`` (which is reproducible): seed 0's training mean peaked near 455 and collapsed as
-the lr decayed. Batches of 128 transitions (Ape-X's size, the default since 2026-11-28) give 500, 500, 497, 500, 500
-there (gamma 0.995: 500, 500, 500, 441, 500; a target period of 500 (shard updates: 250 gradients), lr 5e-4 or a 100k
-replay each failed some seed: ``benchmarks/reports/gorila-inline-2026-11-28/variants.md``), and LunarLander at 800k
-257, 238, 239 (bench); the late collapse was rarer, not gone (the bench's ``local`` seed 0: 131). Since 2026-11-29
-every bundle spans the ladder (``actor.py``): each bundle had a block of neighbouring rungs, so with two bundles the
-second one's replay held almost only greedy play (eps 0.013 down to 0.0007; that this caused the collapse is a
-reading, not measured). With it: ``local`` seeds 0-8 500 each, ``inline`` 0-2 500 each, the bench's nine CartPole
-cells 500, LunarLander 275, 253, 265 (single ``local`` runs), and batches of 64 on ``inline`` 500, 500 where they gave
-108, 393 (``benchmarks/reports/gorila-ladder-2026-11-29/variants.md``; the single runs with a count of the target
-period equivalent to this one): no collapse in those runs, which shows fewer collapses, not none. ``--set n_step=1
---set double_q=false --set dueling=false --set prioritized=false --set optimizer=rmsprop --set lr=5e-4 --set
-lr_schedule=constant`` gives the paper's learner back."""
+prioritized local replay, Adam with linear decay, batches of 128 as Ape-X's): with the paper's 1-step DQN and uniform
+replay CartPole's greedy evaluation ended near 100 on most seeds. Every bundle spans the whole epsilon ladder
+(``actor.py``): with a block of neighbouring rungs per bundle, one bundle's replay held almost only greedy play, and
+late collapses were more frequent. ``--set n_step=1 --set double_q=false --set dueling=false --set prioritized=false
+--set optimizer=rmsprop --set lr=5e-4 --set lr_schedule=constant`` gives the paper's learner back. The figures:
+docs/systems/gorila.md."""
 
 from __future__ import annotations
 

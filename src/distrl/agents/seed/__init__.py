@@ -6,7 +6,7 @@ from distrl.agents.seed.builder import build
 from distrl.agents.seed.config import SeedConfig as Config
 from distrl.agents.seed.networks import make_model
 
-DEFAULT_TOTAL_STEPS = 200_000  # solves CartPole-v1 with the default config (README); LunarLander takes 1M
+DEFAULT_TOTAL_STEPS = 200_000  # solves CartPole-v1 with the default config (docs/systems/seed.md); LunarLander takes 1M
 DOC = ("Scalable efficient deep RL: env-only actors, central batched inference, an APPO or V-trace learner "
        "(arXiv:1910.06591).")
 

@@ -6,10 +6,9 @@ from distrl.agents.seed_r2d2.builder import build
 from distrl.agents.seed_r2d2.config import SeedR2D2Config as Config
 from distrl.agents.seed_r2d2.networks import make_model
 
-# R2D2's budget, with R2D2's defaults and its actors' weight period (config.py); until 2026-11-29 500k, with the
-# server's weights swapped after every update (at 1M then the bench's inline and ray cells were worse than at 500k)
+# R2D2's budget, with R2D2's defaults and its actors' weight period (config.py)
 DEFAULT_TOTAL_STEPS = 1_000_000
-# RUN_DEFAULTS: R2D2's periodic evaluation, whose best weights distrl eval plays (since 2026-11-30)
+# RUN_DEFAULTS: R2D2's periodic evaluation, whose best weights distrl eval plays
 DOC = "SEED RL's central inference with R2D2's recurrent replay learner (the SEED paper's headline agent)."
 
 RENAMED_SETTINGS: dict = {}  # a new system: nothing renamed

@@ -2,7 +2,7 @@
 
 A value-based agent's greedy policy can move by hundreds of return within a few thousand updates (on the masked
 CartPole R2D2's newest weights scored 154 to 500 between evaluations 25k env steps apart long after its training mean
-levelled off: ``benchmarks/reports/r2d2-best-weights-2026-11-30/``), so the last checkpoint is a draw among good and
+levelled off: docs/systems/r2d2.md), so the last checkpoint is a draw among good and
 bad policies. Keeping the weights of the best periodic evaluation is what Stable-Baselines3's ``EvalCallback``
 (``best_model``) and Ray Tune's scored checkpoints offer as an option. The choice is a maximum over many evaluations
 on the evaluator's own episodes (fixed seeds, see ``agents/common/evaluator.py``), so its own score is biased upwards;
