@@ -199,3 +199,20 @@ def test_a_run_saved_before_a_fixed_setting_existed_takes_the_value_given(tmp_pa
     data["system_config"].pop("value_rescale_eps")
     path.write_text(yaml.safe_dump(data, sort_keys=False))
     assert resolve_configs("r2d2", {"value_rescale_eps": 0.01}, read_config(run))[2].value_rescale_eps == 0.01
+
+
+def test_the_budget_is_rounded_up_to_whole_batches_and_said_so():
+    """A synchronous batch (PPO's 16 x 1024) rounds 20,000 up to 32,768, exactly on inline; IMPALA's unrolls of
+    64 x 8 on local say the actors in flight may add more; a replay system's budget is left as given."""
+    from distrl.api import plan_run, rounded_budget
+
+    _, run_cfg, _, _, program = plan_run("ppo", "CartPole-v1", total_steps=20_000)
+    assert rounded_budget(program, run_cfg) == (32_768, "budget 20,000 env steps, rounded up to whole batches of "
+                                                        "16,384: 32,768")
+    _, run_cfg, _, _, program = plan_run("impala", "CartPole-v1", total_steps=1000, runtime="local")
+    total, note = rounded_budget(program, run_cfg)
+    assert total == 1024 and note.endswith("or a little more (actors in flight)")
+    _, run_cfg, _, _, program = plan_run("ppo", "CartPole-v1", total_steps=32_768)
+    assert rounded_budget(program, run_cfg) == (32_768, "")
+    _, run_cfg, _, _, program = plan_run("apex-dqn", "CartPole-v1", total_steps=1001)
+    assert rounded_budget(program, run_cfg) == (1001, "")

@@ -235,3 +235,24 @@ def test_the_program_exits_with_mains_code_after_freezing_the_collector(monkeypa
     with pytest.raises(SystemExit) as stop:
         cli.console_main()
     assert stop.value.code == 2 and calls == ["main", "freeze"]
+
+
+def test_the_console_script_imports_a_users_env_module_from_the_working_directory(tmp_path):
+    """``distrl train ... --env mycorridor:...`` run from the folder holding ``mycorridor.py`` finds it, on ``local``
+    too (the actors' processes take the same import path), as ``python -m distrl`` would; a module that is nowhere
+    is one line saying where distrl looks."""
+    import shutil
+
+    script = shutil.which("distrl")
+    if script is None:
+        pytest.skip("the distrl console script is not on PATH (installed by pip install -e .)")
+    shutil.copy(ROOT / "tests" / "envs" / "corridor.py", tmp_path / "mycorridor.py")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    r = subprocess.run([script, "train", "appo", "--env", "mycorridor:DistrlCorridor-v0", "--total-steps", "2000",
+                        "--quiet", "--json", "--set", "num_envs=4", "--set", "unroll_length=16", "--run-dir",
+                        str(tmp_path / "r")], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=240)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert json.loads(r.stdout.strip().splitlines()[-1])["env_steps"] >= 2000
+    r = subprocess.run([script, "train", "appo", "--env", "nosuchmodule:X-v0"], cwd=tmp_path, env=env,
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and "PYTHONPATH" in r.stderr

@@ -14,6 +14,7 @@ import torch
 
 from distrl import config as config_mod
 from distrl.agents.registry import get_system, saved_run
+from distrl.core.program import Channel
 from distrl.core.system import BuildContext
 from distrl.envs import check_env_id, env_spec, make_env
 from distrl.errors import ConfigError
@@ -224,6 +225,24 @@ def plan_run(system: str, env: str | None = None, *, config_file: str | None = N
     return module, run_cfg, sys_cfg, spec, program
 
 
+def rounded_budget(program, run_cfg: RunConfig) -> tuple[int, str]:
+    """The budget as the run will end it, and a line saying so where it differs from ``total_steps``: env steps
+    arrive in whole learner batches (a synchronous system's batch of num_envs x unroll_length, SEED's and IMPALA's
+    unrolls), so a run stops at the first whole batch past its budget, as Stable-Baselines3's do; with actors in
+    flight (``local``, ``ray``) a little later still. ``(total_steps, "")`` where the program has no such batch."""
+    channel = program.services.get(program.consumes) if program.consumes else None
+    rewards = channel.spec.get("rewards") if isinstance(channel, Channel) else None
+    total = run_cfg.total_steps
+    if rewards is None or len(rewards.shape) != 2 or not total:
+        return total, ""
+    unit = channel.batch * rewards.shape[0] * rewards.shape[1] * run_cfg.num_learners
+    rounded = -(-total // unit) * unit
+    if rounded == total:
+        return total, ""
+    return rounded, (f"budget {total:,} env steps, rounded up to whole batches of {unit:,}: {rounded:,}"
+                     + ("" if run_cfg.runtime == "inline" else " or a little more (actors in flight)"))
+
+
 def _was(saved: dict) -> str:
     """`` (saved as a2c by distrl 0.2, ...)`` for a run saved under its system's former name, else nothing."""
     if "saved_as" not in saved:
@@ -250,8 +269,9 @@ def make_trainer(system: str, env: str | None = None, *, config_file: str | None
     setup_compute(run_cfg.torch_threads)
     torch.manual_seed(run_cfg.seed)
     np.random.seed(run_cfg.seed)
+    total, note = rounded_budget(program, run_cfg)
     observers = (MetricsObserver(run_dir), CheckpointObserver(run_cfg.checkpoint_interval_s),
-                 ProgressObserver(run_cfg.total_steps, f"{system} {run_cfg.env}", enabled=progress))
+                 ProgressObserver(total, f"{system} {run_cfg.env}", enabled=progress, note=note))
     # config.yaml is (re)written only once the services, the learner and a resumed checkpoint have loaded:
     # a command that fails before that leaves the run dir as it was
     token = token or os.environ.get("DISTRL_TOKEN") or secrets.token_urlsafe(24)

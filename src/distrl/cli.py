@@ -345,7 +345,12 @@ def console_main() -> None:
     short ``distrl train`` on a 2-core machine alone, 2-2.6 s with its cores busy, 0.2 s with the objects frozen
     (``gc.freeze()``: out of the collector's sight). Nothing in distrl relies on a reference cycle being collected
     at exit (run files, processes and Ray are closed explicitly, and Python does not promise finalizers at exit
-    anyway); :func:`main` itself, called in-process, freezes nothing."""
+    anyway); :func:`main` itself, called in-process, freezes nothing.
+
+    The working directory goes on the import path, last, as ``python -m distrl`` puts it first: a user's env module
+    beside them (``--env mycorridor:MyCorridor-v0``) imports, and no installed package is shadowed by a file there."""
+    if os.getcwd() not in sys.path:
+        sys.path.append(os.getcwd())
     code = main()
     gc.freeze()
     sys.exit(code)

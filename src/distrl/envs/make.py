@@ -57,8 +57,10 @@ def check_env_id(env_id: str) -> None:
             importlib.import_module(module)
         except Exception as e:  # not only ImportError: the user's module may raise anything while it loads
             first = str(e).strip().splitlines()[0] if str(e).strip() else ""
+            hint = (" (a module of your own: run distrl from the folder that holds it, or put that folder on "
+                    "PYTHONPATH)") if isinstance(e, ModuleNotFoundError) and e.name == module.split(".")[0] else ""
             raise ConfigError(f"env '{env_id}': importing module '{module}' failed: {type(e).__name__}"
-                              + (f": {first}" if first else "")) from None
+                              + (f": {first}" if first else "") + hint) from None
         env_id = name
     if is_atari(env_id):
         _register_atari()

@@ -63,12 +63,12 @@ class CheckpointObserver(Observer):
 
 
 class ProgressObserver(Observer):
-    def __init__(self, total_steps: int, label: str, enabled: bool = True):
-        self.total, self.label, self.enabled = total_steps, label, enabled
+    def __init__(self, total_steps: int, label: str, enabled: bool = True, note: str = ""):
+        self.total, self.label, self.enabled, self.note = total_steps, label, enabled, note
         self.progress: Progress | None = None
 
     def on_start(self, trainer) -> None:
-        self.progress = Progress(self.total, self.label, trainer.env_steps, enabled=self.enabled)
+        self.progress = Progress(self.total, self.label, trainer.env_steps, enabled=self.enabled, note=self.note)
 
     def on_row(self, trainer, row: dict) -> None:
         self.progress.update(row["env_steps"], row["sps"], row["episode_return_mean"])

@@ -30,7 +30,8 @@ def clock(seconds: float) -> str:
 
 
 class Progress:
-    def __init__(self, total_steps: int, label: str, start_steps: int = 0, enabled: bool = True):
+    def __init__(self, total_steps: int, label: str, start_steps: int = 0, enabled: bool = True, note: str = ""):
+        """``note``: one line said before the first figures (the budget rounded up to whole batches)."""
         self.total = total_steps
         self.label = label if len(label) <= 24 else label[:23] + "~"
         self.enabled = enabled
@@ -38,6 +39,8 @@ class Progress:
         self._bar = None
         self._t0 = time.perf_counter()
         self._s0 = start_steps
+        if note and enabled:
+            self._print(f"[{self.label}] {note}")
         if self.tty:
             from rich.progress import BarColumn, TextColumn
             from rich.progress import Progress as RichProgress
@@ -52,7 +55,7 @@ class Progress:
         ret = "-" if mean_return != mean_return else f"{mean_return:.1f}"
         elapsed = time.perf_counter() - self._t0
         rate = (env_steps - self._s0) / max(elapsed, 1e-9)
-        eta = (self.total - env_steps) / rate if rate > 0 else float("inf")
+        eta = max(self.total - env_steps, 0) / rate if rate > 0 else float("inf")  # past the budget: 0:00
         speed = "-" if sps != sps else compact(sps)
         return f"{compact(env_steps)}/{compact(self.total)}  {speed} sps  R {ret}  ETA {clock(eta)}"
 
@@ -63,8 +66,11 @@ class Progress:
         if self._bar is not None:
             self._bar.update(self._task, completed=min(env_steps, self.total), info=info)
             return
+        self._print(f"[{self.label}] {info}")
+
+    def _print(self, line: str) -> None:
         try:
-            print(f"[{self.label}] {info}", flush=True)
+            print(line, flush=True)
         except BrokenPipeError:  # the reader left; training goes on without the lines
             self.enabled = False
 
