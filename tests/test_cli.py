@@ -256,3 +256,33 @@ def test_the_console_script_imports_a_users_env_module_from_the_working_director
     r = subprocess.run([script, "train", "appo", "--env", "nosuchmodule:X-v0"], cwd=tmp_path, env=env,
                        capture_output=True, text=True, timeout=120)
     assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and "PYTHONPATH" in r.stderr
+
+
+def test_the_human_summary_gives_policy_lag_in_updates_and_env_steps_of_data():
+    """PPO's passes make every minibatch a weights version, so a lag in versions alone reads as a bug (1436.9); the
+    summary says it in env steps of data too."""
+    from distrl.cli import human_summary
+
+    s = {"system": "appo", "env": "CartPole-v1", "runtime": "local", "env_steps": 262_144, "wall_s": 20.0,
+         "sps": 13_107.0, "episode_return_mean": 480.0, "episodes": 900, "bottleneck": "learner-bound",
+         "bottleneck_detail": "...", "learner_updates": 16_384, "policy_lag_mean": 1436.9,
+         "policy_lag_env_steps": 1436.9 * 262_144 / 16_384, "actor_restarts": 0, "run_dir": "runs/x"}
+    assert "policy lag: 1,436.9 updates (~22,990 env steps of data);" in human_summary(s)
+    assert "policy lag: n/a;" in human_summary({**s, "policy_lag_mean": None, "policy_lag_env_steps": None})
+
+
+def test_a_pattern_matching_two_runs_evaluates_both_and_plots_a_comparison_beside_them(cli, tmp_path):
+    """The docs' ``distrl eval runs/ppo-CartPole-v1-*/`` and ``distrl plot runs/...-*/`` after a second run: one JSON
+    line per run, and the comparison goes to ./compare.png, leaving each run's own curves.png as it was."""
+    runs = [tmp_path / "runs" / f"a2c-{i}" for i in range(2)]
+    for run in runs:
+        assert cli("train", "a2c", "--run-dir", str(run), *TINY, cwd=tmp_path).returncode == 0
+    r = cli("eval", *map(str, runs), "--episodes", "1", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    lines = [json.loads(line) for line in r.stdout.strip().splitlines()]
+    assert [line["run_dir"] for line in lines] == list(map(str, runs)) and all(line["episodes"] == 1 for line in lines)
+    assert cli("plot", str(runs[0]), cwd=tmp_path).returncode == 0
+    own = (runs[0] / "curves.png").read_bytes()
+    r = cli("plot", *map(str, runs), cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "compare.png").read_bytes()[:4] == b"\x89PNG" and (runs[0] / "curves.png").read_bytes() == own

@@ -77,7 +77,8 @@ def _build_parser() -> argparse.ArgumentParser:
 
     ev = sub.add_parser("eval", help="play episodes with a trained run's greedy policy; prints one JSON line",
                         formatter_class=_Help)
-    ev.add_argument("run_dir")
+    ev.add_argument("run_dirs", nargs="+", metavar="RUN_DIR",
+                    help="one or more run dirs (a shell pattern matching several: one JSON line each, in order)")
     ev.add_argument("--episodes", type=int, default=10, help="episodes to play")
     ev.add_argument("--seed", type=int, default=12345, help="env seed of the first episode (then +1 each)")
     ev.add_argument("--video", action="store_true", help="also save the first episode as RUN_DIR/videos/eval-episode-0.gif")
@@ -160,7 +161,8 @@ def _build_parser() -> argparse.ArgumentParser:
     pl = sub.add_parser("plot", help="learning curves of one or more runs (or a PBT population) as a PNG",
                         formatter_class=_Help)
     pl.add_argument("run_dirs", nargs="+")
-    pl.add_argument("-o", "--output", default=None, help="PNG file to write (default: curves.png in the first run dir)")
+    pl.add_argument("-o", "--output", default=None, help="PNG file to write (default: curves.png in the run dir; "
+                    "for several runs compare.png in the working directory, so no run's own curves are replaced)")
     return parser
 
 
@@ -227,12 +229,14 @@ def _cmd_bench(args) -> int:
 def human_summary(s: dict) -> str:
     """What a person wants at the end of a run; the full record stays in ``summary.json``."""
     ret = "n/a" if s.get("episode_return_mean") is None else f"{s['episode_return_mean']:.1f}"
-    lag = "n/a" if s.get("policy_lag_mean") is None else f"{s['policy_lag_mean']:.1f}"
+    lag = "n/a" if s.get("policy_lag_mean") is None else f"{s['policy_lag_mean']:,.1f} updates"
+    if s.get("policy_lag_env_steps") is not None and s.get("policy_lag_mean"):
+        lag += f" (~{s['policy_lag_env_steps']:,.0f} env steps of data)"
     lines = [f"{s['system']} on {s['env']} ({s['runtime']}): {s['env_steps']:,} env steps in {s['wall_s']:.1f} s "
              f"({s['sps']:,.0f} env steps/s){'  [interrupted]' if s.get('interrupted') else ''}",
              f"  return: {ret} (mean of the last 100 of {s['episodes']:,} episodes)",
              f"  bottleneck: {s['bottleneck']}: {s['bottleneck_detail']}",
-             f"  learner updates: {s['learner_updates']:,}; policy lag: {lag} versions; actor restarts: {s['actor_restarts']}",
+             f"  learner updates: {s['learner_updates']:,}; policy lag: {lag}; actor restarts: {s['actor_restarts']}",
              *([f"  best evaluation: {b['eval_return_mean']:.1f} over {b.get('eval_episodes')} episodes at "
                 f"~{b.get('env_steps') or 0:,} env steps (distrl eval plays it; --snapshot last: the last checkpoint)"]
                if (b := s.get("best_policy")) else []),
@@ -273,8 +277,9 @@ def _cmd_list(args) -> int:
 def _cmd_eval(args) -> int:
     from distrl.api import evaluate
 
-    _say(json.dumps(evaluate(args.run_dir, episodes=args.episodes, seed=args.seed, video=args.video,
-                             snapshot=args.snapshot)))
+    for run_dir in args.run_dirs:  # each checked and played in turn: a bad one stops there, with one line
+        result = evaluate(run_dir, episodes=args.episodes, seed=args.seed, video=args.video, snapshot=args.snapshot)
+        _say(json.dumps({"run_dir": run_dir, **result} if len(args.run_dirs) > 1 else result))
     return 0
 
 
@@ -294,7 +299,7 @@ def _cmd_plot(args) -> int:
     if len(args.run_dirs) == 1 and is_population(args.run_dirs[0]):
         _say(plot_population(args.run_dirs[0], args.output or str(Path(args.run_dirs[0]) / "population.png")))
         return 0
-    output = args.output or str(Path(args.run_dirs[0]) / "curves.png")
+    output = args.output or (str(Path(args.run_dirs[0]) / "curves.png") if len(args.run_dirs) == 1 else "compare.png")
     _say(plot_runs(args.run_dirs, output))
     return 0
 

@@ -507,6 +507,10 @@ class Trainer:
             "episode_return_mean": num(self.episodes.mean_return), "episodes": self.episodes.count,
             "learner_updates": self.updates, "learner_wait_frac": num(wait_frac),
             "policy_lag_mean": num(float(np.mean(lags)) if lags else float("nan")),
+            # the same lag as env steps of data (updates times env steps per update): PPO's passes make a version of
+            # every minibatch, so a lag of many versions can be one batch
+            "policy_lag_env_steps": num(float(np.mean(lags)) * self.env_steps / self.updates
+                                        if lags and self.updates else float("nan")),
             "actor_restarts": self.restarts, "bottleneck": name, "bottleneck_detail": numbers,
             "time_split_s": {k: round(v, 3) for k, v in {**split, **{f"actor_{k}": v for k, v in actor_stats.items()}}.items()},
             # per role, summed over its components (local runtime): seconds in step, seconds waiting for a grant
