@@ -216,3 +216,60 @@ def test_the_budget_is_rounded_up_to_whole_batches_and_said_so():
     assert rounded_budget(program, run_cfg) == (32_768, "")
     _, run_cfg, _, _, program = plan_run("apex-dqn", "CartPole-v1", total_steps=1001)
     assert rounded_budget(program, run_cfg) == (1001, "")
+
+
+def _checkpoint_state(run):
+    import json
+
+    path = sorted((run / "checkpoints").glob("step-*"))[-1] / "state.json"
+    return path, json.loads(path.read_text())
+
+
+@pytest.mark.parametrize("bad", [-5, -1, 2.5, "10", None, True, float("nan")])
+def test_a_checkpoint_with_bad_counters_is_neither_evaluated_nor_resumed(tmp_path, bad):
+    """Generated bad ``env_steps`` in state.json: ``distrl eval`` and ``--resume`` both refuse it in one line, and the
+    run dir is left as it was."""
+    import json
+
+    from distrl.errors import ConfigError
+
+    run = tmp_path / "r"
+    distrl.train("a2c", env="CartPole-v1", total_steps=1000, num_envs=4, run_dir=str(run))
+    path, state = _checkpoint_state(run)
+    state["counters"]["env_steps"] = bad
+    path.write_text(json.dumps(state))
+    before = sorted((p.relative_to(run), p.stat().st_mtime_ns) for p in run.rglob("*"))
+    with pytest.raises(ConfigError, match="not a count >= 0"):
+        distrl.evaluate(run, episodes=1)
+    with pytest.raises(ConfigError, match="not a count >= 0"):
+        distrl.train("a2c", env="CartPole-v1", total_steps=2000, num_envs=4, run_dir=str(run), resume=True)
+    assert sorted((p.relative_to(run), p.stat().st_mtime_ns) for p in run.rglob("*")) == before
+
+
+@pytest.mark.parametrize("poison", ["nan", "int8"])
+def test_best_weights_that_are_not_finite_float32_are_not_played(tmp_path, poison):
+    """A ``best/`` whose weights hold NaN, or are of another dtype, is one line pointing at ``--snapshot last``; the
+    last checkpoint still plays. A last checkpoint with NaN weights is refused too."""
+    import torch
+    from safetensors.torch import load_file, save_file
+
+    from distrl.errors import ConfigError
+    from distrl.runtime.run.best_policy import read_best
+
+    run = tmp_path / "r"
+    distrl.train("a2c", env="CartPole-v1", total_steps=3000, num_envs=4, run_dir=str(run), eval_interval_steps=1000,
+                 eval_episodes=1)
+    best = read_best(run)
+    file = run / "best" / best["weights"]
+    flat = load_file(str(file))["flat"]
+    flat = torch.full_like(flat, float("nan")) if poison == "nan" else flat.to(torch.int8)
+    save_file({"flat": flat}, str(file))
+    with pytest.raises(ConfigError, match="--snapshot last"):
+        distrl.evaluate(run, episodes=1)
+    assert distrl.evaluate(run, episodes=1, snapshot="last")["snapshot"] == "last"
+    model = sorted((run / "checkpoints").glob("step-*"))[-1] / "model.safetensors"
+    weights = load_file(str(model))
+    save_file({k: torch.full_like(v, float("nan")) if v.is_floating_point() else v for k, v in weights.items()},
+              str(model))
+    with pytest.raises(ConfigError, match="NaN or inf"):
+        distrl.evaluate(run, episodes=1, snapshot="last")

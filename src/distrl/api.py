@@ -20,6 +20,7 @@ from distrl.envs import check_env_id, env_spec, make_env
 from distrl.errors import ConfigError
 from distrl.models import load_flat
 from distrl.models.device import resolve_device
+from distrl.ops import all_finite
 from distrl.presets import preset_path
 from distrl.run_config import RunConfig
 from distrl.runtime import (
@@ -30,7 +31,11 @@ from distrl.runtime import (
 )
 from distrl.runtime.compute import setup_compute
 from distrl.runtime.run.best_policy import headline, load_best_weights, read_best
-from distrl.runtime.run.checkpoint import latest_checkpoint, load_checkpoint
+from distrl.runtime.run.checkpoint import (
+    check_counters,
+    latest_checkpoint,
+    load_checkpoint,
+)
 from distrl.runtime.run.run_dir import (
     default_run_dir,
     prepare_run_dir,
@@ -319,7 +324,7 @@ class Policy:
             raise ConfigError(f"snapshot must be one of {', '.join(SNAPSHOTS)}; got {snapshot!r}")
         self.run_dir = Path(run_dir)
         saved = saved_run(read_config(self.run_dir))
-        self.system = saved["system"]
+        self.system, former = saved["system"], ({"system": saved["saved_as"]} if "saved_as" in saved else None)
         module, run_cfg, sys_cfg = resolve_configs(self.system, {}, saved)
         self.env_id = run_cfg.env
         self.spec = env_spec(self.env_id)
@@ -337,12 +342,16 @@ class Policy:
             if self.snapshot == "best":
                 load_flat(self.model.parameters(), load_best_weights(self.run_dir, self.best))
             else:
-                load_checkpoint(source, {"model": self.model})
+                counters = load_checkpoint(source, {"model": self.model})
         except Exception as e:  # damaged files, or weights of another system or env
             first = str(e).strip().splitlines()[0][:200] if str(e).strip() else type(e).__name__
             hint = "; --snapshot last plays the last checkpoint" if self.snapshot == "best" else ""
             raise ConfigError(f"{source} cannot be loaded into a {self.system} model for {self.env_id} "
                               f"({first}){hint}") from None
+        if self.snapshot == "last":  # the counters resume trusts only once checked; a policy is read no more trustingly
+            check_counters(counters, {"system": self.system, "env": self.env_id}, source, former)
+            if not all_finite(self.model.parameters()):
+                raise ConfigError(f"{source} holds weights that are NaN or inf: no policy to play")
         self.model.eval()
         space = self.spec.action_space
         self._clip = None if self.spec.discrete else (space.low, space.high)

@@ -34,6 +34,7 @@ from distrl.runtime.learners import LearnerGroup, ShardingReplay, for_learners
 from distrl.runtime.run.accounting import Interval, feeders, num, row, verdict
 from distrl.runtime.run.best_policy import BestPolicy, headline, read_best
 from distrl.runtime.run.checkpoint import (
+    check_counters,
     latest_checkpoint,
     list_checkpoints,
     load_checkpoint,
@@ -614,20 +615,6 @@ class Trainer:
                 raise ConfigError(f"checkpoint {folder}: the saved '{name}' does not fit this run's "
                                   f"({type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''})") from None
         self.base.update({k: v for k, v in saved.get("hyperparameters", {}).items() if k in self.base})
-
-
-def check_counters(saved: dict, identity: dict, folder: Path, former: dict | None = None) -> None:
-    """A checkpoint's counters are trusted only after this: the same system and env as the run resuming it
-    (where the checkpoint says; or ``former``'s value, the system's name when it was saved), and counts of the
-    right types and signs."""
-    former = former or {}
-    for key, value in identity.items():
-        if key in saved and saved[key] != value and (key not in former or saved[key] != former[key]):
-            raise ConfigError(f"checkpoint {folder} was saved by a run with {key} {saved[key]!r}, not {value!r}")
-    for key, kind in (("env_steps", int), ("actor_restarts", int), ("wall_s", (int, float))):
-        value = saved.get(key)
-        if not isinstance(value, kind) or isinstance(value, bool) or not (value >= 0) or value != value:
-            raise ConfigError(f"checkpoint {folder}: state.json holds {key}={value!r}, not a count >= 0")
 
 
 _STOP_SIGNALS = tuple(s for s in (signal.SIGTERM, getattr(signal, "SIGHUP", None)) if s is not None)

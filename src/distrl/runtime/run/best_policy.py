@@ -56,8 +56,14 @@ def headline(meta: dict[str, Any]) -> dict[str, Any]:
 
 
 def load_best_weights(run_dir: str | Path, meta: dict[str, Any]) -> np.ndarray:
-    """The best policy's flat parameters (float32), from the file ``meta`` (``read_best``'s) names."""
-    return load_file(str(Path(run_dir) / FOLDER / meta["weights"]))["flat"].numpy()
+    """The best policy's flat parameters, from the file ``meta`` (``read_best``'s) names: float32 and finite, as the
+    weights service writes them (anything else was not written by a run: ValueError, never cast or played)."""
+    flat = load_file(str(Path(run_dir) / FOLDER / meta["weights"]))["flat"].numpy()
+    if flat.dtype != np.float32:
+        raise ValueError(f"the weights are {flat.dtype}, not float32")
+    if not np.isfinite(flat).all():
+        raise ValueError("the weights hold NaN or inf")
+    return flat
 
 
 def _loads(run_dir: Path, meta: dict[str, Any] | None) -> bool:

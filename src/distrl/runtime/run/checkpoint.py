@@ -17,6 +17,7 @@ from typing import Any
 import torch
 from safetensors.torch import load_file, save_file
 
+from distrl.errors import ConfigError
 from distrl.ops import all_finite
 
 PREFIX = "step-"
@@ -121,3 +122,17 @@ def load_checkpoint(path: str | Path, modules: dict[str, torch.nn.Module],
         tensors = load_file(str(path / f"{name}.optim.safetensors"))
         opt.load_state_dict(_unflatten_optimizer(tensors, meta["optimizers"][name]))
     return meta["counters"]
+
+
+def check_counters(saved: dict, identity: dict, folder: Path, former: dict | None = None) -> None:
+    """A checkpoint's counters are trusted only after this: the same system and env as the run resuming it
+    (where the checkpoint says; or ``former``'s value, the system's name when it was saved), and counts of the
+    right types and signs."""
+    former = former or {}
+    for key, value in identity.items():
+        if key in saved and saved[key] != value and (key not in former or saved[key] != former[key]):
+            raise ConfigError(f"checkpoint {folder} was saved by a run with {key} {saved[key]!r}, not {value!r}")
+    for key, kind in (("env_steps", int), ("actor_restarts", int), ("wall_s", (int, float))):
+        value = saved.get(key)
+        if not isinstance(value, kind) or isinstance(value, bool) or not (value >= 0) or value != value:
+            raise ConfigError(f"checkpoint {folder}: state.json holds {key}={value!r}, not a count >= 0")
