@@ -382,12 +382,14 @@ def record(out: str | Path, run_dir: str | Path | None = None, policy: str | Non
     ``out``; ``noise`` makes the behaviour policy noisy (Gaussian on Box actions, as a fraction of the half-range; a
     random-action probability on discrete ones)."""
     from distrl.datasets import record_episodes, write_episodes
+    from distrl.datasets.minari_io import check_out
     from distrl.datasets.record import batch_policy, scripted_policy
 
     if (run_dir is None) == (policy is None):
         raise ConfigError("record needs a RUN_DIR (a trained run's policy) or --policy module:function with --env, not both")
     if snapshot is not None and run_dir is None:
         raise ConfigError("--snapshot goes with a RUN_DIR (which of its weights play); a scripted --policy has none")
+    check_out(out, force, keep=(run_dir,) if run_dir is not None else ())  # before minutes of recording
     if policy is not None:
         if env is None:
             raise ConfigError("--policy needs --env (the env to record on)")

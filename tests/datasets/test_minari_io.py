@@ -148,3 +148,37 @@ def test_bad_noise_on_the_command_line_is_one_line(tmp_path, cli):
 def test_discrete_noise_above_one_is_refused():
     with pytest.raises(ConfigError, match="at most 1"):
         record_episodes("CartPole-v1", lambda obs: 0, episodes=1, noise=1.5)
+
+
+def _run(tmp_path):
+    import distrl
+
+    run = tmp_path / "run"
+    distrl.train("a2c", env="MountainCar-v0", total_steps=600, num_envs=4, run_dir=str(run))
+    return run
+
+
+def test_record_force_replaces_only_a_dataset_it_could_have_written(tmp_path):
+    """``--force`` replaces a dataset folder, never the run it records from (or a folder inside it, or one holding
+    it) and never a folder of other files: one line each, before anything is recorded, the folder as it was."""
+    import distrl
+
+    run = _run(tmp_path)
+    files = sorted(p.relative_to(run) for p in run.rglob("*"))
+    for out in (run, run / "demos", tmp_path):
+        with pytest.raises(ConfigError, match="overlap the run dir"):
+            distrl.record(out, run_dir=run, episodes=1, force=True)
+    assert sorted(p.relative_to(run) for p in run.rglob("*")) == files
+    other = tmp_path / "notes"
+    other.mkdir()
+    (other / "keep.txt").write_text("mine")
+    with pytest.raises(ConfigError, match="replaces only a dataset folder"):
+        distrl.record(other, run_dir=run, episodes=1, force=True)
+    assert (other / "keep.txt").read_text() == "mine"
+    demos = tmp_path / "demos"
+    distrl.record(demos, run_dir=run, episodes=1)
+    assert distrl.record(demos, run_dir=run, episodes=2, force=True)["episodes"] == 2  # a dataset: replaced
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    with pytest.raises(ConfigError, match="which is a file"):
+        distrl.record(afile / "sub", run_dir=run, episodes=1)

@@ -73,17 +73,35 @@ def _minari_root(path: Path):
             os.environ["MINARI_DATASETS_PATH"] = old
 
 
+def check_out(out: str | Path, force: bool, keep: tuple = ()) -> Path:
+    """``out`` as an absolute path a dataset may be written to: absent, an empty folder, or (with ``force``) a
+    dataset folder this command could have written (``data/metadata.json`` and nothing else), never a folder
+    holding or inside one of ``keep`` (the run recorded from). One line otherwise, before anything is recorded."""
+    out = Path(out).resolve()  # Minari joins its root with relative paths again: absolute only
+    for path in map(lambda p: Path(p).resolve(), keep):
+        if out == path or path in out.parents or out in path.parents:
+            raise ConfigError(f"--out '{out}' would overlap the run dir '{path}'; choose a folder outside it")
+    if out.exists() and not out.is_dir():
+        raise ConfigError(f"--out '{out}' is a file, not a folder")
+    if out.exists() and any(out.iterdir()):
+        if not force:
+            raise ConfigError(f"'{out}' exists and is not empty; pass --force to replace it, or choose another --out")
+        if {p.name for p in out.iterdir()} != {"data"} or not (out / "data" / "metadata.json").is_file():
+            raise ConfigError(f"--force replaces only a dataset folder (data/metadata.json and nothing else); '{out}' "
+                              "holds other files: choose another --out")
+    for parent in out.parents:  # a path under a file (afile/sub) cannot be made
+        if parent.exists() and not parent.is_dir():
+            raise ConfigError(f"--out '{out}' is under '{parent}', which is a file")
+    return out
+
+
 def write_episodes(out: str | Path, episodes: Episodes, algorithm: str, force: bool = False) -> Path:
     """Write ``episodes`` as a Minari dataset folder ``out`` (holding ``data/``); ``force`` replaces one."""
     import gymnasium as gym
     import minari
     from minari.data_collector import EpisodeBuffer
 
-    out = Path(out).resolve()  # Minari joins its root with relative paths again: absolute only
-    if out.exists() and not out.is_dir():
-        raise ConfigError(f"--out '{out}' is a file, not a folder")
-    if out.exists() and any(out.iterdir()) and not force:
-        raise ConfigError(f"'{out}' exists and is not empty; pass --force to replace it, or choose another --out")
+    out = check_out(out, force)
     if len(episodes) == 0:
         raise ConfigError("no episodes to write (--episodes must be >= 1)")
     buffers = [EpisodeBuffer(id=i, observations=o, actions=a, rewards=r, terminations=te, truncations=tr, infos={})
