@@ -286,3 +286,11 @@ def test_a_pattern_matching_two_runs_evaluates_both_and_plots_a_comparison_besid
     r = cli("plot", *map(str, runs), cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     assert (tmp_path / "compare.png").read_bytes()[:4] == b"\x89PNG" and (runs[0] / "curves.png").read_bytes() == own
+
+
+@pytest.mark.parametrize("content", [b"\xff\xfe\x00binary", b"", b"  \n"])
+def test_a_token_file_that_holds_no_token_is_one_line(cli, tmp_path, content):
+    bad = tmp_path / "token"
+    bad.write_bytes(content)
+    r = cli("join", "127.0.0.1:9", "--token-file", str(bad), "--timeout", "1", cwd=tmp_path)
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and "token" in r.stderr, r.stderr

@@ -310,9 +310,15 @@ def _cmd_join(args) -> int:
     token = args.token
     if args.token_file:
         try:
-            token = open(args.token_file).read().strip()
+            with open(args.token_file, "rb") as f:
+                token = f.read(4096).decode("ascii").strip()
         except OSError as e:
             raise ConfigError(f"cannot read --token-file '{args.token_file}': {e.strerror}") from None
+        except UnicodeDecodeError:
+            raise ConfigError(f"--token-file '{args.token_file}' is not a token (a run's token file holds one line of "
+                              "ASCII: the run dir's 'token')") from None
+        if not token:
+            raise ConfigError(f"--token-file '{args.token_file}' is empty (a run's token file: RUN_DIR/token)")
     join(args.address, timeout_s=args.timeout, token=token, env=args.env, tls_ca=args.tls_ca)
     return 0
 

@@ -144,7 +144,7 @@ def test_gorila_global_replay_is_a_ray_actor_and_resumes_whole(cluster, tmp_path
     assert sum(resumed) >= sum(saved) + 1500  # the resumed run kept what was saved
 
 
-def test_seed_actors_stream_to_the_inference_server_and_one_joins_by_address(cluster, tmp_path, monkeypatch):
+def test_seed_actors_stream_to_the_inference_server_and_one_joins_by_address(cluster, tmp_path, monkeypatch, capsys):
     """Two Ray actors and one actor that joins by address (here a thread; any machine could run it), all over
     TLS: Ray's actors are handed the certificate, the joining one is given it (``--tls-ca``)."""
     import socket
@@ -180,6 +180,8 @@ def test_seed_actors_stream_to_the_inference_server_and_one_joins_by_address(clu
     assert not joiner.is_alive()  # the joined actor left when the server stopped
     assert s["env_steps"] >= 30_000 and s["learner_updates"] > 0 and s["latency_p50_ms"] > 0
     assert len(joined_steps) > 50
+    said = capsys.readouterr()  # how to join is said on stderr, naming the token's file, never the token itself
+    assert "a-run-secret" not in said.out + said.err and "--token-file RUN_DIR/token" in said.err
 
 
 def test_two_apex_learners_on_ray(cluster, tmp_path):

@@ -5,7 +5,7 @@ The data path is the gRPC stream, not the object store, because a round trip per
 the object store costs milliseconds. The server listens where ``bind`` says (127.0.0.1 by default,
 which only reaches actors on the trainer's own node: on a multi-node cluster pass
 ``--set bind=0.0.0.0:0``, and actors dial the trainer node's address). Any machine can also add
-actors by hand with ``distrl join HOST:PORT --token ...`` (``remote_slots``). With ``tls_cert`` and
+actors by hand with ``distrl join HOST:PORT --token-file RUN_DIR/token`` (``remote_slots``). With ``tls_cert`` and
 ``tls_key`` the streams are TLS; Ray's actors are handed the certificate to check the server by, so
 the certificate must name the address they dial (the trainer node's IP, or 127.0.0.1 on one machine).
 """
@@ -13,6 +13,7 @@ the certificate must name the address they dial (the trainer node's IP, or 127.0
 from __future__ import annotations
 
 import os
+import sys
 
 from distrl.runtime.services.inference.grpc import GrpcTransport, LazyGrpcLink
 from distrl.runtime.services.inference.loop import ThreadedInference
@@ -34,10 +35,10 @@ class GrpcInference(ThreadedInference):
         if host in ("0.0.0.0", "[::]", ""):
             host = ray.util.get_node_ip_address()
         self.address = f"{host}:{port}"
-        if spec.remote_slots:  # what a person needs to add actors by hand
+        if spec.remote_slots:  # what a person needs to add actors by hand; the secret stays in the run dir's file
             print(f"distrl: SEED inference server at {self.address} ({spec.remote_slots} slots for joining actors): "
-                  f"distrl join {self.address} --token {token}" + (f" --tls-ca {spec.tls_cert}" if tls else ""),
-                  flush=True)
+                  f"distrl join {self.address} --token-file RUN_DIR/token"
+                  + (f" --tls-ca {spec.tls_cert}" if tls else ""), file=sys.stderr, flush=True)
 
     def _actor_config(self, slot: int) -> dict:
         """The handshake for an actor taking ``slot`` (Ray's actors bring their own; ``distrl join`` uses it)."""
