@@ -89,3 +89,42 @@ def is_ray_process(p) -> bool:
     ray = sys.modules.get("ray")
     package = os.path.dirname(ray.__file__) + os.sep if ray is not None else None
     return package is not None and any(arg.startswith(package) and arg.endswith(".py") for arg in cmdline[1:])
+
+
+TOKEN_CLUSTER = """
+import os, sys
+os.environ["RAY_AUTH_MODE"] = "token"
+from ray.cluster_utils import Cluster
+cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 2, "include_dashboard": False})
+cluster.wait_for_nodes()
+print(cluster.address, flush=True)
+sys.stdin.read()  # until the test closes it
+cluster.shutdown()
+"""
+
+
+class token_cluster:
+    """A one-node Ray cluster started with token authentication (``RAY_AUTH_MODE=token``, as the docs' recipe
+    starts one) in a process of its own, so the process under test joins it as a user's would; its address is
+    ``address``. Closing the context stops it (bounded waits)."""
+
+    def __enter__(self):
+        import subprocess
+
+        self.proc = subprocess.Popen([sys.executable, "-c", TOKEN_CLUSTER], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        self.address = self.proc.stdout.readline().strip()  # the cluster's first line, once it is up
+        if not self.address:
+            self.__exit__()
+            raise RuntimeError("the token-auth cluster did not start")
+        return self
+
+    def __exit__(self, *exc):
+        import subprocess
+
+        try:
+            self.proc.stdin.close()
+            self.proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()

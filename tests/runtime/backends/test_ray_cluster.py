@@ -4,6 +4,8 @@ The cluster (two raylets, one CPU each, loopback only) is started once for the m
 down at the end, and the last test checks that no Ray process is left behind.
 """
 
+import os
+import sys
 import time
 
 import psutil
@@ -216,6 +218,30 @@ def _ray_processes() -> list[str]:
                 pass
     return out
 
+def test_a_run_joins_a_token_auth_cluster_without_ray_auth_mode_in_its_environment(tmp_path):
+    """The docs' recipe starts the cluster with ``RAY_AUTH_MODE=token``; ``distrl train --runtime ray --set
+    ray_address=...`` joins it with nothing set in its own environment (the token in ~/.ray/auth_token, shared here
+    as between a head and a worker machine that copied it). With a wrong token: one line, exit 2, no run dir."""
+    import json
+    import subprocess
+
+    from tests.ray_cluster import token_cluster
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RAY_")}
+    with token_cluster() as c:
+        argv = [sys.executable, "-m", "distrl", "train", "impala", "--env", "CartPole-v1", "--runtime", "ray", "--set",
+                f"ray_address={c.address}", "--total-steps", "4000", "--quiet", "--json", "--set", "num_envs=8"]
+        r = subprocess.run(argv + ["--run-dir", str(tmp_path / "r")], env=env, capture_output=True, text=True,
+                           timeout=WAIT_S * 4)
+        assert r.returncode == 0, r.stderr[-3000:]
+        assert json.loads(r.stdout.strip().splitlines()[-1])["env_steps"] >= 4000
+        r = subprocess.run(argv + ["--run-dir", str(tmp_path / "w")], env={**env, "RAY_AUTH_TOKEN": "x" * 32},
+                           capture_output=True, text=True, timeout=WAIT_S * 4)
+        assert r.returncode == 2 and r.stderr.strip().splitlines() == [r.stderr.strip()], r.stderr[-3000:]
+        assert "did not accept this machine" in r.stderr and "RAY_AUTH_TOKEN" in r.stderr
+        assert not (tmp_path / "w").exists()
+
+
 
 def test_zz_teardown_leaves_no_ray_process(cluster):
     before = own_ray_processes()  # workers outliving their raylet would be no descendants of this process after
@@ -224,3 +250,4 @@ def test_zz_teardown_leaves_no_ray_process(cluster):
     _, alive = psutil.wait_procs(before, timeout=WAIT_S)  # workers exit shortly after their raylet
     assert not alive, [p.pid for p in alive]
     assert _ray_processes() == []
+

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 import os
+import sys
 import time
 from collections import deque
 
@@ -70,13 +71,19 @@ def connect_ray(address: str | None, num_cpus: int, timeout_s: float = 10.0) -> 
     if ray.is_initialized():
         return False
     kwargs = dict(include_dashboard=False, logging_level="ERROR", configure_logging=True)
+    if "RAY_AUTH_MODE" not in os.environ:  # a user's explicit choice stands
+        os.environ["RAY_AUTH_MODE"] = "token"  # the docs' clusters are started so, and a local instance is
+        _refresh_ray_config()
     if address:
         check_reachable(address, timeout_s)
-        ray.init(address=address, **kwargs)
+        with _stderr_held() as held:  # Ray's client logs a line per retry (~20) before it gives up
+            try:
+                ray.init(address=address, **kwargs)
+            except Exception as e:  # a refused token (or none), another Ray version: one line, not Ray's 80
+                ray.shutdown()
+                held.drop()
+                raise _refused(address, e) from None
         return False
-    if "RAY_AUTH_MODE" not in os.environ:  # a user's explicit choice stands
-        os.environ["RAY_AUTH_MODE"] = "token"
-        _refresh_ray_config()
     for attempt in (1, 2):
         try:
             # "local": a new instance of our own even where a cluster runs on this machine (ray start, another
@@ -89,6 +96,44 @@ def connect_ray(address: str | None, num_cpus: int, timeout_s: float = 10.0) -> 
                 raise
             ray.shutdown()  # (seen once on this 2-core machine under a test suite's load: a second start went through)
     return True
+
+
+class _stderr_held:
+    """Holds what is written to file descriptor 2 (C++ logging included) while it is open, and writes it out at the
+    end unless ``drop()`` was called."""
+
+    def __enter__(self):
+        import tempfile
+
+        sys.stderr.flush()
+        self._file = tempfile.TemporaryFile()
+        self._saved = os.dup(2)
+        os.dup2(self._file.fileno(), 2)
+        self._keep = True
+        return self
+
+    def drop(self) -> None:
+        self._keep = False
+
+    def __exit__(self, *exc) -> None:
+        sys.stderr.flush()
+        os.dup2(self._saved, 2)
+        os.close(self._saved)
+        if self._keep:
+            self._file.seek(0)
+            os.write(2, self._file.read())
+        self._file.close()
+
+
+def _refused(address: str, e: Exception):
+    """The one line for a cluster that answered but would not take us: with token authentication (the docs'
+    recipe) this machine needs the cluster's token, in ``~/.ray/auth_token`` or ``RAY_AUTH_TOKEN``."""
+    from distrl.errors import ConfigError
+
+    first = next((line.strip() for line in str(e).splitlines() if line.strip()), type(e).__name__)[:200]
+    return ConfigError(f"the Ray cluster at {address} did not accept this machine ({first}): a cluster started with "
+                       "RAY_AUTH_MODE=token needs its token here, in ~/.ray/auth_token or RAY_AUTH_TOKEN (copy it "
+                       "from the head node); one started without token authentication needs RAY_AUTH_MODE=disabled")
 
 
 def _refresh_ray_config() -> None:
