@@ -68,6 +68,7 @@ class LocalBackend(ServiceHost):
                  max_restarts: int = 10):
         self.seed, self.torch_threads, self.step_timeout_s = seed, torch_threads, step_timeout_s
         self.max_restarts = max_restarts
+        self._errors_seen: dict[str, int] = {}  # tracebacks the components sent, printed once per run
         self.ctx = process_context()
         self.program: Program | None = None
         self.adapters: dict = {}
@@ -109,7 +110,7 @@ class LocalBackend(ServiceHost):
     def start(self, weights) -> None:
         program = self.program
         for w in self.start_services(weights):
-            w.restart_log = Restarts(self.max_restarts)
+            w.restart_log = Restarts(self.max_restarts, errors=self._errors_seen)
         for role in program.roles:
             if role.emits is not None:
                 n = role.count * role.in_flight

@@ -27,14 +27,17 @@ class ActorCrashLoop(RunStopped):
 
 
 class Restarts:
-    """One component's restarts: the count (for its seed) and when they happened (for the crash-loop limit);
-    an error seen before is not printed again, only counted."""
+    """One component's restarts: the count (for its seed) and when they happened (for the crash-loop limit).
+    ``errors`` is shared by a run's components: a traceback seen before, from any of them, is not printed again,
+    only counted, and a component's restart is said on its 1st, 2nd, 4th, 8th, ... so that a crash loop over many
+    actors says what failed once and a few lines after it, not one line per restart."""
 
-    def __init__(self, limit: int = MAX_RESTARTS, window_s: float = RESTART_WINDOW_S):
+    def __init__(self, limit: int = MAX_RESTARTS, window_s: float = RESTART_WINDOW_S,
+                 errors: dict[str, int] | None = None):
         self.limit, self.window_s = limit, window_s
         self.count = 0
         self.times: deque[float] = deque()
-        self.errors: dict[str, int] = {}
+        self.errors: dict[str, int] = {} if errors is None else errors
 
     def record(self, name: str, reason: str, error: str = "") -> int:
         """One more restart of component ``name`` (``reason``: what happened; ``error``: its traceback, if
@@ -53,9 +56,10 @@ class Restarts:
         self.errors[error] = seen + 1
         if error and not seen:
             print(error.rstrip(), file=sys.stderr, flush=True)
-        again = f" (the same error, {seen + 1} times)" if error and seen else ""
-        print(f"distrl: {name} {reason}{again}; restarting it with a fresh seed (restart {self.count})",
-              file=sys.stderr, flush=True)
+        if not seen or self.count & (self.count - 1) == 0:  # a new error, or restart 1, 2, 4, 8, ...
+            again = f" (the same error, {seen + 1} times in all)" if error and seen else ""
+            print(f"distrl: {name} {reason}{again}; restarting it with a fresh seed (restart {self.count})",
+                  file=sys.stderr, flush=True)
         return self.count
 
 

@@ -237,6 +237,7 @@ class RayBackend(ServiceHost):
         self.seed, self.torch_threads, self.step_timeout_s = seed, torch_threads, step_timeout_s
         self.token = token  # what peers reaching this run over the network must present (SEED's streams)
         self.max_restarts = max_restarts
+        self._errors_seen: dict[str, int] = {}  # tracebacks the components sent, printed once per run
         self.address = address or os.environ.get("RAY_ADDRESS")
         self.started_ray = False
         self.program: Program | None = None
@@ -269,7 +270,7 @@ class RayBackend(ServiceHost):
 
     def start(self, weights) -> None:
         for w in self.start_services(weights):
-            w.restart_log = Restarts(self.max_restarts)
+            w.restart_log = Restarts(self.max_restarts, errors=self._errors_seen)
         consumes = self.program.consumes
         batch = self.program.services[consumes].batch if consumes else 1
         for w in self.workers:
