@@ -1,7 +1,7 @@
 """distrl: distributed deep reinforcement learning on one component model.
 
     import distrl
-    summary = distrl.train("a2c", env="CartPole-v1", total_steps=200_000, runtime="inline")
+    summary = distrl.train("ppo", env="CartPole-v1", total_steps=200_000)
     policy = distrl.load_policy(summary["run_dir"])
     print(distrl.evaluate(summary["run_dir"], episodes=10))
 
@@ -17,19 +17,22 @@ __version__ = "0.2.0"
 
 
 def train(system: str, env: str | None = None, *, config_file: str | None = None, resume: bool = False,
-          force: bool = False, progress: bool = False, token: str | None = None, **settings: Any) -> dict[str, Any]:
-    """Train ``system`` (``"impala"``, ``"a2c"``, ``"apex-dqn"``, ... see ``distrl list``) on ``env`` and return
+          force: bool = False, progress: bool = True, token: str | None = None, preset: str | None = None,
+          **settings: Any) -> dict[str, Any]:
+    """Train ``system`` (``"ppo"``, ``"appo"``, ``"apex-dqn"``, ... see ``distrl list``) on ``env`` and return
     its summary (also written to ``<run_dir>/summary.json``).
 
     ``settings`` are any run or system settings, e.g. ``total_steps=200_000, seed=3, runtime="inline",
     num_actors=4, lr=1e-3, run_dir="runs/exp1"``. ``config_file`` is a YAML file of settings (keyword
-    settings win). ``resume=True`` continues the run in ``run_dir`` from its last checkpoint; ``force=True``
-    deletes an existing ``run_dir`` first. Bad settings raise ``distrl.errors.ConfigError`` with one line.
+    settings win); ``preset`` names one of the system's preset files (``configs/<system>/<name>.yaml``), which
+    both override. ``resume=True`` continues the run in ``run_dir`` from its last checkpoint; ``force=True``
+    deletes an existing ``run_dir`` first. ``progress`` prints a line per log interval (a live bar on a terminal);
+    ``progress=False`` trains silently. Bad settings raise ``distrl.errors.ConfigError`` with one line.
     """
     from distrl.api import train as _train
 
     return _train(system, env, config_file=config_file, resume=resume, force=force, progress=progress, token=token,
-                  **settings)
+                  preset=preset, **settings)
 
 
 def make_trainer(system: str, env: str | None = None, **settings: Any):

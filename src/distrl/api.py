@@ -101,7 +101,7 @@ def _tuples(d: dict) -> dict:
 
 
 def train(system: str, env: str | None = None, *, config_file: str | None = None, resume: bool = False,
-          force: bool = False, progress: bool = False, token: str | None = None, preset: str | None = None,
+          force: bool = False, progress: bool = True, token: str | None = None, preset: str | None = None,
           **settings: Any) -> dict[str, Any]:
     """Train ``system`` and return its summary (also written to ``<run_dir>/summary.json``).
 
