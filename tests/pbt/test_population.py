@@ -3,6 +3,7 @@ resumed; bad input one line and exit 2; members spread over a two-node Ray clust
 
 import csv
 import json
+import shutil
 from functools import partial
 
 import pytest
@@ -76,6 +77,10 @@ def test_an_interrupted_population_resumes_where_it_stopped(tmp_path):
     ([], "at least one --explore"),
     (["--explore", "lr=uniform(1e-4,1e-2)", "--runtime", "k8s"], "valid: local, ray"),
     (["--explore", "lr=uniform(1e-4,1e-2)", "--set", "seed=3"], "set by pbt itself"),
+    (["--explore", "lr=uniform(-1,-0.5)"], "setting 'lr' must be > 0.0"),
+    (["--explore", "lr=loguniform(1e-4,1e308)"], "setting 'lr' must be <= 10.0"),
+    (["--explore", "lr=uniform(-1e308,1e308)"], "setting 'lr' must be > 0.0"),
+    (["--explore", "entropy_coef=choice(-0.1,0.01)"], "setting 'entropy_coef' must be >= 0.0"),
 ])
 def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys, argv, says):
     pop = tmp_path / "pop"
@@ -123,3 +128,49 @@ def test_members_spread_over_a_two_node_ray_cluster(tmp_path):
     finally:
         ray.shutdown()
         c.shutdown()
+
+
+@pytest.fixture(scope="module")
+def stopped_population(tmp_path_factory):
+    """A population of two stopped after its members reported (a checkpoint each), to damage copies of."""
+    pop = tmp_path_factory.mktemp("stopped") / "pop"
+    seen = []
+
+    def stop_after_four(line):
+        seen.append(line)
+        if len(seen) == 4:
+            raise KeyboardInterrupt
+
+    run_pbt("a2c", "CartPole-v1", population=2, explore=EXPLORE[:1], ready_steps=4000, total_steps=24_000,
+            run_dir=str(pop), log=stop_after_four, settings=SMALL)
+    return pop
+
+
+def _edit_json(path, change):
+    data = json.loads(path.read_text())
+    change(data)
+    path.write_text(json.dumps(data))
+
+
+DAMAGES = {
+    "a member's lr of -5 in state.json": lambda pop: _edit_json(
+        pop / "state.json", lambda d: d["members"][0]["hyperparameters"].update(lr=-5.0)),
+    "a fraction of 9 in pbt.json": lambda pop: _edit_json(pop / "pbt.json", lambda d: d.update(fraction=9)),
+    "a population of 'two' in pbt.json": lambda pop: _edit_json(pop / "pbt.json", lambda d: d.update(population="two")),
+    "a damaged population.csv": lambda pop: (pop / "population.csv").write_text("wall_s,member\n1.0,zero\n"),
+    "a damaged lineage.csv": lambda pop: (pop / "lineage.csv").write_bytes(b"\x00\xff,\n"),
+    "a damaged state.json": lambda pop: (pop / "state.json").write_text('{"members": 3}'),
+    "a member's folder deleted": lambda pop: shutil.rmtree(pop / "members" / "m0"),
+}
+
+
+@pytest.mark.parametrize("damage", list(DAMAGES))
+def test_a_damaged_population_is_one_line_on_resume_and_left_as_it_was(stopped_population, tmp_path, capsys, damage):
+    pop = tmp_path / "pop"
+    shutil.copytree(stopped_population, pop)
+    DAMAGES[damage](pop)
+    before = sorted((p.relative_to(pop), p.read_bytes() if p.is_file() else b"") for p in pop.rglob("*"))
+    assert main(["pbt", "a2c", "--resume", "--run-dir", str(pop)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("distrl: error: cannot resume") and len(err.splitlines()) == 1, err
+    assert sorted((p.relative_to(pop), p.read_bytes() if p.is_file() else b"") for p in pop.rglob("*")) == before

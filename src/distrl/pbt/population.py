@@ -60,6 +60,35 @@ def perturber(specs: list[Explore], resample_prob: float):
     return perturb
 
 
+def _check_numbers(population, ready_steps, fraction, resample_prob) -> None:
+    """The population's own numbers (command-line arguments, or a resumed pbt.json's), each in its range."""
+    def number(x, kind=(int, float)):
+        return isinstance(x, kind) and not isinstance(x, bool) and x == x
+
+    if not number(population, int) or population < 2:
+        raise ConfigError(f"--population must be at least 2, got {population!r}")
+    if not number(ready_steps, int) or ready_steps < 1:
+        raise ConfigError(f"--ready-steps must be at least 1, got {ready_steps!r}")
+    if not number(fraction) or not 0.0 < fraction <= 0.5:
+        raise ConfigError(f"--fraction must be in (0, 0.5], got {fraction!r}")
+    if not number(resample_prob) or not 0.0 <= resample_prob <= 1.0:
+        raise ConfigError(f"--resample-prob must be in [0, 1], got {resample_prob!r}")
+
+
+def _check_ranges(config_cls, specs) -> None:
+    """Every value an ``--explore`` spec can draw (both ends of a range, each option of a choice) is one the
+    setting takes (``lr`` > 0, ``entropy_coef`` >= 0, ...): the explore step never makes a config that a
+    ``--set`` of the same value would refuse."""
+    from distrl import config as config_mod
+
+    for spec in specs:
+        for value in spec.values:
+            try:
+                config_mod.build(config_cls, {spec.name: value})
+            except ConfigError as e:
+                raise ConfigError(f"--explore {spec.name}={spec.kind}{spec.values}: {e}") from None
+
+
 def run_pbt(system: str, env: str | None = None, *, population: int = 4, explore: list[str] = (),
             ready_steps: int = 20_000, total_steps: int | None = None, runtime: str = "local",
             member_runtime: str | None = None, fraction: float = 0.2, resample_prob: float = 0.25,
@@ -80,6 +109,13 @@ def run_pbt(system: str, env: str | None = None, *, population: int = 4, explore
                    "fraction", "resample_prob", "exploit", "explore_hyperparameters", "seed", "settings"} - set(saved)
         if missing:
             raise ConfigError(f"cannot resume: {Path(run_dir) / 'pbt.json'} lacks {', '.join(sorted(missing))}")
+        try:  # a hand-edited or damaged pbt.json gets the checks a new population's arguments get
+            _check_numbers(saved["population"], saved["ready_steps"], saved["fraction"], saved["resample_prob"])
+            from distrl.agents.registry import get_system
+
+            _check_ranges(get_system(saved["system"]).Config, [Explore.parse(t) for t in saved["explore"]])
+        except (ConfigError, TypeError) as e:
+            raise ConfigError(f"cannot resume: {Path(run_dir) / 'pbt.json'}: {e}") from None
         return _run(Path(run_dir), saved, resume=True, log=log)
     settings = dict(settings or {})
     if runtime not in PLACEMENTS:
@@ -87,14 +123,7 @@ def run_pbt(system: str, env: str | None = None, *, population: int = 4, explore
     for key in ("runtime", "run_dir", "seed", "total_steps"):
         if key in settings:
             raise ConfigError(f"--set {key}=... is set by pbt itself (use --member-runtime, --run-dir, --seed, --total-steps)")
-    if population < 2:
-        raise ConfigError(f"--population must be at least 2, got {population}")
-    if ready_steps < 1:
-        raise ConfigError(f"--ready-steps must be at least 1, got {ready_steps}")
-    if not 0.0 < fraction <= 0.5:
-        raise ConfigError(f"--fraction must be in (0, 0.5], got {fraction}")
-    if not 0.0 <= resample_prob <= 1.0:
-        raise ConfigError(f"--resample-prob must be in [0, 1], got {resample_prob}")
+    _check_numbers(population, ready_steps, fraction, resample_prob)
     specs = [Explore.parse(text) for text in explore]
     if not specs:
         raise ConfigError("pbt needs at least one --explore NAME=loguniform(LOW,HIGH) (or uniform, choice)")
@@ -111,6 +140,7 @@ def run_pbt(system: str, env: str | None = None, *, population: int = 4, explore
     if unknown:
         raise ConfigError(f"--explore {', '.join(unknown)}: not a hyperparameter of {system} "
                           f"(valid: {', '.join(sorted(program.hyperparameters))})")
+    _check_ranges(module.Config, specs)
     if member_runtime is None:
         member_runtime = "inline" if runtime == "ray" and "inline" in program.runtimes else run_cfg.runtime
     if runtime == "ray" and member_runtime != "inline":
@@ -148,14 +178,32 @@ def _run(pop_dir: Path, saved: dict, resume: bool, log) -> dict[str, Any]:
             raise ConfigError(f"cannot resume: {pop_dir / 'state.json'} is not a population state") from None
         if len(records) != n:
             raise ConfigError(f"cannot resume: state.json holds {len(records)} members, pbt.json {n}")
+        from distrl import config as config_mod
+        from distrl.agents.registry import get_system
+
+        for i, r in enumerate(records):  # the values a member resumes with get the checks a --set would
+            if set(r.hyperparameters) != {s.name for s in specs} or r.env_steps < 0:
+                raise ConfigError(f"cannot resume: state.json's member {i} does not match pbt.json's --explore "
+                                  f"({sorted(r.hyperparameters)}, {r.env_steps} env steps)")
+            try:
+                config_mod.build(get_system(saved["system"]).Config, r.hyperparameters)
+            except ConfigError as e:
+                raise ConfigError(f"cannot resume: state.json's member {i}: {e}") from None
     else:
         records = [MemberRecord({s.name: s.sample(rng) for s in specs}) for _ in range(n)]
     hyper_names = [s.name for s in specs]
-    logs = _Logs(pop_dir, hyper_names)
+    try:
+        logs = _Logs(pop_dir, hyper_names)
+    except (KeyError, TypeError, ValueError, csv.Error) as e:
+        raise ConfigError(f"cannot resume: {pop_dir}'s population.csv or lineage.csv is damaged "
+                          f"({type(e).__name__}: {str(e)[:120]}); restore it or start the population anew") from None
     makers, again = [], []
     for i in range(n):
         member_dir = pop_dir / "members" / f"m{i}"
         has_checkpoint = latest_checkpoint(member_dir / "checkpoints") is not None
+        if resume and not has_checkpoint and records[i].env_steps > 0:  # trained once: never silently from step 0
+            raise ConfigError(f"cannot resume: member m{i} trained {records[i].env_steps:,} env steps (state.json) but "
+                              f"{member_dir} holds no checkpoint; restore it or start the population anew")
         settings = {**saved["settings"], "env": saved["env"], "run_dir": str(member_dir), "seed": saved["seed"] + i,
                     "total_steps": saved["total_steps"], "runtime": saved["member_runtime"]}
         makers.append(partial(make_member_trainer, saved["system"], settings))

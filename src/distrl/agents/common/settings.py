@@ -32,7 +32,7 @@ def gamma(default: float = 0.99) -> object:
 
 
 def lr(default: float, what: str = "Learning rate") -> object:
-    return setting(default, what + ".", low=0.0, low_open=True)
+    return setting(default, what + ".", low=0.0, low_open=True, high=10.0)
 
 
 def lr_schedule(default: str) -> object:
