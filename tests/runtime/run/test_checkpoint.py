@@ -54,3 +54,49 @@ def test_checkpoint_holds_no_pickle(tmp_path):
     path = save_checkpoint(tmp_path, 1, {"model": model}, {"optimizer": opt}, {})
     for f in path.iterdir():
         assert f.suffix in (".safetensors", ".json")
+
+
+def test_a_full_disk_at_a_checkpoint_keeps_the_previous_one_and_the_run_ends_with_its_summary(tmp_path, monkeypatch,
+                                                                                               capsys):
+    """Every checkpoint after the first fails to write (as on a full disk): the run goes on, ends with a
+    summary.json that says so, the first checkpoint is whole and loadable, and no half-written folder is left."""
+    import errno
+    import json
+
+    import distrl
+    from distrl.runtime.run import checkpoint as ckpt
+
+    real, calls = ckpt.save_file, {"n": 0}
+
+    def full_after_the_first(tensors, path, *a, **k):
+        calls["n"] += 1
+        if calls["n"] > 2:  # the first checkpoint's model and optimizer files, then the disk is full
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real(tensors, path, *a, **k)
+
+    monkeypatch.setattr(ckpt, "save_file", full_after_the_first)
+    run = tmp_path / "r"
+    s = distrl.train("a2c", env="CartPole-v1", total_steps=6000, num_envs=8, run_dir=str(run),
+                     checkpoint_interval_s=1e-6, progress=False)
+    assert "No space left on device" in s["checkpoint_error"]
+    assert json.loads((run / "summary.json").read_text())["env_steps"] == s["env_steps"] >= 6000
+    assert "was not written (No space left on device)" in capsys.readouterr().err
+    kept = ckpt.list_checkpoints(run / "checkpoints")
+    assert len(kept) == 1 and ckpt.latest_checkpoint(run / "checkpoints") == kept[0]
+    assert not list((run / "checkpoints").glob(".tmp-*"))
+
+
+def test_a_partial_checkpoint_left_by_a_killed_writer_is_removed(tmp_path):
+    import subprocess
+    import sys
+
+    import torch
+
+    from distrl.runtime.run import checkpoint as ckpt
+
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    stale = tmp_path / f".tmp-step-000000000100-{int(gone.stdout)}"  # its writer has exited
+    stale.mkdir()
+    (stale / "model.safetensors").write_bytes(b"half")
+    ckpt.save_checkpoint(tmp_path, 200, {"model": torch.nn.Linear(2, 2)}, {}, {"env_steps": 200})
+    assert not stale.exists() and [p.name for p in ckpt.list_checkpoints(tmp_path)] == ["step-000000000200"]

@@ -17,7 +17,7 @@ from typing import Any
 import torch
 from safetensors.torch import load_file, save_file
 
-from distrl.errors import ConfigError
+from distrl.errors import CheckpointNotWritten, ConfigError
 from distrl.ops import all_finite
 
 PREFIX = "step-"
@@ -48,10 +48,50 @@ def save_checkpoint(root: str | Path, env_steps: int, modules: dict[str, torch.n
     """Write one checkpoint and prune all but the ``keep`` newest. Returns its folder."""
     root = Path(root)
     root.mkdir(parents=True, exist_ok=True)
+    remove_stale_partials(root)
     final = root / f"{PREFIX}{env_steps:012d}"
     tmp = root / f".tmp-{PREFIX}{env_steps:012d}-{os.getpid()}"
     shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir()
+    try:
+        tmp.mkdir()
+        _write(tmp, modules, optimizers, counters, extra)
+    except Exception as e:  # a full disk (OSError, safetensors' own error), a folder gone: nothing half-written stays
+        shutil.rmtree(tmp, ignore_errors=True)
+        text = str(e).strip()
+        why = getattr(e, "strerror", None) or (text.splitlines()[0][:160] if text else type(e).__name__)
+        raise CheckpointNotWritten(f"the checkpoint at {env_steps:,} was not written ({why}); the previous ones are "
+                                   "kept") from None
+    if final.exists():
+        shutil.rmtree(final)
+    os.replace(tmp, final)
+    kept = list_checkpoints(root)
+    last_good = latest_checkpoint(root)  # pruning never deletes the newest loadable checkpoint with finite weights
+    for old in kept[:-keep]:
+        if old != last_good:
+            shutil.rmtree(old, ignore_errors=True)
+    return final
+
+
+def remove_stale_partials(root: Path) -> None:
+    """Remove ``.tmp-step-*-PID`` folders whose writer is gone (killed mid-write): never loadable, only disk."""
+    for partial in root.glob(f".tmp-{PREFIX}*"):
+        pid = partial.name.rsplit("-", 1)[-1]
+        if pid.isdigit() and int(pid) != os.getpid() and _alive(int(pid)):
+            continue
+        shutil.rmtree(partial, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _write(tmp: Path, modules, optimizers, counters, extra) -> None:
     meta: dict[str, Any] = {"counters": counters, "modules": list(modules), "optimizers": {}, "finite": True}
     for name, module in modules.items():
         tensors = {k: v.detach().contiguous().clone() for k, v in module.state_dict().items()}
@@ -64,15 +104,6 @@ def save_checkpoint(root: str | Path, env_steps: int, modules: dict[str, torch.n
     (tmp / "state.json").write_text(json.dumps(meta, indent=1))
     if extra is not None:  # components with more state (a replay) write their own safe files here
         extra(tmp)
-    if final.exists():
-        shutil.rmtree(final)
-    os.replace(tmp, final)
-    kept = list_checkpoints(root)
-    last_good = latest_checkpoint(root)  # pruning never deletes the newest loadable checkpoint with finite weights
-    for old in kept[:-keep]:
-        if old != last_good:
-            shutil.rmtree(old, ignore_errors=True)
-    return final
 
 
 def list_checkpoints(root: str | Path) -> list[Path]:

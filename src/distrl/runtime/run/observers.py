@@ -6,9 +6,11 @@ subset; the CLI's run takes all three.
 
 from __future__ import annotations
 
+import sys
 import time
 from pathlib import Path
 
+from distrl.errors import CheckpointNotWritten
 from distrl.runtime.run.metrics import MetricsWriter
 from distrl.runtime.run.progress import Progress
 
@@ -54,12 +56,19 @@ class CheckpointObserver(Observer):
 
     def on_step(self, trainer) -> None:
         if time.perf_counter() - self.last >= self.interval_s:
-            trainer.checkpoint()
+            try:
+                trainer.checkpoint()
+            except CheckpointNotWritten as e:  # the run goes on; the next interval tries again
+                print(f"distrl: {e}; training goes on", file=sys.stderr, flush=True)
             self.last = time.perf_counter()
 
     def on_close(self, trainer, summary) -> None:
         if summary is not None:
-            trainer.checkpoint()
+            try:
+                trainer.checkpoint()
+            except CheckpointNotWritten as e:  # the summary is still written, and says so
+                print(f"distrl: {e}", file=sys.stderr, flush=True)
+                summary["checkpoint_error"] = str(e)
 
 
 class ProgressObserver(Observer):
