@@ -92,3 +92,25 @@ def test_no_system_setting_shares_a_name_with_a_run_setting():
     for name in SYSTEMS:
         system = {f.name for f in dataclasses.fields(get_system(name).Config)}
         assert not run & system, f"{name}: {sorted(run & system)}"
+
+
+@pytest.mark.parametrize("text", ["lr: 0.1\nnum_envs: 8\nlr: 0.2\n", "run:\n  seed: 1\nsystem:\n  seed: 2\n",
+                                  "seed: 1\nrun:\n  seed: 2\n", "system:\n  lr: 1\n  lr: 2\n"])
+def test_a_setting_given_twice_in_a_config_file_is_one_line(tmp_path, text):
+    """PyYAML keeps the last of two equal keys silently; a config file that gives a setting twice is refused."""
+    f = tmp_path / "twice.yaml"
+    f.write_text(text)
+    with pytest.raises(ConfigError, match="twice"):
+        load_yaml(f)
+
+
+@pytest.mark.parametrize("argv", [["eval", "RUN", "--seed", "-1"], ["eval", "RUN", "--episodes", "0"],
+                                  ["record", "OUT", "--seed", "-1"], ["join", "127.0.0.1:9", "--timeout", "nan"],
+                                  ["join", "127.0.0.1:9", "--timeout", "-1"], ["bench", "--ceiling-s", "inf"],
+                                  ["bench", "--max-wall-s", "0"], ["pbt", "a2c", "--seed", "-3"]])
+def test_numbers_that_would_hang_or_fail_later_are_one_line_at_the_command_line(argv, capsys):
+    from distrl.cli import main
+
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and ("whole number" in err or "seconds" in err), err

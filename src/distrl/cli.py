@@ -47,6 +47,31 @@ def _run_flags(p: argparse.ArgumentParser, settings: str, resumes: str, forces: 
     p.add_argument("--json", action="store_true", help="end with the summary as one JSON line, also on a terminal")
 
 
+def _seconds(text: str) -> float:
+    """A finite number of seconds > 0 (``inf``, ``nan`` and ``-1`` would wait forever or not at all)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not (0 < value < 1e7):
+        raise argparse.ArgumentTypeError(f"{text!r}: give a finite number of seconds > 0")
+    return value
+
+
+def _count(low: int):
+    """An integer >= ``low`` (a seed, a count of episodes), up to 2**31 - 1 (what an env's seed takes)."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        if not low <= value <= 2**31 - 1:
+            raise argparse.ArgumentTypeError(f"{text!r}: give a whole number from {low} to {2**31 - 1}")
+        return value
+
+    return parse
+
+
 def _build_parser() -> argparse.ArgumentParser:
     from distrl import __version__
     from distrl.agents.registry import SYSTEMS
@@ -79,8 +104,8 @@ def _build_parser() -> argparse.ArgumentParser:
                         formatter_class=_Help)
     ev.add_argument("run_dirs", nargs="+", metavar="RUN_DIR",
                     help="one or more run dirs (a shell pattern matching several: one JSON line each, in order)")
-    ev.add_argument("--episodes", type=int, default=10, help="episodes to play")
-    ev.add_argument("--seed", type=int, default=12345, help="env seed of the first episode (then +1 each)")
+    ev.add_argument("--episodes", type=_count(1), default=10, help="episodes to play")
+    ev.add_argument("--seed", type=_count(0), default=12345, help="env seed of the first episode (then +1 each)")
     ev.add_argument("--video", action="store_true", help="also save the first episode as RUN_DIR/videos/eval-episode-0.gif")
     ev.add_argument("--snapshot", choices=("best", "last"), default=None,
                     help="which weights play: the best periodic evaluation's (run_dir/best, kept where periodic "
@@ -92,8 +117,8 @@ def _build_parser() -> argparse.ArgumentParser:
     rec.add_argument("run_dir", nargs="?", default=None, help="a trained run whose greedy policy plays")
     rec.add_argument("--policy", default=None, help="module:function from a batch of observations to actions")
     rec.add_argument("--env", default=None, help="the env for --policy (a run records on its own env)")
-    rec.add_argument("--episodes", type=int, default=10, help="episodes to record")
-    rec.add_argument("--seed", type=int, default=0, help="env seed of the first episode (then +1 each)")
+    rec.add_argument("--episodes", type=_count(1), default=10, help="episodes to record")
+    rec.add_argument("--seed", type=_count(0), default=0, help="env seed of the first episode (then +1 each)")
     rec.add_argument("--out", required=True, help="the dataset folder to write (Minari's layout: OUT/data)")
     rec.add_argument("--force", action="store_true", help="replace a non-empty --out")
     rec.add_argument("--noise", type=float, default=0.0, help="perturb each action: Gaussian noise of this fraction "
@@ -107,7 +132,7 @@ def _build_parser() -> argparse.ArgumentParser:
     join = sub.add_parser("join", help="run an env actor for a SEED server at HOST:PORT (it says what to run)",
                           formatter_class=_Help)
     join.add_argument("address", metavar="HOST:PORT")
-    join.add_argument("--timeout", type=float, default=30.0, help="seconds to wait for the server")
+    join.add_argument("--timeout", type=_seconds, default=30.0, help="seconds to wait for the server")
     join.add_argument("--token", default=None, help="the run's secret (printed by the server; default: DISTRL_TOKEN)")
     join.add_argument("--token-file", default=None, help="read the secret from this file (the run dir's 'token')")
     join.add_argument("--env", default=None, help="the env id the server runs; needed where it names a module")
@@ -132,7 +157,7 @@ def _build_parser() -> argparse.ArgumentParser:
     pbt.add_argument("--resample-prob", type=float, default=0.25, help="chance to redraw a value instead of perturbing it")
     pbt.add_argument("--no-exploit", action="store_true", help="ablation: never copy (explore alone)")
     pbt.add_argument("--no-explore", action="store_true", help="ablation: copy without perturbing (exploit alone)")
-    pbt.add_argument("--seed", type=int, default=0, help="member i trains with seed + i")
+    pbt.add_argument("--seed", type=_count(0), default=0, help="member i trains with seed + i")
     pbt.add_argument("--run-dir", default=None, help="the population's directory (default: runs/pbt-SYSTEM-ENV-TIME)")
     _run_flags(pbt, "any setting of every member, repeatable (see 'distrl list')", "the population in --run-dir",
                "an existing population in --run-dir", "no line per ready member")
@@ -146,11 +171,11 @@ def _build_parser() -> argparse.ArgumentParser:
                        "short; one seed, 300 s cap; needs the box2d extra)")
     bench.add_argument("--systems", nargs="+", default=None, help="only these systems (default: all)")
     bench.add_argument("--runtimes", nargs="+", default=None, help="only these runtimes (default: the suite's)")
-    bench.add_argument("--seeds", nargs="+", type=int, default=None, help="replace the suite's seeds")
+    bench.add_argument("--seeds", nargs="+", type=_count(0), default=None, help="replace the suite's seeds")
     bench.add_argument("--out", default=None, help="output folder (default: runs/bench-SUITE-TIME)")
-    bench.add_argument("--max-wall-s", type=float, default=None, help="cap each cell's training at this many seconds")
-    bench.add_argument("--ceiling-s", type=float, default=4.0, help="seconds for each ceiling measurement")
-    bench.add_argument("--episodes", type=int, default=20, help="greedy evaluation episodes per cell")
+    bench.add_argument("--max-wall-s", type=_seconds, default=None, help="cap each cell's training at this many seconds")
+    bench.add_argument("--ceiling-s", type=_seconds, default=4.0, help="seconds for each ceiling measurement")
+    bench.add_argument("--episodes", type=_count(1), default=20, help="greedy evaluation episodes per cell")
     bench.add_argument("--peers", action="store_true", help="also run Stable-Baselines3 A2C/DQN/PPO on CartPole-v1 "
                        "(pip install -e '.[peers]')")
     bench.add_argument("--no-pong", action="store_true", help="leave out the Pong throughput cell")

@@ -183,12 +183,26 @@ def parse_assignments(pairs: list[str]) -> dict[str, str]:
     return out
 
 
+class _UniqueKeys(yaml.SafeLoader):
+    """YAML's safe loader, refusing a key given twice in one mapping (PyYAML keeps the last one silently)."""
+
+    def construct_mapping(self, node, deep=False):
+        seen = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            if key in seen:
+                raise yaml.constructor.ConstructorError(None, None, f"the key {key!r} is given twice",
+                                                        key_node.start_mark)
+            seen.add(key)
+        return super().construct_mapping(node, deep=deep)
+
+
 def load_yaml(path: str | Path) -> dict[str, Any]:
     path = Path(path)
     if not path.is_file():
         raise ConfigError(f"config file '{path}' does not exist")
     try:
-        data = yaml.safe_load(path.read_text()) or {}
+        data = yaml.load(path.read_text(), Loader=_UniqueKeys) or {}
     except yaml.YAMLError as e:
         raise ConfigError(f"config file '{path}' is not valid YAML: {str(e).splitlines()[0]}") from None
     except (UnicodeDecodeError, OSError) as e:
@@ -197,11 +211,13 @@ def load_yaml(path: str | Path) -> dict[str, Any]:
         raise ConfigError(f"config file '{path}' must hold a mapping of setting: value")
     flat: dict[str, Any] = {}
     for key, value in data.items():
-        if isinstance(value, dict):  # allow sections such as `run:` and `system:`
-            flat.update(value)
-        else:
-            flat[key] = value
-    return {str(k).replace("-", "_"): v for k, v in flat.items()}
+        for name, v in (value.items() if isinstance(value, dict) else ((key, value),)):  # sections: run:, system:
+            name = str(name).replace("-", "_")
+            if name in flat:
+                raise ConfigError(f"config file '{path}' gives the setting '{name}' twice (a section and the top "
+                                  "level, or two sections): give it once")
+            flat[name] = v
+    return flat
 
 
 def describe(cls) -> list[tuple[str, str, Any, str]]:
