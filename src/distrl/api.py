@@ -354,7 +354,7 @@ class Policy:
                 raise ConfigError(f"{source} holds weights that are NaN or inf: no policy to play")
         self.model.eval()
         space = self.spec.action_space
-        self._clip = None if self.spec.discrete else (space.low, space.high)
+        self._clip = (space.low, space.high) if self.spec.continuous else None
 
     def reset(self) -> None:
         """Call at the start of every episode: a recurrent policy (R2D2) forgets its state; others have none."""

@@ -285,12 +285,14 @@ def _cmd_list(args) -> int:
     if args.what is None:
         out.append("systems ('distrl list SYSTEM' shows one's settings and presets; 'distrl list run' the run "
                    "settings every system takes):")
-        out += [f"  {name:<10} {get_system(name).DOC}" for name in SYSTEMS]
+        out += [f"  {name:<10} {get_system(name).DOC} [actions: {', '.join(get_system(name).ACTIONS)}]"
+                for name in SYSTEMS]
     elif args.what == "run":
         show("run settings (every system):", RunConfig)
     else:
         module = get_system(args.what)
-        show(f"{args.what}: {module.DOC}", module.Config)
+        show(f"{args.what}: {module.DOC}\n  actions: {', '.join(module.ACTIONS)}; observations: Box, or any gymnasium "
+             "flattens into one (Dict, Tuple, Discrete one-hot)", module.Config)
         found = presets(args.what)
         out += ["", f"presets (distrl train {args.what} --preset NAME):" if found else "presets: none"]
         out += [f"  {name:<16} {what}" for name, what in found.items()]

@@ -80,3 +80,14 @@ def test_a2c_has_no_ppo_settings():
     for name, value in (("ppo_clip", 0.2), ("epochs", 4), ("minibatches", 8)):
         with pytest.raises(ConfigError, match=f"unknown setting '{name}'"):
             plan_run("a2c", "CartPole-v1", runtime="inline", **{name: value})
+
+
+@pytest.mark.parametrize("env_id, bar", [("tests.envs.spaces:DistrlLights-v0", 5.0),
+                                         ("tests.envs.spaces:DistrlLightsBinary-v0", 6.0)])
+def test_a2c_learns_several_categorical_actions_from_dict_observations(tmp_path, env_id, bar):
+    """MultiDiscrete([3, 3, 2]) and MultiBinary(3) actions, a Dict observation (flattened): random play scores 3.1
+    and 4.0 of 8, the training mean after 40k env steps (~2 s) is 6.47-6.78 and 7.67-7.73 on seeds 0-3; greedy
+    play of seed 0 7.8 and 8."""
+    s = distrl.train("a2c", env=env_id, total_steps=40_000, run_dir=str(tmp_path / "r"), seed=0, progress=False)
+    assert s["episode_return_mean"] >= bar, s
+    assert distrl.evaluate(tmp_path / "r", episodes=5)["mean_return"] >= bar + 0.5

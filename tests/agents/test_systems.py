@@ -42,3 +42,44 @@ def test_system_module_builds_a_program(name, tmp_path):
     program.check()
     assert "evaluator" in {r.name for r in program.roles}
     assert module.make_model(env_spec(env), module.Config()) is not None
+
+
+@pytest.mark.parametrize("name", ["ppo", "appo", "impala", "a3c", "seed"])
+def test_actor_critic_systems_run_on_multi_discrete_actions_and_dict_observations(name, tmp_path):
+    import distrl
+
+    s = distrl.train(name, env="tests.envs.spaces:DistrlLights-v0", runtime="inline", total_steps=2000,
+                     run_dir=str(tmp_path / "r"), progress=False, **({} if name in ("ppo", "a3c") else
+                                                                    {"num_envs": 8, "unroll_length": 16}))
+    assert s["env_steps"] >= 2000
+    assert distrl.load_policy(tmp_path / "r").act(distrl.load_policy(tmp_path / "r").spec.observation_space.sample()
+                                                  ).shape == (3,)
+
+
+@pytest.mark.parametrize("name", ["apex-dqn", "gorila", "r2d2", "apex-ddpg", "qt-opt", "es"])
+def test_systems_without_several_categorical_actions_refuse_them_in_one_line(name):
+    from distrl.api import plan_run
+    from distrl.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="MultiDiscrete") as e:
+        plan_run(name, "tests.envs.spaces:DistrlLights-v0", runtime="inline")
+    assert "\n" not in str(e.value)
+
+
+# r2d3 plans only with a demo dataset (tests/agents/test_r2d3.py); its ACTIONS are R2D2's
+@pytest.mark.parametrize("name", sorted(set(SYSTEMS) - {"r2d3"}))
+def test_each_system_says_which_action_spaces_it_takes_and_takes_them(name):
+    """``ACTIONS`` (shown by ``distrl list``) is what the system plans with: a space it names plans, one it does
+    not is refused."""
+    from distrl.api import plan_run
+    from distrl.errors import ConfigError
+
+    envs = {"Discrete": "CartPole-v1", "MultiDiscrete": "tests.envs.spaces:DistrlLights-v0",
+            "MultiBinary": "tests.envs.spaces:DistrlLightsBinary-v0", "Box": "Pendulum-v1"}
+    takes = get_system(name).ACTIONS
+    for space, env in envs.items():
+        if space in takes:
+            plan_run(name, env, runtime="inline")
+        else:
+            with pytest.raises(ConfigError):
+                plan_run(name, env, runtime="inline")

@@ -54,3 +54,24 @@ def test_episode_tracker_skips_reset_steps():
     r, n = t.step(np.array([0.0, 0.0]), np.array([False, False]), np.array([True, False]))
     r, n = t.step(np.array([1.0, 1.0]), np.array([True, True]), np.array([True, True]))
     assert r.tolist() == [2.0, 1.0] and n.tolist() == [3, 1]
+
+
+@pytest.mark.parametrize("env_id, size", [("FrozenLake-v1", 16), ("Taxi-v4", 500), ("Blackjack-v1", 45),
+                                          ("tests.envs.spaces:DistrlLights-v0", 3 + 3 + 2 + 9)])
+def test_observations_that_are_not_one_real_array_are_flattened(env_id, size):
+    """Discrete observations one-hot, Tuple and Dict ones concatenated (gymnasium's flatten), as float32 in the
+    spec, one env and the vector env alike."""
+    spec = env_spec(env_id)
+    assert spec.obs_shape == (size,) and spec.obs_dtype == np.float32
+    obs, _ = make_env(env_id, seed=0).reset(seed=0)
+    batch, _ = make_vec_env(env_id, 3, seed=0).reset(seed=0)
+    assert obs.shape == (size,) and obs.dtype == np.float32 and batch.shape == (3, size)
+    np.testing.assert_array_equal(batch[0], obs)
+
+
+def test_multi_discrete_and_multi_binary_actions_are_several_categoricals():
+    spec = env_spec("tests.envs.spaces:DistrlLights-v0")
+    assert spec.action_nvec == (3, 3, 2) and spec.action_shape == (3,) and spec.action_dtype == np.int64
+    assert not spec.discrete and not spec.continuous
+    assert env_spec("tests.envs.spaces:DistrlLightsBinary-v0").action_nvec == (2, 2, 2)
+    assert env_spec("CartPole-v1").action_nvec is None

@@ -1,5 +1,6 @@
 """The systems distrl can train, by name. Each is a package that is a ``core.system.SystemModule``:
-``Config``, ``DOC``, ``DEFAULT_TOTAL_STEPS``, ``RENAMED_SETTINGS``, ``OLDER_RUN_DEFAULTS``, ``build``
+``Config``, ``DOC``, ``ACTIONS`` (the action spaces it takes), ``DEFAULT_TOTAL_STEPS``, ``RENAMED_SETTINGS``,
+``OLDER_RUN_DEFAULTS``, ``build``
 (returns a program) and ``make_model``; optionally ``RUN_DEFAULTS`` (run settings the system fills) and
 ``saved_as`` (what a run saved under its name by an older distrl is now: ``saved_run``)."""
 

@@ -22,7 +22,10 @@ class BuildContext:
 class SystemModule(Protocol):
     Config: type  # a frozen dataclass of settings (distrl.config.setting fields)
     DOC: str
+    ACTIONS: tuple[str, ...]  # the gymnasium action spaces it takes (Discrete, MultiDiscrete, MultiBinary, Box)
     DEFAULT_TOTAL_STEPS: int
+    # optional saved_as(system_config) -> (system, system_config) | None: a run saved under its name by an older
+    # distrl that is now another system's (agents/registry.saved_run)
     RENAMED_SETTINGS: Mapping[str, str]  # settings renamed since older runs were saved: old -> new
     OLDER_RUN_DEFAULTS: Mapping[str, Any]  # values that reproduce runs saved before a setting existed
     # optional RUN_DEFAULTS: Mapping[str, Any]: run settings left unset that the system fills (its evaluation)

@@ -115,10 +115,26 @@ def make_env(env_id: str, seed: int | None = None, *, training: bool = False, re
             env = gym.make(name, render_mode=render_mode) if render_mode else gym.make(name)
     except gym.error.DependencyNotInstalled as e:
         raise missing_dependency(env_id, e) from None
+    env = flat_observations(env)
     if seed is not None:
         env.reset(seed=seed)
         env.action_space.seed(seed)
     return env
+
+
+def _needs_flattening(space: gym.Space) -> bool:
+    """Observations that are not one array (Dict, Tuple) or not real-valued (Discrete: FrozenLake, Taxi;
+    MultiDiscrete, MultiBinary): gymnasium flattens them into one float32 vector, Discrete ones one-hot."""
+    flattenable = (gym.spaces.Dict, gym.spaces.Tuple, gym.spaces.Discrete, gym.spaces.MultiDiscrete,
+                   gym.spaces.MultiBinary)
+    return isinstance(space, flattenable)
+
+
+def flat_observations(env: gym.Env) -> gym.Env:
+    """``env`` with Box observations: as it is, or flattened (``_needs_flattening``) into float32."""
+    if not _needs_flattening(env.observation_space):
+        return env
+    return gym.wrappers.DtypeObservation(gym.wrappers.FlattenObservation(env), np.float32)
 
 
 def make_vec_env(env_id: str, num_envs: int, seed: int, *, training: bool = True) -> gym.vector.VectorEnv:
@@ -127,6 +143,8 @@ def make_vec_env(env_id: str, num_envs: int, seed: int, *, training: bool = True
     name = _strip(env_id)
     if is_atari(name):
         env = _atari_vec_env(name, num_envs, training)
+    elif _needs_flattening(gym.make(name).observation_space):  # each copy flattened as make_env flattens one
+        env = gym.make_vec(name, num_envs=num_envs, vectorization_mode="sync", wrappers=[flat_observations])
     elif gym.spec(name).vector_entry_point is not None:
         env = gym.make_vec(name, num_envs=num_envs, vectorization_mode="vector_entry_point")
     else:
@@ -145,7 +163,24 @@ class EnvSpec:
 
     @property
     def discrete(self) -> bool:
+        """One categorical action (``Discrete``)."""
         return isinstance(self.action_space, gym.spaces.Discrete)
+
+    @property
+    def continuous(self) -> bool:
+        """Real-valued actions (``Box``)."""
+        return isinstance(self.action_space, gym.spaces.Box)
+
+    @property
+    def action_nvec(self) -> tuple[int, ...] | None:
+        """The options of each of several categorical actions (``MultiDiscrete``'s nvec; ``MultiBinary(n)``: n
+        times 2), else None."""
+        space = self.action_space
+        if isinstance(space, gym.spaces.MultiDiscrete):
+            return tuple(int(n) for n in space.nvec)
+        if isinstance(space, gym.spaces.MultiBinary):
+            return (2,) * int(space.n if isinstance(space.n, (int, np.integer)) else np.prod(space.n))
+        return None
 
     @property
     def obs_shape(self) -> tuple[int, ...]:
@@ -166,18 +201,21 @@ class EnvSpec:
 
     @property
     def action_dtype(self) -> np.dtype:
-        return np.dtype(np.int64) if self.discrete else np.dtype(np.float32)
+        return np.dtype(np.float32) if self.continuous else np.dtype(np.int64)
 
 
 def env_spec(env_id: str) -> EnvSpec:
     env = make_env(env_id)
     try:
         action_space, obs_space = env.action_space, env.observation_space
-        if not isinstance(action_space, (gym.spaces.Discrete, gym.spaces.Box)):
-            raise ConfigError(f"env '{env_id}' has action space {action_space}; distrl supports Discrete and Box")
-        if not isinstance(obs_space, gym.spaces.Box):  # Taxi, FrozenLake, Blackjack: integers or tuples
-            raise ConfigError(f"env '{env_id}' has observation space {obs_space}; distrl supports Box observations "
-                              f"(wrap the env, e.g. one-hot encode a Discrete one)")
+        multi = (gym.spaces.MultiDiscrete, gym.spaces.MultiBinary)
+        if not isinstance(action_space, (gym.spaces.Discrete, gym.spaces.Box, *multi)) or \
+                (isinstance(action_space, multi) and len(action_space.shape) != 1):
+            raise ConfigError(f"env '{env_id}' has action space {action_space}; distrl supports Discrete, Box, and "
+                              "1-d MultiDiscrete and MultiBinary (the actor-critic systems)")
+        if not isinstance(obs_space, gym.spaces.Box):  # flattened by make_env: only a space gymnasium cannot flatten
+            raise ConfigError(f"env '{env_id}' has observation space {obs_space}, which gymnasium cannot flatten "
+                              "into a vector; wrap the env to give Box observations")
         return EnvSpec(obs_space, action_space)
     finally:
         env.close()

@@ -1,5 +1,6 @@
-"""Actor-critic networks for discrete (categorical) and continuous (diagonal Gaussian) actions, optionally
-with running observation normalisation and PopArt value normalisation (``models/normalisers.py``)."""
+"""Actor-critic networks for discrete (categorical), multi-discrete (independent categoricals, their log-probabilities
+summed: MultiDiscrete, MultiBinary) and continuous (diagonal Gaussian) actions, optionally with running observation
+normalisation and PopArt value normalisation (``models/normalisers.py``)."""
 
 from __future__ import annotations
 
@@ -32,9 +33,19 @@ class ActorCritic(nn.Module):
     """
 
     def __init__(self, obs_shape: tuple[int, ...], num_actions: int, discrete: bool, hidden: tuple[int, ...] = (64, 64),
-                 obs_norm: bool = False, value_norm: bool = False, value_norm_decay: float = 0.01):
+                 obs_norm: bool = False, value_norm: bool = False, value_norm_decay: float = 0.01,
+                 nvec: tuple[int, ...] | None = None):
+        """``nvec``: several categorical actions, with these many options each (``num_actions`` is their sum)."""
         super().__init__()
         self.discrete = discrete
+        self.nvec = tuple(nvec) if nvec else None
+        if self.nvec is not None:  # logits [N, sum(nvec)] -> [N, k, max(nvec)], padding ~-inf (probability 0)
+            width = max(self.nvec)
+            starts = torch.tensor([0, *self.nvec[:-1]]).cumsum(0)
+            index = starts[:, None] + torch.arange(width)[None, :]
+            pad = torch.arange(width)[None, :] >= torch.tensor(self.nvec)[:, None]
+            self.register_buffer("_index", torch.where(pad, sum(self.nvec), index), persistent=False)
+            self.register_buffer("_pad", pad, persistent=False)
         self.obs_norm = ObsNormaliser(obs_shape) if obs_norm and len(obs_shape) == 1 else None
         self.pi_torso = make_torso(obs_shape, hidden)
         self.shared = len(obs_shape) == 3 and hasattr(self.pi_torso, "conv")
@@ -50,8 +61,17 @@ class ActorCritic(nn.Module):
                 value_norm_decay: float = 0.01) -> "ActorCritic":
         """For an env spec (``distrl.envs.EnvSpec``): a categorical head for Discrete actions, a Gaussian one
         for Box actions."""
-        n = env.action_space.n if env.discrete else env.action_shape[0]
-        return cls(env.obs_shape, n, env.discrete, tuple(hidden), obs_norm, value_norm, value_norm_decay)
+        nvec = env.action_nvec
+        n = env.action_space.n if env.discrete else sum(nvec) if nvec else env.action_shape[0]
+        return cls(env.obs_shape, n, env.discrete or nvec is not None, tuple(hidden), obs_norm, value_norm,
+                   value_norm_decay, nvec=nvec)
+
+    def _multi_logits(self, out: torch.Tensor) -> torch.Tensor:
+        """``[N, sum(nvec)]`` logits as ``[N, k, max(nvec)]``, each action's options in a row, the padding at a finite
+        number so low that its probability is 0 (-inf would make 0 * log 0 a NaN in the entropy's gradient)."""
+        low = torch.finfo(out.dtype).min / 4
+        padded = torch.cat([out, out.new_full(out.shape[:-1] + (1,), low)], dim=-1)
+        return padded[:, self._index]
 
     def _value_out(self, v_feat: torch.Tensor) -> torch.Tensor:
         v = self.v_head(v_feat).squeeze(-1)
@@ -70,6 +90,11 @@ class ActorCritic(nn.Module):
     def act(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Sample actions and their log-probabilities (behaviour logp for off-policy correction)."""
         out, _ = self._heads(obs, with_value=False)
+        if self.nvec is not None:
+            logits = self._multi_logits(out)
+            gumbel = -torch.log(-torch.log(torch.rand_like(logits)))
+            action = (logits + gumbel).argmax(dim=-1)  # [N, k]; a padded option (-inf) is never drawn
+            return action, torch.log_softmax(logits, -1).gather(2, action.unsqueeze(2)).squeeze(2).sum(-1)
         if self.discrete:
             logp_all = torch.log_softmax(out, dim=-1)
             gumbel = -torch.log(-torch.log(torch.rand_like(out)))
@@ -81,6 +106,8 @@ class ActorCritic(nn.Module):
 
     def greedy(self, obs: torch.Tensor) -> torch.Tensor:
         out, _ = self._heads(obs, with_value=False)
+        if self.nvec is not None:
+            return self._multi_logits(out).argmax(dim=-1)
         return out.argmax(dim=-1) if self.discrete else out
 
     def value(self, obs: torch.Tensor) -> torch.Tensor:
@@ -108,6 +135,10 @@ class ActorCritic(nn.Module):
         return logp.view(T1 - 1, B), entropy.view(T1 - 1, B), value[:-1], value[-1]
 
     def _logp_entropy(self, out: torch.Tensor, actions: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        if self.nvec is not None:  # independent categoricals: log-probabilities and entropies add up
+            logp_all = torch.log_softmax(self._multi_logits(out), dim=-1)
+            logp = logp_all.gather(2, actions.long().unsqueeze(2)).squeeze(2).sum(-1)
+            return logp, -(logp_all.exp() * logp_all).sum((-2, -1))  # a padded option adds 0 * (finite) = 0
         if self.discrete:
             logp_all = torch.log_softmax(out, dim=-1)
             logp = logp_all.gather(1, actions.long().unsqueeze(1)).squeeze(1)

@@ -42,7 +42,7 @@ def _learner(env, cfg, handles):
 
 def build(cfg: ApexDDPGConfig, ctx: BuildContext) -> Program:
     env = ctx.env
-    if env.discrete or len(env.action_shape) != 1 or len(env.obs_shape) != 1:
+    if not env.continuous or len(env.action_shape) != 1 or len(env.obs_shape) != 1:
         raise ConfigError(f"apex-ddpg needs vector observations and a 1-d Box action space; '{ctx.env_id}' has "
                           f"{env.observation_space} / {env.action_space} (use apex-dqn for discrete actions)")
     actors = Role("actor", partial(_actor, ctx.env_id, env, cfg), count=cfg.num_actors, uses=("weights",), emits="replay",

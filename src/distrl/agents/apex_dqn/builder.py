@@ -20,7 +20,7 @@ from distrl.agents.common.demos import demo_service, replays
 from distrl.agents.common.evaluator import evaluator_roles
 from distrl.agents.common.exploration import EpsilonGreedy
 from distrl.agents.common.replay_learner import chunk_to_insert
-from distrl.agents.common.settings import atari_reward_clip
+from distrl.agents.common.settings import MULTI_HINT, atari_reward_clip
 from distrl.agents.common.transition_actor import (
     TransitionActor,
     TransitionSettings,
@@ -77,7 +77,8 @@ def build(cfg: ApexDQNConfig, ctx: BuildContext) -> Program:
     env = ctx.env
     cfg = atari_reward_clip(cfg, ctx.env_id)
     if not env.discrete:
-        raise ConfigError(f"apex-dqn needs a discrete action space; '{ctx.env_id}' has {env.action_space} (use apex-ddpg)")
+        raise ConfigError(f"apex-dqn needs one Discrete action (Q-values over its options); '{ctx.env_id}' has "
+                          f"{env.action_space}" + (" (use apex-ddpg)" if env.continuous else MULTI_HINT))
     actors = Role("actor", partial(_actor, ctx.env_id, env, cfg), count=cfg.num_actors, uses=("weights",), emits="replay",
                   output=chunk_spec(env, cfg.num_envs, cfg.unroll_length, cfg.n_step))
     used = services(env, cfg, ctx)

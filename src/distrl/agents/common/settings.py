@@ -116,3 +116,7 @@ def epochs(default: int, without_clip: str) -> object:
 def ppo_clip(default: float, against: str, zero: str) -> object:
     return setting(default, f"PPO's clipped surrogate (Schulman et al. 2017, eq. 7) against {against}, |ratio - 1| <= "
                    f"ppo_clip (0: {zero}).", low=0.0)
+
+
+# what a value-based system says of MultiDiscrete or MultiBinary actions (its Q-values are over one action's options)
+MULTI_HINT = "; the actor-critic systems (ppo, appo, a2c, a3c, impala, seed) take several categorical actions"

@@ -5,9 +5,10 @@ from distrl.agents.es.config import EsConfig as Config
 from distrl.agents.es.networks import make_model
 
 DEFAULT_TOTAL_STEPS = 1_000_000  # solves CartPole-v1 with the default config (docs/systems/es.md)
+ACTIONS = ('Discrete', 'Box')  # the action spaces it takes (Box: bounded, 1-d)
 DOC = "Evolution strategies: workers return (noise index, R+, R-) for a shared noise table (arXiv:1703.03864)."
 
 RENAMED_SETTINGS: dict = {}  # a new system: no run was saved under other names
 OLDER_RUN_DEFAULTS: dict = {}
 
-__all__ = ["DEFAULT_TOTAL_STEPS", "Config", "DOC", "OLDER_RUN_DEFAULTS", "RENAMED_SETTINGS", "build", "make_model"]
+__all__ = ["ACTIONS", "DEFAULT_TOTAL_STEPS", "Config", "DOC", "OLDER_RUN_DEFAULTS", "RENAMED_SETTINGS", "build", "make_model"]

@@ -15,7 +15,7 @@ from __future__ import annotations
 from functools import partial
 
 from distrl.agents.common.evaluator import evaluator_roles
-from distrl.agents.common.settings import atari_reward_clip
+from distrl.agents.common.settings import MULTI_HINT, atari_reward_clip
 from distrl.agents.common.shared_optim import shared_optimizer
 from distrl.agents.common.transition_actor import chunk_spec, item_spec
 from distrl.agents.gorila.actor import GorilaBundle
@@ -39,7 +39,8 @@ def _bundle(env_id, env, cfg, index, seed, handles):
 def build(cfg: GorilaConfig, ctx: BuildContext) -> Program:
     cfg, env = atari_reward_clip(cfg, ctx.env_id), ctx.env
     if not env.discrete:
-        raise ConfigError(f"gorila needs a discrete action space; '{ctx.env_id}' has {env.action_space}")
+        raise ConfigError(f"gorila needs one Discrete action (Q-values over its options); '{ctx.env_id}' has "
+                          f"{env.action_space}{'' if env.continuous else MULTI_HINT}")
     if cfg.replay == "global" and cfg.prioritized:
         raise ConfigError("replay=global samples uniformly; add --set prioritized=false (priorities are for replay=local)")
     services = {"params": ParamServer(make_model=partial(make_model, env, cfg),

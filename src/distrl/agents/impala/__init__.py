@@ -6,6 +6,7 @@ from distrl.agents.impala.config import ImpalaConfig as Config
 from distrl.agents.impala.networks import make_model
 
 DEFAULT_TOTAL_STEPS = 1_500_000  # CartPole-v1 with the default config in a few seconds on local (docs/systems/impala.md)
+ACTIONS = ('Discrete', 'MultiDiscrete', 'MultiBinary', 'Box')  # the action spaces it takes (observations: any that gymnasium flattens into a vector)
 DOC = "Importance-weighted actor-learner: N actors send unrolls, one V-trace update per batch (arXiv:1802.01561)."
 
 RENAMED_SETTINGS: dict = {}  # none renamed since runs were first saved
@@ -31,5 +32,5 @@ def saved_as(system_config: dict) -> tuple[str, dict] | None:
     return "appo", system_config
 
 
-__all__ = ["DEFAULT_TOTAL_STEPS", "Config", "DOC", "OLDER_RUN_DEFAULTS", "PASSES", "RENAMED_SETTINGS", "build",
+__all__ = ["ACTIONS", "DEFAULT_TOTAL_STEPS", "Config", "DOC", "OLDER_RUN_DEFAULTS", "PASSES", "RENAMED_SETTINGS", "build",
            "make_model", "saved_as"]

@@ -67,7 +67,7 @@ OFFLINE_CONSERVATIVE_WEIGHT = 0.1
 
 def checked(cfg: QTOptConfig, ctx: BuildContext) -> QTOptConfig:
     env = ctx.env
-    if env.discrete or len(env.action_shape) != 1 or len(env.obs_shape) != 1:
+    if not env.continuous or len(env.action_shape) != 1 or len(env.obs_shape) != 1:
         raise ConfigError(f"qt-opt needs vector observations and a 1-d Box action space; '{ctx.env_id}' has "
                           f"{env.observation_space} / {env.action_space} (use apex-dqn for discrete actions)")
     if cfg.cem_elites > cfg.cem_samples:

@@ -14,7 +14,7 @@ from functools import partial
 from distrl.agents.common.demos import demo_service, replays
 from distrl.agents.common.evaluator import evaluator_roles
 from distrl.agents.common.exploration import EpsilonGreedy
-from distrl.agents.common.settings import atari_reward_clip
+from distrl.agents.common.settings import MULTI_HINT, atari_reward_clip
 from distrl.agents.r2d2.actor import (
     SequenceActor,
     chunk_spec,
@@ -74,7 +74,8 @@ def checked(cfg, ctx: BuildContext):
     env = ctx.env
     cfg = atari_reward_clip(cfg, ctx.env_id)
     if not env.discrete:
-        raise ConfigError(f"r2d2 needs a discrete action space; '{ctx.env_id}' has {env.action_space}")
+        raise ConfigError(f"r2d2 needs one Discrete action (Q-values over its options); '{ctx.env_id}' has "
+                          f"{env.action_space}{'' if env.continuous else MULTI_HINT}")
     if cfg.overlap >= cfg.sequence_length:
         raise ConfigError(f"overlap must be smaller than sequence_length ({cfg.overlap} >= {cfg.sequence_length})")
     if cfg.burn_in + cfg.n_step >= cfg.sequence_length:
