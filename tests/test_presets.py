@@ -15,17 +15,27 @@ SHIPPED = [(p.parent.name, p.stem) for p in sorted(CONFIGS.glob("*/*.yaml"))]
 
 
 def test_presets_ship_for_the_papers_settings():
-    assert ("impala", "atari") in SHIPPED and ("seed", "vtrace") in SHIPPED
+    assert {("impala", "atari"), ("impala", "pong-gpu"), ("seed", "vtrace")} <= set(SHIPPED)
     assert {system for system, _ in SHIPPED} <= set(SYSTEMS)  # no folder for a system that does not exist
 
 
 @pytest.mark.parametrize("system, name", SHIPPED)
 def test_each_preset_plans_for_its_system_and_says_what_it_is(system, name):
-    env = "ALE/Pong-v5" if name == "atari" else "CartPole-v1"
+    import torch
+
+    values = load_yaml(preset_path(system, name))
+    env = "ALE/Pong-v5" if name in ("atari", "pong-gpu") else "CartPole-v1"
     if env.startswith("ALE/"):
         pytest.importorskip("ale_py", reason="atari extra not installed")
-    _, run_cfg, sys_cfg, _, _ = plan_run(system, env, runtime="inline", preset=name)
-    for key, value in load_yaml(preset_path(system, name)).items():
+    runtime = "local" if values.get("num_actors", 1) > 1 else "inline"
+    if values.get("device") == "cuda" and not torch.cuda.is_available():  # a GPU preset: on a CPU, one line
+        with pytest.raises(ConfigError, match="cuda"):
+            plan_run(system, env, runtime=runtime, preset=name)
+        values.pop("device")
+        _, run_cfg, sys_cfg, _, _ = plan_run(system, env, runtime=runtime, preset=name, device="cpu")
+    else:
+        _, run_cfg, sys_cfg, _, _ = plan_run(system, env, runtime=runtime, preset=name)
+    for key, value in values.items():
         assert getattr(sys_cfg, key, getattr(run_cfg, key, None)) == pytest.approx(value), key
     assert len(presets(system)[name]) > 20  # its first comment line
 
@@ -50,7 +60,8 @@ def test_a_name_that_is_not_a_preset_is_one_line_naming_the_valid_ones(name):
     """Generated names, paths among them (``../../x``): only a shipped preset's name is read."""
     if name in presets("impala"):
         return
-    with pytest.raises(ConfigError, match=r"impala has no preset .* \(valid: atari; a file of your own: --config"):
+    valid = r"\(valid: atari, pong-gpu; a file of your own: --config"
+    with pytest.raises(ConfigError, match=r"impala has no preset .* " + valid):
         plan_run("impala", "CartPole-v1", runtime="inline", preset=name)
 
 
