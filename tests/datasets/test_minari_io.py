@@ -182,3 +182,40 @@ def test_record_force_replaces_only_a_dataset_it_could_have_written(tmp_path):
     afile.write_text("x")
     with pytest.raises(ConfigError, match="which is a file"):
         distrl.record(afile / "sub", run_dir=run, episodes=1)
+
+
+def test_every_episode_is_checked_not_only_the_first():
+    """A later episode of another observation shape, another dtype (float64, never cast) or another action dtype is
+    one line naming it."""
+    spec = env_spec("MountainCar-v0")
+    good = np.zeros((4, 2), np.float32)
+
+    def two(second_obs, second_actions=np.zeros(3, np.int64)):
+        return Episodes([good, second_obs], [np.zeros(3, np.int64), second_actions], [np.zeros(3, np.float32)] * 2,
+                        [np.zeros(3, bool)] * 2, [np.array([False, False, True])] * 2, "MountainCar-v0",
+                        meta={"path": "p"})
+
+    with pytest.raises(ConfigError, match=r"shape \(3,\) \(episode 1\)"):
+        check_matches(two(np.zeros((4, 3), np.float32)), "MountainCar-v0", spec)
+    with pytest.raises(ConfigError, match=r"float64 observations \(episode 1\)"):
+        check_matches(two(np.zeros((4, 2), np.float64)), "MountainCar-v0", spec)
+    with pytest.raises(ConfigError, match=r"int32 actions \(episode 1\)"):
+        check_matches(two(good, np.zeros(3, np.int32)), "MountainCar-v0", spec)
+    check_matches(two(good), "MountainCar-v0", spec)
+
+
+def test_an_episode_whose_arrays_differ_in_length_is_one_line(tmp_path, monkeypatch):
+    """Minari hands back what the files hold: an episode with 3 actions and 3 observations (not 4), or 2 rewards,
+    is refused when read, before anything trains on it."""
+    from types import SimpleNamespace
+
+    folder = write_episodes(tmp_path / "d", record_episodes("MountainCar-v0", batch_policy(mountain_car), 2, 0),
+                            "scripted")
+    episode = SimpleNamespace(observations=np.zeros((3, 2), np.float32), actions=np.zeros(3, np.int64),
+                              rewards=np.zeros(2, np.float32), terminations=np.zeros(3, bool),
+                              truncations=np.zeros(3, bool))
+    real = minari.MinariDataset.iterate_episodes
+    monkeypatch.setattr(minari.MinariDataset, "iterate_episodes",
+                        lambda self, *a, **k: [*list(real(self, *a, **k))[:1], episode])
+    with pytest.raises(ConfigError, match=r"episode 1 has 3 actions but 3 observations, 2 rewards"):
+        load_episodes(folder)

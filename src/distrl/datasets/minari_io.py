@@ -158,10 +158,18 @@ def load_episodes(path: str | Path) -> Episodes:
         raise ConfigError(f"cannot read the Minari dataset at '{folder}': {type(e).__name__}: {e}") from None
     if not eps:
         raise ConfigError(f"the Minari dataset at '{folder}' holds no episodes")
-    for e in eps:
+    for i, e in enumerate(eps):
         if not isinstance(e.observations, np.ndarray) or not isinstance(e.actions, np.ndarray):
             raise ConfigError(f"the Minari dataset at '{folder}' has dict or tuple observations/actions; distrl reads "
                               f"array spaces only")
+        steps = len(e.actions)  # every array of every episode, not only the first: a later one may differ
+        lengths = {"observations": len(e.observations) - 1, "rewards": len(e.rewards),
+                   "terminations": len(e.terminations), "truncations": len(e.truncations)}
+        wrong = {k: n for k, n in lengths.items() if n != steps}
+        if wrong:
+            raise ConfigError(f"the Minari dataset at '{folder}': episode {i} has {steps} actions but "
+                              + ", ".join(f"{n + (k == 'observations')} {k}" for k, n in wrong.items())
+                              + " (an episode of n steps has n + 1 observations and n of the rest)")
     return Episodes([np.asarray(e.observations) for e in eps], [np.asarray(e.actions) for e in eps],
                     [np.asarray(e.rewards, dtype=np.float32) for e in eps], [np.asarray(e.terminations, bool) for e in eps],
                     [np.asarray(e.truncations, bool) for e in eps], env_id, dataset.observation_space,
@@ -174,17 +182,26 @@ def check_matches(episodes: Episodes, env_id: str, env, what: str = "demos") -> 
     where = episodes.meta.get("path", "the dataset")
     if episodes.env_id is not None and episodes.env_id != env_id.split(":")[-1]:
         raise ConfigError(f"{what} at '{where}' were recorded on '{episodes.env_id}', not '{env_id}'")
-    obs = episodes.observations[0]
-    if obs.dtype != env.obs_dtype:
-        raise ConfigError(f"{what} at '{where}' have {obs.dtype} observations; '{env_id}' gives {env.obs_dtype}")
-    if tuple(obs.shape[1:]) != tuple(env.obs_shape):
-        raise ConfigError(f"{what} at '{where}' have observations of shape {tuple(obs.shape[1:])}; '{env_id}' has "
-                          f"{tuple(env.obs_shape)}")
+    for i, (obs, act) in enumerate(zip(episodes.observations, episodes.actions)):  # every episode: none is cast
+        at = f" (episode {i})" if i else ""
+        if obs.dtype != env.obs_dtype:
+            raise ConfigError(f"{what} at '{where}' have {obs.dtype} observations{at}; '{env_id}' gives {env.obs_dtype}")
+        if tuple(obs.shape[1:]) != tuple(env.obs_shape):
+            raise ConfigError(f"{what} at '{where}' have observations of shape {tuple(obs.shape[1:])}{at}; "
+                              f"'{env_id}' has {tuple(env.obs_shape)}")
+        if tuple(act.shape[1:]) != tuple(env.action_shape):
+            raise ConfigError(f"{what} at '{where}' have actions of shape {tuple(act.shape[1:])}{at}; '{env_id}' "
+                              f"has {tuple(env.action_shape)}")
+        if act.dtype != episodes.actions[0].dtype:
+            raise ConfigError(f"{what} at '{where}' have {act.dtype} actions{at} and {episodes.actions[0].dtype} "
+                              "ones in episode 0")
     act = episodes.actions[0]
-    if tuple(act.shape[1:]) != tuple(env.action_shape):
-        raise ConfigError(f"{what} at '{where}' have actions of shape {tuple(act.shape[1:])}; '{env_id}' has "
-                          f"{tuple(env.action_shape)}")
-    if env.discrete:
+    if env.action_nvec is not None:
+        nvec = np.asarray(env.action_nvec)
+        if not np.issubdtype(act.dtype, np.integer) or any(len(a) and ((a < 0) | (a >= nvec)).any()
+                                                          for a in episodes.actions):
+            raise ConfigError(f"{what} at '{where}' have actions outside '{env_id}''s options {env.action_space}")
+    elif env.discrete:
         if not np.issubdtype(act.dtype, np.integer):
             raise ConfigError(f"{what} at '{where}' have {act.dtype} actions; '{env_id}' takes integers "
                               f"0..{env.action_space.n - 1}")
@@ -193,7 +210,7 @@ def check_matches(episodes: Episodes, env_id: str, env, what: str = "demos") -> 
         if low < 0 or high >= env.action_space.n:
             raise ConfigError(f"{what} at '{where}' have actions from {low} to {high}; '{env_id}' takes "
                               f"0..{env.action_space.n - 1}")
-    if not env.discrete:
+    if env.continuous:
         low, high = env.action_space.low, env.action_space.high
         outside = [a for a in episodes.actions if len(a) and ((a < low - 1e-6) | (a > high + 1e-6)).any()]
         if outside:
