@@ -118,3 +118,44 @@ def test_the_actors_score_fresh_transitions_in_the_learners_space():
             if eps is not None:
                 assert got.max() < 0.5 * dqn_priorities(actor.model, chunk, 6).min()
         actor.close()
+
+
+REPLAY_DAMAGES = {
+    "replay.json deleted": lambda c: (c / "replay.json").unlink(),
+    "replay.safetensors deleted": lambda c: (c / "replay.safetensors").unlink(),
+    "size 1e9": lambda c: _edit_replay(c, size=10**9),
+    "next -5": lambda c: _edit_replay(c, next=-5),
+    "inserted a string": lambda c: _edit_replay(c, inserted="many"),
+}
+
+
+def _edit_replay(ckpt, **counters):
+    meta = json.loads((ckpt / "replay.json").read_text())
+    meta["storage"].update(counters)
+    (ckpt / "replay.json").write_text(json.dumps(meta))
+
+
+@pytest.fixture(scope="module")
+def replay_run(tmp_path_factory):
+    run = tmp_path_factory.mktemp("replay") / "r"
+    distrl.train("apex-dqn", env="CartPole-v1", runtime="inline", total_steps=2000, run_dir=str(run),
+                 keep_checkpoints=1, progress=False, **SMALL)
+    return run
+
+
+@pytest.mark.parametrize("damage", list(REPLAY_DAMAGES))
+def test_a_damaged_replay_checkpoint_is_refused_on_resume_and_the_run_dir_left_as_it_was(replay_run, tmp_path, damage):
+    """The replay's files gone (its data would be lost without a word) or counters that do not fit its capacity
+    (it would sample slots never written): one line on --resume, nothing changed."""
+    import shutil
+
+    from distrl.errors import ConfigError
+
+    run = tmp_path / "r"
+    shutil.copytree(replay_run, run)
+    REPLAY_DAMAGES[damage](sorted((run / "checkpoints").glob("step-*"))[-1])
+    before = sorted((p.relative_to(run), p.read_bytes() if p.is_file() else b"") for p in run.rglob("*"))
+    with pytest.raises(ConfigError, match="replay"):
+        distrl.train("apex-dqn", env="CartPole-v1", runtime="inline", total_steps=4000, run_dir=str(run), resume=True,
+                     progress=False)
+    assert sorted((p.relative_to(run), p.read_bytes() if p.is_file() else b"") for p in run.rglob("*")) == before

@@ -141,7 +141,7 @@ def test_a_saved_ring_of_another_capacity_is_refused(tmp_path):
     full.add(items(0, 6))
     full.add(items(6, 5))
     full.save(tmp_path)
-    with pytest.raises(ValueError, match="does not fit"):
+    with pytest.raises(ValueError, match="not fit"):  # its counters (next 3 of 8 slots) first
         Replay.uniform(SPEC, capacity=16).load(tmp_path)
     part = Replay.uniform(SPEC, capacity=16)
     part.add(items(0, 10))
@@ -162,3 +162,20 @@ def test_a_checkpoint_of_every_slot_as_saved_before_loads(tmp_path, monkeypatch)
     q.load(tmp_path)
     assert q.size == 5
     np.testing.assert_array_equal(q.sample(8).items["i"], r.sample(8).items["i"])
+
+
+@pytest.mark.parametrize("counters", [{"size": 10**9}, {"next": -5}, {"next": 7}, {"inserted": 3}, {"size": 2.5},
+                                      {"inserted": True}])
+def test_saved_counters_that_do_not_fit_the_ring_are_refused(tmp_path, counters):
+    """A ring's saved counters must agree with its capacity and with each other (next = inserted mod capacity,
+    size <= min(inserted, capacity)): otherwise it would sample slots never written."""
+    import json
+
+    r = Replay.uniform(SPEC, capacity=8)
+    r.add(items(0, 5))
+    r.save(tmp_path)
+    meta = json.loads((tmp_path / "replay.json").read_text())
+    meta["storage"].update(counters)
+    (tmp_path / "replay.json").write_text(json.dumps(meta))
+    with pytest.raises(ValueError, match="do not fit a ring of 8 slots"):
+        Replay.uniform(SPEC, capacity=8).load(tmp_path)

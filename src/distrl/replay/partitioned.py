@@ -138,9 +138,14 @@ class PartitionedReplay:
         if (meta["partitions"], meta["capacity"]) != (self.partitions, self.capacity):
             raise ValueError(f"saved replay has {meta['partitions']} partitions of {meta['capacity']}; "
                              f"this one {self.partitions} of {self.capacity}")
+        counts = np.asarray(meta["counts"])
+        if counts.shape != (self.partitions, 2) or not np.issubdtype(counts.dtype, np.integer) or \
+                (counts < 0).any() or (counts[:, 0] >= self.capacity).any() or (counts[:, 1] > self.capacity).any():
+            raise ValueError(f"saved replay counters {meta['counts']!r} do not fit {self.partitions} partitions of "
+                             f"{self.capacity} slots ([next, size] each, next < capacity, size <= capacity)")
         for k, a in load_file(str(folder / f"{name}.safetensors")).items():
             self.arrays[k][:] = a
-        self.counts[:, :2] = np.array(meta["counts"], dtype=np.int64)
+        self.counts[:, :2] = counts.astype(np.int64)
 
 
 class PartitionWriter:

@@ -77,10 +77,17 @@ class RingStorage:
         return arrays, {"next": self.next, "size": self.size, "inserted": self.inserted}
 
     def load(self, arrays: dict[str, np.ndarray], counters: dict) -> None:
-        """``arrays`` as :meth:`state` gave them: the written prefix (older checkpoints: every slot)."""
+        """``arrays`` as :meth:`state` gave them: the written prefix (older checkpoints: every slot). The counters
+        are checked against the capacity first: a ring claiming more items than it holds would sample slots never
+        written."""
+        next_, size, inserted = (counters.get(k) for k in ("next", "size", "inserted"))
+        if not all(isinstance(v, int) and not isinstance(v, bool) for v in (next_, size, inserted)) or \
+                not (0 <= size <= min(inserted, self.capacity) and next_ == inserted % self.capacity):
+            raise ValueError(f"its counters (next {next_!r}, size {size!r}, inserted {inserted!r}) do not fit a ring "
+                             f"of {self.capacity:,} slots")
         for name, array in self.arrays.items():
-            load_prefix(array, arrays[name], counters["inserted"], name)
-        self.next, self.size, self.inserted = counters["next"], counters["size"], counters["inserted"]
+            load_prefix(array, arrays[name], inserted, name)
+        self.next, self.size, self.inserted = next_, size, inserted
 
 
 def load_prefix(into: np.ndarray, saved: np.ndarray, written: int, name: str) -> None:

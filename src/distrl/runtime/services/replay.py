@@ -99,6 +99,16 @@ class _LimitedReplay(ServiceAdapter):
         if "limiter" in c:
             self.limiter.load(c["limiter"])
 
+    def require_saved(self, folder) -> bool:
+        """Whether ``folder`` holds this replay's files; a checkpoint whose counters say items went in but whose
+        files are gone raises (its data would be lost without a word, the run resuming on an empty replay)."""
+        if saved(folder, self.name):
+            return True
+        if self.limiter.inserts > 0:
+            raise ValueError(f"{self.name}.json or {self.name}.safetensors is missing, though {self.limiter.inserts:,} "
+                             "items went in: restore the files, or resume from another checkpoint")
+        return False
+
     def stats(self, whole_run: bool = False) -> dict[str, float]:
         if whole_run:
             return {}
@@ -142,7 +152,7 @@ class LocalReplay(_LimitedReplay):
         self.replay.save(folder, self.name)
 
     def load(self, folder) -> None:
-        if saved(folder, self.name):
+        if self.require_saved(folder):
             self.replay.load(folder, self.name)
 
 
@@ -244,7 +254,7 @@ class RayReplay(_LimitedReplay):
         self.ray.get(self.server.save.remote(str(folder), self.name))
 
     def load(self, folder) -> None:
-        if saved(folder, self.name):
+        if self.require_saved(folder):
             self.ray.get(self.server.load.remote(str(folder), self.name))
         self._ready, self._next, self._updates = [], None, []
         self._summary()
