@@ -147,7 +147,7 @@ def test_a_saved_ring_of_another_capacity_is_refused(tmp_path):
     part.add(items(0, 10))
     (tmp_path / "p").mkdir()
     part.save(tmp_path / "p")
-    with pytest.raises(ValueError, match="does not fit"):
+    with pytest.raises(ValueError, match="not fit"):
         Replay.uniform(SPEC, capacity=8).load(tmp_path / "p")
 
 
