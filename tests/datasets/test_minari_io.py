@@ -2,6 +2,7 @@
 mismatched or missing datasets get one line; `distrl record` from a scripted policy and from a trained run."""
 
 import json
+import re
 
 import minari
 import numpy as np
@@ -219,3 +220,19 @@ def test_an_episode_whose_arrays_differ_in_length_is_one_line(tmp_path, monkeypa
                         lambda self, *a, **k: [*list(real(self, *a, **k))[:1], episode])
     with pytest.raises(ConfigError, match=r"episode 1 has 3 actions but 3 observations, 2 rewards"):
         load_episodes(folder)
+
+
+@pytest.mark.parametrize("name, says", [("raises", "the policy raised RuntimeError: boom"),
+                                        ("no_argument", "the policy raised TypeError"),
+                                        ("strings", "not an action of Discrete(3) (whole numbers)"),
+                                        ("fractional", "array(0.7), not an action of Discrete(3)")])
+def test_a_scripted_policy_that_fails_or_returns_no_action_is_one_line(tmp_path, name, says):
+    """A --policy that raises, takes no observation, returns strings or a fraction for a Discrete space (which a
+    cast would have made 0): one line, nothing written."""
+    import distrl
+
+    with pytest.raises(ConfigError, match=re.escape(says)):
+        distrl.record(tmp_path / "out", policy=f"tests.datasets.scripted_policies:{name}", env="MountainCar-v0",
+                      episodes=1)
+    assert not (tmp_path / "out").exists()
+    distrl.record(tmp_path / "ok", policy="tests.datasets.scripted_policies:zeros", env="MountainCar-v0", episodes=1)

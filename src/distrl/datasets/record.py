@@ -67,9 +67,7 @@ def record_episodes(env_id: str, act: Callable[[np.ndarray], object], episodes: 
             o, a, r, te, tr = [obs], [], [], [], []
             done = False
             while not done:
-                action = np.asarray(act(obs))
-                if not env.action_space.contains(action.astype(env.action_space.dtype)):
-                    raise ConfigError(f"the policy returned {action!r}, not an action of {env.action_space}")
+                action = _checked(_called(act, obs), env.action_space)
                 action = noisy(action, env.action_space, noise, rng)
                 obs, reward, terminated, truncated, _ = env.step(action.astype(env.action_space.dtype))
                 o.append(obs), a.append(action), r.append(reward), te.append(terminated), tr.append(truncated)
@@ -82,6 +80,31 @@ def record_episodes(env_id: str, act: Callable[[np.ndarray], object], episodes: 
     finally:
         env.close()
     return out
+
+
+def _called(act: Callable[[np.ndarray], object], obs) -> np.ndarray:
+    """``act(obs)`` as an array; a policy that raises (or takes no observation) is one line naming its error."""
+    try:
+        return np.asarray(act(obs))
+    except ConfigError:
+        raise
+    except Exception as e:
+        first = str(e).strip().splitlines()[0][:200] if str(e).strip() else ""
+        raise ConfigError(f"the policy raised {type(e).__name__}" + (f": {first}" if first else "")
+                          + " (a --policy is a function of a batch of observations, returning their actions)") from None
+
+
+def _checked(action: np.ndarray, space) -> np.ndarray:
+    """``action`` if it is one of ``space``'s, as is: an integer space takes whole numbers only (0.7 is not cast to
+    0), and nothing is converted that is not a number."""
+    integral = np.issubdtype(space.dtype, np.integer)
+    if action.dtype.kind not in "biuf" or (integral and action.dtype.kind == "f"
+                                           and not np.all(np.isfinite(action) & (action == np.round(action)))):
+        raise ConfigError(f"the policy returned {action!r}, not an action of {space}"
+                          + (" (whole numbers)" if integral else ""))
+    if not space.contains(action.astype(space.dtype)):
+        raise ConfigError(f"the policy returned {action!r}, not an action of {space}")
+    return action
 
 
 def batch_policy(fn: Callable[[np.ndarray], np.ndarray]) -> Callable[[np.ndarray], object]:
