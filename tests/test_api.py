@@ -281,3 +281,20 @@ def test_the_python_api_says_its_progress_unless_told_not_to(tmp_path, capsys):
     assert "[a2c CartPole-v1]" in said and "ETA" in said
     distrl.train("a2c", env="CartPole-v1", total_steps=2000, num_envs=8, run_dir=str(tmp_path / "b"), progress=False)
     assert capsys.readouterr().out == ""
+
+
+@pytest.mark.parametrize("folder", ["best", "checkpoints"])
+def test_a_file_where_a_run_keeps_a_folder_is_one_line_on_resume(tmp_path, folder):
+    import shutil
+
+    from distrl.errors import ConfigError
+
+    run = tmp_path / "r"
+    distrl.train("a2c", env="CartPole-v1", total_steps=1000, num_envs=4, run_dir=str(run), progress=False)
+    shutil.rmtree(run / folder, ignore_errors=True)
+    (run / folder).write_text("not a folder")
+    before = sorted((p.relative_to(run), p.read_bytes() if p.is_file() else b"") for p in run.rglob("*"))
+    with pytest.raises(ConfigError, match="is a file, where the run keeps a folder"):
+        distrl.train("a2c", env="CartPole-v1", total_steps=2000, run_dir=str(run), resume=True, progress=False,
+                     eval_interval_steps=500)
+    assert sorted((p.relative_to(run), p.read_bytes() if p.is_file() else b"") for p in run.rglob("*")) == before

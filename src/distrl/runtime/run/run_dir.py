@@ -29,6 +29,10 @@ def prepare_run_dir(path: Path, *, resume: bool, force: bool, marker: str = "con
     if resume:
         if not (path / marker).is_file():
             raise ConfigError(f"cannot resume: '{path}' holds no run (no {marker})")
+        for folder in ("checkpoints", "best"):  # a run writes into these: a file there would fail it mid-run
+            if (path / folder).exists() and not (path / folder).is_dir():
+                raise ConfigError(f"cannot resume: '{path / folder}' is a file, where the run keeps a folder; "
+                                  "move it away")
         return
     if exists and not force:
         raise ConfigError(f"run dir '{path}' already exists; pass --resume to continue it or --force to start it anew")
