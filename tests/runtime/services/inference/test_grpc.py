@@ -161,7 +161,7 @@ def _raw_stream(address: str, messages: list[bytes]):
     return out
 
 
-@pytest.mark.parametrize("bad", ["short", "nan", "inf-reward"])
+@pytest.mark.parametrize("bad", ["short", "nan", "inf-reward", "bool-0xff"])
 def test_malformed_or_non_finite_requests_drop_the_stream_before_the_server_sees_them(guarded, capfd, bad):
     import json
 
@@ -174,6 +174,10 @@ def test_malformed_or_non_finite_requests_drop_the_stream_before_the_server_sees
     if bad == "inf-reward":
         arrays["rewards"] = np.full_like(good["rewards"], np.inf)
     payload = b"".join(np.ascontiguousarray(arrays[k], dtype=s.dtype).tobytes() for k, s in transport.request_specs.items())
+    if bad == "bool-0xff":  # a bool array's bytes other than 0 or 1 (numpy would take them as True, summed as 255)
+        name = next(k for k, s in transport.request_specs.items() if np.dtype(s.dtype) == np.bool_)
+        _, spec, offset, nbytes = next(entry for entry in transport.layout if entry[0] == name)
+        payload = payload[:offset] + b"\xff" * nbytes + payload[offset + nbytes:]
     if bad == "short":
         payload = payload[:-3]
     replies = _raw_stream(transport.address, [hello, payload])
@@ -260,3 +264,45 @@ def test_with_a_certificate_the_stream_is_tls_and_only_clients_that_trust_it_con
     worker.join(timeout=10)
     link.close()
     assert server.totals.requests >= 20 and not errors  # CheckingEnvActor raises on a wrong action
+
+
+@pytest.mark.parametrize("silent", [4, 50])
+def test_silent_peers_held_open_never_keep_a_real_actor_out(served, silent):
+    """Silent connections that never time out here (a 60-s handshake limit), 4 or 50 held at once: a real actor
+    still joins at once, taking the place of the peer that has waited longest for its hello."""
+    import grpc
+
+    _, transport = served(1, 1, token="right", handshake_timeout_s=60.0)
+    held = []
+    for _ in range(silent):
+        channel = grpc.insecure_channel(transport.address)
+        never = threading.Event()
+        held.append((channel, never, channel.stream_stream("/distrl.Inference/Act")(iter(never.wait, True))))
+    from distrl.runtime.services.inference.grpc import PRE_HELLO_STREAMS
+
+    deadline = time.monotonic() + 10  # the silent streams are in (as many as are let wait for a hello)
+    while len(transport._waiting) < min(silent, PRE_HELLO_STREAMS) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert len(transport._waiting) == min(silent, PRE_HELLO_STREAMS)
+    link = GrpcLink(transport.address, timeout_s=10, token="right")  # joins (its timeout bounds the wait)
+    assert link.config["slot"] == 0
+    link.close()
+    for channel, never, _ in held:
+        never.set()
+        channel.close()
+
+
+def test_a_hello_too_long_or_too_deep_is_refused_unread(guarded, capfd):
+    """A tokenless hello nested 200,000 deep (json would recurse until it fails) or longer than a hello can be is
+    refused like any hello without the token, with nothing of the server's exceptions sent back."""
+    import grpc
+
+    _, transport = guarded(slots=1)
+    for hello in (b"[" * 200_000 + b"]" * 200_000, b'{"token": "' + b"x" * 10_000 + b'"}'):
+        channel = grpc.insecure_channel(transport.address)
+        call = channel.stream_stream("/distrl.Inference/Act")(iter([hello]))
+        with pytest.raises(grpc.RpcError) as e:
+            next(call)
+        assert e.value.code() == grpc.StatusCode.UNAUTHENTICATED and "Recursion" not in (e.value.details() or "")
+        channel.close()
+    assert "did not present the run's token" in capfd.readouterr().err

@@ -50,6 +50,11 @@ def _spec_from_json(d: dict) -> dict[str, ArraySpec]:
 
 
 HANDSHAKE_TIMEOUT_S = 5.0  # a peer that says nothing valid this long after connecting is dropped
+# streams still waiting for their hello: beyond this many, a new one drops the one that has waited longest (a real
+# actor says hello at once, so only silent peers are ever the oldest), and the server's stream limit always keeps
+# room above the slots and these for the next newcomer: no number of silent connections keeps an actor out
+PRE_HELLO_STREAMS = 8
+HELLO_BYTES = 4096  # a hello is a small JSON object; anything longer is not one
 IDLE_TIMEOUT_S = 60.0  # an actor silent this long after its hello gives its slot back
 
 
@@ -86,8 +91,10 @@ class GrpcTransport:
     """Server end. ``actor_config(slot)`` is what the handshake tells the actor taking ``slot``. A peer is
     admitted only with the run's ``token`` in its hello; every request is checked (size, and finite
     observations and rewards) before it reaches the server's arrays; a bad one drops the stream with one
-    line naming the peer. At most ``num_slots + 2`` streams are served at once, and a silent peer is
-    dropped after a timeout, so idle connections cannot starve real actors."""
+    line naming the peer. Streams waiting for their hello are at most ``PRE_HELLO_STREAMS``, a newcomer dropping
+    the longest-waiting one beyond that, and a silent peer is dropped after a timeout; the server serves
+    ``num_slots + PRE_HELLO_STREAMS + 2`` streams, so idle or silent connections, however many and however often
+    renewed, cannot keep real actors out."""
 
     def __init__(self, request: RequestSpec, action: ArraySpec, num_slots: int, bind: str, actor_config,
                  token: str = "", handshake_timeout_s: float = HANDSHAKE_TIMEOUT_S, idle_timeout_s: float = IDLE_TIMEOUT_S,
@@ -111,7 +118,9 @@ class GrpcTransport:
         self._stopping = threading.Event()
         self.rejected = 0
         self.on_disconnect = lambda slot: None
-        streams = num_slots + 2
+        self._waiting: dict = {}  # stream id -> its reader, oldest first: the streams that have not said hello yet
+        self._waiting_lock = threading.Lock()
+        streams = num_slots + PRE_HELLO_STREAMS + 2
         self.server = grpc.server(futures.ThreadPoolExecutor(max_workers=streams), options=_OPTIONS,
                                   maximum_concurrent_rpcs=streams)
         handler = grpc.stream_stream_rpc_method_handler(self._stream)  # bytes in, bytes out
@@ -127,13 +136,28 @@ class GrpcTransport:
         self.address = f"{host}:{self.port}"
         self.server.start()
 
+    def _hello(self, reader: "_Reader") -> bytes | None:
+        """The stream's first message, or None (it said nothing in time, or a newer stream needed its place)."""
+        key = object()
+        with self._waiting_lock:
+            if len(self._waiting) >= PRE_HELLO_STREAMS:
+                oldest = next(iter(self._waiting))
+                self._waiting.pop(oldest).inbox.put(None)  # its get() returns None now: dropped as silent
+            self._waiting[key] = reader
+        try:
+            return reader.get(self.handshake_timeout_s)
+        finally:
+            with self._waiting_lock:
+                self._waiting.pop(key, None)
+
     def _admit(self, hello: bytes | None, peer: str) -> bool:
         if hello is None:
-            _warn(f"{peer} said nothing within {self.handshake_timeout_s:g} s: dropped")
+            _warn(f"{peer} said nothing within {self.handshake_timeout_s:g} s (or gave its place to a newer peer): "
+                  "dropped")
             return False
-        try:
-            given = json.loads(hello.decode()).get("token", "")
-        except (ValueError, UnicodeDecodeError, AttributeError):
+        try:  # a hello is small: a long or deeply nested one is refused unread
+            given = json.loads(hello.decode()).get("token", "") if len(hello) <= HELLO_BYTES else None
+        except (ValueError, UnicodeDecodeError, AttributeError, RecursionError):
             given = None
         if not isinstance(given, str) or not hmac.compare_digest(given.encode(), self.token.encode()):
             _warn(f"{peer} did not present the run's token: refused")
@@ -152,6 +176,9 @@ class GrpcTransport:
             if arrays[name].dtype.kind == "f" and not np.isfinite(arrays[name]).all():
                 _warn(f"{peer} sent non-finite {name}: dropped")
                 return False
+            if arrays[name].dtype.kind == "b" and (arrays[name].view(np.uint8) > 1).any():  # a bool is 0 or 1
+                _warn(f"{peer} sent {name} bytes that are not booleans: dropped")
+                return False
         for name, a in arrays.items():
             self.requests[name][slot][...] = a
         return True
@@ -161,7 +188,7 @@ class GrpcTransport:
 
         peer = context.peer()
         reader = _Reader(request_iterator)
-        if not self._admit(reader.get(self.handshake_timeout_s), peer):
+        if not self._admit(self._hello(reader), peer):
             self.rejected += 1
             context.abort(grpc.StatusCode.UNAUTHENTICATED, "a hello with the run's token is needed (distrl join --token)")
         with self._freed:  # a reconnecting actor may arrive just before its old stream's slot is freed
