@@ -120,3 +120,17 @@ def test_apex_dqn_and_apex_ddpg_take_demos(tmp_path, demos):
                      log_interval_s=0.05)
     assert s["learner_updates"] > 0
     assert any(r.get("demo_fraction") for r in metrics(tmp_path / "d"))
+
+
+def test_the_large_margin_loss_trains_on_demo_steps_only(tmp_path, demos):
+    """``demo_margin`` adds DQfD's supervised term on the demonstrated steps: the same seed on ``inline`` (one
+    process, deterministic) trains otherwise equal runs to other losses, finite; without demos in the batch
+    (``demo_ratio=0``) the setting changes nothing."""
+    def losses(name, **kw):
+        distrl.train("r2d3", env="MountainCar-v0", runtime="inline", total_steps=2000, run_dir=str(tmp_path / name),
+                     demos=demos, seed=1, progress=False, log_interval_s=1e9, **SMALL, **kw)  # one row, at the end
+        return [float(r["loss"]) for r in metrics(tmp_path / name) if r.get("loss")]
+
+    plain, margin = losses("plain"), losses("margin", demo_margin=0.8)
+    assert plain and margin and all(np.isfinite(margin)) and plain != margin
+    assert losses("none-plain", demo_ratio=0.0) == losses("none-margin", demo_ratio=0.0, demo_margin=0.8)

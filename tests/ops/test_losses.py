@@ -1,4 +1,5 @@
 import numpy as np
+import pytest
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -96,3 +97,24 @@ def test_standardised_keeps_its_precision_on_float32_inputs():
     out = standardised(x, torch.ones_like(x))
     assert out.dtype == torch.float32
     assert abs(float(out.mean())) < 1e-3 and abs(float(out.std(unbiased=False)) - 1.0) < 1e-3
+
+
+def test_large_margin_loss_by_hand_and_its_properties():
+    """DQfD eq. 2 worked by hand: Q = (1, 0.5, 0.9), a_E = 0, margin 0.8: max(1 + 0, 0.5 + 0.8, 0.9 + 0.8) - 1 = 0.7;
+    a lead of at least the margin gives 0; the loss is never negative; the mask averages only its steps."""
+    import torch
+
+    from distrl.ops import large_margin_loss
+
+    q = torch.tensor([[1.0, 0.5, 0.9], [3.0, 1.0, 2.2], [0.0, 0.0, 0.0]])
+    a = torch.tensor([0, 0, 1])
+    per_step = [0.7, 0.0, 0.8]
+    for i in range(3):
+        assert float(large_margin_loss(q[i:i + 1], a[i:i + 1], 0.8)) == pytest.approx(per_step[i])
+    assert float(large_margin_loss(q, a, 0.8)) == pytest.approx(sum(per_step) / 3)
+    assert float(large_margin_loss(q, a, 0.8, torch.tensor([1.0, 1.0, 0.0]))) == pytest.approx(0.35)
+    torch.manual_seed(0)
+    q, a = torch.randn(5, 7, 4), torch.randint(0, 4, (5, 7))
+    assert float(large_margin_loss(q, a, 0.8)) >= 0 and float(large_margin_loss(q, a, 0.0)) >= 0
+    with pytest.raises(ValueError, match="a_t must have shape"):
+        large_margin_loss(q, a[:, :3], 0.8)

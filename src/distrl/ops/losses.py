@@ -70,3 +70,19 @@ def standardised(x: torch.Tensor, valid: torch.Tensor, reduce=None) -> torch.Ten
     mean = sums[1] / n
     std = (sums[2] / n - mean * mean).clamp(min=0.0).sqrt()
     return ((xd - mean) / (std + 1e-8)).to(x.dtype)
+
+
+def large_margin_loss(q_t: torch.Tensor, a_t: torch.Tensor, margin: float,
+                      mask: torch.Tensor | None = None) -> torch.Tensor:
+    """DQfD's supervised loss on demonstrated steps (Hester et al. 2018, eq. 2): ``max_a [Q(s, a) + l(a_E, a)] -
+    Q(s, a_E)``, with ``l(a_E, a) = margin`` for every ``a != a_E`` and 0 for the demonstrated ``a_E``: it is 0 once
+    the demonstrated action's value leads every other by ``margin``, and pulls the other values down until then.
+
+    ``q_t`` ``[..., A]``, ``a_t`` ``[...]`` (the demonstrated actions), ``mask`` ``[...]`` (the steps it applies
+    to); the mean over the masked steps."""
+    if q_t.shape[:-1] != a_t.shape:
+        raise ValueError(f"a_t must have shape {tuple(q_t.shape[:-1])}, got {tuple(a_t.shape)}")
+    a_t = a_t.long().unsqueeze(-1)
+    others = torch.full_like(q_t, margin).scatter(-1, a_t, 0.0)  # l(a_E, a)
+    q_e = q_t.gather(-1, a_t).squeeze(-1)
+    return _masked_mean((q_t + others).max(-1).values - q_e, mask)

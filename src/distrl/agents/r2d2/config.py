@@ -74,6 +74,11 @@ class R2D2Config(DemoSettings):
     hidden: tuple = common.hidden((64,))
     lstm: int = setting(64, "LSTM units (the paper: 512).", low=1)
     reward_clip: float | None = common.reward_clip("actor")
+    demo_margin: float = setting(0.0, "With demos: DQfD's large-margin loss on the demonstrated steps (Hester et al. "
+                                 "2018, eq. 2), the margin by which the demonstrated action's Q must lead every other "
+                                 "(DQfD: 0.8, on raw values; here on h-rescaled ones). 0: off.", low=0.0, high=100.0)
+    demo_margin_weight: float = setting(1.0, "Weight of the large-margin loss beside the TD loss (DQfD's lambda_2: "
+                                        "1).", low=0.0)
 
 
 @dataclass(frozen=True)

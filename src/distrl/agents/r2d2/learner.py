@@ -26,6 +26,7 @@ from distrl.agents.common.replay_learner import ReplayLearner
 from distrl.models import FlatParameters
 from distrl.ops import (
     advantage_learning_target,
+    large_margin_loss,
     sequence_priority,
     trainable_steps,
     transformed_n_step_q_target,
@@ -97,6 +98,9 @@ class R2D2Learner(ReplayLearner):
         per_sequence = 0.5 * (delta ** 2).sum(0) / train.sum(0).clamp(min=1.0)
         weights = b["weights"] if cfg.importance_weights else torch.ones(B, device=q.device)
         loss = (weights * per_sequence).mean()
+        if cfg.demo_margin > 0 and "demo" in b:  # DQfD's supervised term on the demonstrated steps (R2D3 with it)
+            on_demos = train * b["demo"].float()[None, :]
+            loss = loss + cfg.demo_margin_weight * large_margin_loss(q, action, cfg.demo_margin, on_demos)
         if not self.finite_step(loss, self.params, self.optimizer):
             return None, None
         if self.model.obs_norm is not None:  # after the update, so its every forward pass used one set of statistics
