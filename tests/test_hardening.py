@@ -114,10 +114,13 @@ def test_a_value_outside_a_settings_choices_is_one_line_naming_them(tmp_path_fac
 
 
 @pytest.mark.parametrize("env,fragment", [
-    ("FrozenLake-v1", "observation space"), ("Blackjack-v1", "observation space"),
+    ("tests.envs.spaces:DistrlTextObservations-v0", "cannot flatten"),
+    ("tests.envs.spaces:DistrlTupleActions-v0", "action space"),
     ("tests.envs.no_such_module:X-v0", "importing module"),
 ])
 def test_unsupported_envs_are_one_line(tmp_path, capsys, env, fragment):
+    """Discrete, Dict and Tuple observations are flattened (FrozenLake, Blackjack train); a Text observation, which
+    Gymnasium cannot flatten into numbers, and a Tuple action are what is left to refuse."""
     code, lines = _run_cli(["train", "impala", "--env", env, "--total-steps", "100"], tmp_path, capsys)
     assert code == 2 and len(lines) == 1 and fragment in lines[0], lines
 

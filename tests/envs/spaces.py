@@ -34,3 +34,23 @@ class Lights(gym.Env):
 
 gym.register("DistrlLights-v0", entry_point=Lights)
 gym.register("DistrlLightsBinary-v0", entry_point=Lights, kwargs={"binary": True})
+
+
+class Unsupported(gym.Env):
+    """Spaces distrl does not take: a Text observation (Gymnasium cannot flatten it into numbers) or a Tuple action."""
+
+    def __init__(self, what: str):
+        self.observation_space = gym.spaces.Text(5) if what == "obs" else gym.spaces.Box(-1, 1, (2,), np.float32)
+        self.action_space = gym.spaces.Tuple((gym.spaces.Discrete(2), gym.spaces.Discrete(2))) if what == "action" \
+            else gym.spaces.Discrete(2)
+
+    def reset(self, *, seed=None, options=None):
+        super().reset(seed=seed)
+        return self.observation_space.sample(), {}
+
+    def step(self, action):
+        return self.observation_space.sample(), 0.0, True, False, {}
+
+
+gym.register("DistrlTextObservations-v0", entry_point=Unsupported, kwargs={"what": "obs"})
+gym.register("DistrlTupleActions-v0", entry_point=Unsupported, kwargs={"what": "action"})

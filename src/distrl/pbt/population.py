@@ -182,7 +182,7 @@ def _run(pop_dir: Path, saved: dict, resume: bool, log) -> dict[str, Any]:
         from distrl.agents.registry import get_system
 
         for i, r in enumerate(records):  # the values a member resumes with get the checks a --set would
-            if set(r.hyperparameters) != {s.name for s in specs} or r.env_steps < 0:
+            if not {s.name for s in specs} <= set(r.hyperparameters) or r.env_steps < 0:
                 raise ConfigError(f"cannot resume: state.json's member {i} does not match pbt.json's --explore "
                                   f"({sorted(r.hyperparameters)}, {r.env_steps} env steps)")
             try:
