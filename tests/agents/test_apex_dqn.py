@@ -159,3 +159,33 @@ def test_a_damaged_replay_checkpoint_is_refused_on_resume_and_the_run_dir_left_a
         distrl.train("apex-dqn", env="CartPole-v1", runtime="inline", total_steps=4000, run_dir=str(run), resume=True,
                      progress=False)
     assert sorted((p.relative_to(run), p.read_bytes() if p.is_file() else b"") for p in run.rglob("*")) == before
+
+
+@pytest.mark.parametrize("system", ["apex-dqn", "r2d2"])
+def test_stored_actions_outside_the_action_space_are_refused_on_resume(tmp_path, system):
+    """A checkpoint's replay whose stored actions CartPole cannot take (2, or -1) would fail the learner mid-run,
+    after the run dir changed: it is one line on --resume instead."""
+    import shutil
+
+    from safetensors.numpy import load_file, save_file
+
+    from distrl.errors import ConfigError
+
+    env = "CartPole-v1" if system == "apex-dqn" else "distrl/CartPoleNoVelocity-v1"
+    settings = SMALL if system == "apex-dqn" else dict(num_actors=2, num_envs=4, unroll_length=10, min_replay=20,
+                                                       batch_size=8, replay_size=500, sequence_length=10, overlap=5,
+                                                       burn_in=2, n_step=3)
+    run = tmp_path / "r"
+    distrl.train(system, env=env, runtime="inline", total_steps=2000, run_dir=str(run), progress=False, **settings)
+    for bad in (2, -1):
+        copy = tmp_path / f"bad{bad}"
+        shutil.copytree(run, copy)
+        ckpt = sorted((copy / "checkpoints").glob("step-*"))[-1]
+        arrays = load_file(str(ckpt / "replay.safetensors"))
+        key = next(k for k in arrays if k.endswith("action"))
+        arrays[key] = arrays[key].copy()
+        arrays[key][0] = bad
+        save_file(arrays, str(ckpt / "replay.safetensors"))
+        with pytest.raises(ConfigError, match=r"stored action values .* the action space takes 0..1"):
+            distrl.train(system, env=env, runtime="inline", total_steps=4000, run_dir=str(copy), resume=True,
+                         progress=False)

@@ -33,10 +33,14 @@ class Replay:
     brings it back to by evicting the oldest items, so actors can overfill it between trims."""
 
     def __init__(self, spec: dict[str, ArraySpec], capacity: int, sampler, soft_capacity: int | None = None,
-                 seed: int = 0, prefault: bool = True, frame_stacks: tuple[str, ...] | None = None, storage=None):
+                 seed: int = 0, prefault: bool = True, frame_stacks: tuple[str, ...] | None = None, storage=None,
+                 bounds: dict[str, int] | None = None):
         """``frame_stacks`` names pixel frame-stack fields (e.g. ``("obs", "next_obs")``) to store with each
         distinct frame kept once (:class:`FrameStackStorage`, ~7 KB instead of 56 KB per Atari transition);
-        ``storage`` is a ready one instead (e.g. a :class:`SequenceStorage`)."""
+        ``storage`` is a ready one instead (e.g. a :class:`SequenceStorage`). ``bounds``: integer fields whose
+        values lie in ``[0, bound)`` (a Discrete action), checked when a checkpoint is loaded: a stored value outside
+        would fail the learner mid-run."""
+        self.bounds = dict(bounds or {})
         if storage is not None:
             self.storage = storage
         elif frame_stacks:
@@ -138,6 +142,17 @@ class Replay:
         # arrays the saved replay lacks are left to the storage (a sequence storage fills per-sequence fields added
         # since; any other storage raises, which the trainer reports as a replay that does not fit the run)
         saved = {k: data[f"storage.{k}"] for k in self.storage.arrays if f"storage.{k}" in data}
+        for field, bound in self.bounds.items():
+            for key in (field, f"item.{field}", f"step.{field}"):  # a ring's own field, or a frame or sequence storage's
+                counters = meta["storage"].get("steps", {}) if key.startswith("step.") else meta["storage"]
+                written = counters.get("inserted") if isinstance(counters, dict) else None
+                values = saved.get(key)
+                if values is None or not isinstance(written, int):  # (the counters are checked by the storage)
+                    continue
+                values = values[:written]  # an older checkpoint holds every slot, written or not
+                if len(values) and (int(values.min()) < 0 or int(values.max()) >= bound):
+                    raise ValueError(f"stored {field} values from {int(values.min())} to {int(values.max())}, where "
+                                     f"the action space takes 0..{bound - 1}")
         self.storage.load(saved, meta["storage"])
         self.sampler.load({k.split(".", 1)[1]: v for k, v in data.items() if k.startswith("sampler.")})
         self.samples, self.evicted = meta["samples"], meta["evicted"]

@@ -51,7 +51,8 @@ def replay_service(env: EnvSpec, cfg) -> ReplayService:
     section 3); pixel frame stacks keep each frame once."""
     items = item_spec(chunk_spec(env, cfg.num_envs, cfg.unroll_length, cfg.n_step))
     make = partial(Replay.prioritized, items, int(cfg.replay_size * 1.25) + 1, alpha=cfg.priority_alpha,
-                   soft_capacity=cfg.replay_size, frame_stacks=("obs", "next_obs") if env.pixel_stacks else None)
+                   soft_capacity=cfg.replay_size, frame_stacks=("obs", "next_obs") if env.pixel_stacks else None,
+                   bounds=_action_bounds(env))
     return ReplayService(make=make, items=chunk_to_insert, samples_per_insert=cfg.samples_per_insert,
                          min_size=cfg.min_replay, error_buffer=cfg.batch_size)
 
@@ -60,7 +61,13 @@ def demo_replay_for(env: EnvSpec, cfg, episodes):
     """A prioritized replay that holds every n-step transition of the recorded episodes."""
     items = item_spec(chunk_spec(env, cfg.num_envs, cfg.unroll_length, cfg.n_step))
     return partial(Replay.prioritized, items, episodes.steps + 1, alpha=cfg.priority_alpha,
-                   frame_stacks=("obs", "next_obs") if env.pixel_stacks else None)
+                   frame_stacks=("obs", "next_obs") if env.pixel_stacks else None, bounds=_action_bounds(env))
+
+
+def _action_bounds(env: EnvSpec) -> dict[str, int] | None:
+    """A Discrete action's bound, checked when a checkpoint's replay is loaded (Ape-X DDPG shares this builder's
+    replay with Box actions: nothing to check there)."""
+    return {"action": int(env.action_space.n)} if env.discrete else None
 
 
 def services(env: EnvSpec, cfg, ctx) -> dict:

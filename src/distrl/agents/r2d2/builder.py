@@ -37,7 +37,7 @@ def _actor(env_id, env, cfg, index, seed, handles):
     return SequenceActor(env_id, env, cfg, seed, make_model(env, cfg), explore, handles["weights"], index)
 
 
-def make_replay(spec, cfg, pixels: bool, size: int | None = None) -> Replay:
+def make_replay(spec, cfg, pixels: bool, size: int | None = None, actions: int | None = None) -> Replay:
     """Sequences over a ring of steps, each step once: room for ``size`` (default ``replay_size``) sequences
     of ``sequence_length - overlap`` new steps each (shorter episodes bring more steps per sequence: then the
     step ring, not the soft capacity, evicts the oldest sequences)."""
@@ -46,17 +46,18 @@ def make_replay(spec, cfg, pixels: bool, size: int | None = None) -> Replay:
     storage = SequenceStorage(step_spec(spec), state_spec(spec), cfg.sequence_length, capacity,
                               step_capacity=size * (cfg.sequence_length - cfg.overlap),
                               frame_stacks=("obs",) if pixels else ())
-    return Replay(None, capacity, PrioritizedSampler(capacity, cfg.priority_alpha), soft_capacity=size, storage=storage)
+    return Replay(None, capacity, PrioritizedSampler(capacity, cfg.priority_alpha), soft_capacity=size, storage=storage,
+                  bounds={"action": actions} if actions else None)  # a loaded checkpoint's actions are checked
 
 
 def _learner(env, cfg, handles):
     return R2D2Learner(cfg, make_model(env, cfg), handles["replay"], demos=handles.get("demos"))
 
 
-def demo_replay_for(spec, cfg, pixels: bool, episodes):
+def demo_replay_for(spec, cfg, pixels: bool, actions: int, episodes):
     """A sequence replay that holds every sequence of the recorded episodes."""
     size = episodes.steps // (cfg.sequence_length - cfg.overlap) + 2 * len(episodes) + 1
-    return partial(make_replay, spec, cfg, pixels, size)
+    return partial(make_replay, spec, cfg, pixels, size, actions)
 
 
 def services(cfg, ctx) -> dict:
@@ -64,8 +65,9 @@ def services(cfg, ctx) -> dict:
     out = {"replay": replay_service(cfg, ctx.env), "weights": Weights()}
     if cfg.demos:
         spec = chunk_spec(ctx.env, cfg, cfg.lstm)
-        out["demos"] = demo_service(cfg, ctx, partial(demo_replay_for, spec, cfg, ctx.env.pixel_stacks),
-                                    partial(episodes_to_chunks, cfg=cfg, state_size=cfg.lstm), items=sequences_to_insert)
+        make = partial(demo_replay_for, spec, cfg, ctx.env.pixel_stacks, ctx.env.action_space.n)
+        out["demos"] = demo_service(cfg, ctx, make, partial(episodes_to_chunks, cfg=cfg, state_size=cfg.lstm),
+                                    items=sequences_to_insert)
     return out
 
 
@@ -90,7 +92,8 @@ def checked(cfg, ctx: BuildContext):
 
 def replay_service(cfg, env) -> ReplayService:
     """The prioritized sequence replay, fed by chunks in :func:`chunk_spec`'s layout."""
-    return ReplayService(make=partial(make_replay, chunk_spec(env, cfg, cfg.lstm), cfg, env.pixel_stacks),
+    return ReplayService(make=partial(make_replay, chunk_spec(env, cfg, cfg.lstm), cfg, env.pixel_stacks,
+                                      actions=env.action_space.n),
                          items=sequences_to_insert,
                          samples_per_insert=cfg.samples_per_insert, min_size=cfg.min_replay, error_buffer=cfg.batch_size)
 
