@@ -44,7 +44,7 @@ def test_demo_sequences_rebuild_the_recorded_episodes(demos):
 
     cfg = build_config(R2D3Config, dict(SMALL, demos=demos))
     eps = load_episodes(demos)
-    replay = demo_replay_for(chunk_spec(env_spec("MountainCar-v0"), cfg, cfg.lstm), cfg, False, eps)()
+    replay = demo_replay_for(chunk_spec(env_spec("MountainCar-v0"), cfg, cfg.lstm), cfg, False, 3, eps)()
     for chunk in episodes_to_chunks(eps, cfg=cfg, state_size=cfg.lstm):
         replay.add(*sequences_to_insert(chunk))
     seqs = replay.storage.read(replay.storage.oldest_slots(replay.size))
