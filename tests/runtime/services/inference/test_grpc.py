@@ -161,7 +161,7 @@ def _raw_stream(address: str, messages: list[bytes]):
     return out
 
 
-@pytest.mark.parametrize("bad", ["short", "nan", "inf-reward", "bool-0xff"])
+@pytest.mark.parametrize("bad", ["short", "nan", "inf-reward", "huge-reward", "bool-0xff"])
 def test_malformed_or_non_finite_requests_drop_the_stream_before_the_server_sees_them(guarded, capfd, bad):
     import json
 
@@ -173,6 +173,8 @@ def test_malformed_or_non_finite_requests_drop_the_stream_before_the_server_sees
         arrays["obs"] = np.full_like(good["obs"], np.nan)
     if bad == "inf-reward":
         arrays["rewards"] = np.full_like(good["rewards"], np.inf)
+    if bad == "huge-reward":  # finite, and an episode's sum of them overflows float32
+        arrays["rewards"] = np.full_like(good["rewards"], 3e38)
     payload = b"".join(np.ascontiguousarray(arrays[k], dtype=s.dtype).tobytes() for k, s in transport.request_specs.items())
     if bad == "bool-0xff":  # a bool array's bytes other than 0 or 1 (numpy would take them as True, summed as 255)
         name = next(k for k, s in transport.request_specs.items() if np.dtype(s.dtype) == np.bool_)

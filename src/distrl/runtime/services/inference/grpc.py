@@ -55,6 +55,9 @@ HANDSHAKE_TIMEOUT_S = 5.0  # a peer that says nothing valid this long after conn
 # room above the slots and these for the next newcomer: no number of silent connections keeps an actor out
 PRE_HELLO_STREAMS = 8
 HELLO_BYTES = 4096  # a hello is a small JSON object; anything longer is not one
+# a finite value this large (3e38) is still no env's: summed over an episode it overflows float32 and turns the
+# run's returns into inf; no task's reward per step comes near it
+MAX_ABS_VALUE = 1e12
 IDLE_TIMEOUT_S = 60.0  # an actor silent this long after its hello gives its slot back
 
 
@@ -175,6 +178,9 @@ class GrpcTransport:
             arrays[name] = np.frombuffer(view[offset:offset + nbytes], dtype=spec.dtype).reshape(spec.shape)
             if arrays[name].dtype.kind == "f" and not np.isfinite(arrays[name]).all():
                 _warn(f"{peer} sent non-finite {name}: dropped")
+                return False
+            if name == "rewards" and (np.abs(arrays[name]) > MAX_ABS_VALUE).any():
+                _warn(f"{peer} sent rewards beyond +-{MAX_ABS_VALUE:g}: dropped")
                 return False
             if arrays[name].dtype.kind == "b" and (arrays[name].view(np.uint8) > 1).any():  # a bool is 0 or 1
                 _warn(f"{peer} sent {name} bytes that are not booleans: dropped")
