@@ -25,8 +25,27 @@ def _cell_text(text: str) -> str:
 
 
 def _ratio(r: dict) -> float | None:
+    """Env steps/s over the actors-alone rate (a): 1.0 means the learner and the transport cost the actors nothing."""
+    c = r.get("ceiling") or {}
+    return r["sps"] / c["actors_alone_sps"] if c.get("actors_alone_sps") else None
+
+
+def _vs_ceiling(r: dict) -> float | None:
+    """Env steps/s over the combined ceiling 1/(1/a + 1/b): how near the run comes to acting and learning taking turns
+    on the same cores (a learner-bound cell can read above 1, its learner's own rate being in the ceiling)."""
     c = r.get("ceiling") or {}
     return r["sps"] / c["ceiling_sps"] if c.get("ceiling_sps") else None
+
+
+def _verdict(r: dict) -> str:
+    """The bottleneck, and how far it holds the actors back where the run steps under 0.9 of their alone rate."""
+    ratio = _ratio(r)
+    if ratio is None or ratio >= 0.9 or not r["sps"]:
+        return r["bottleneck"]
+    if r["bottleneck"] == "learner-bound":
+        return f"learner-bound: the actors could step {1 / ratio:.1f}x faster"
+    # (on inline acting and learning take turns in one process; elsewhere the transport or the cores' sharing)
+    return f"{r['bottleneck']} ({1 / ratio:.1f}x below the actors alone)"
 
 
 def _best(*rs: dict) -> str:
@@ -41,14 +60,14 @@ def _best(*rs: dict) -> str:
 
 def cell_rows(results: list[dict]) -> list[str]:
     lines = ["| system | env | runtime | seed | env steps | env steps/s | (a) actors alone | (b) learner alone | "
-             "ceiling | ratio | to threshold: env steps | from training start s | from command s | greedy eval | "
-             "learner wait | policy lag | bottleneck | bytes/env step | peak memory MB |",
-             "|" + "---|" * 19]
+             "ceiling | ratio (sps / a) | sps / ceiling | to threshold: env steps | from training start s | "
+             "from command s | greedy eval | learner wait | policy lag | bottleneck | bytes/env step | peak memory MB |",
+             "|" + "---|" * 20]
     for r in results:
         c = r["cell"]
         if "error" in r:
             lines.append(f"| {c['system']} | {c['env']} | {c['runtime']} | {c['seed']} | failed: {_cell_text(r['error'])} |"
-                         + " |" * 14)
+                         + " |" * 15)
             continue
         ceiling = r.get("ceiling") or {}
         reached = r["threshold_env_steps"] is not None
@@ -62,10 +81,10 @@ def cell_rows(results: list[dict]) -> list[str]:
             f"| {c['system']} | {c['env']} | {c['runtime']} | {c['seed']} | {r['env_steps']:,} | {_n(r['sps'])} | "
             f"{_n(ceiling.get('actors_alone_sps'))} | {_n(ceiling.get('learner_alone_sps'))} | "
             f"{_n(ceiling.get('ceiling_sps'), ',.0f', 'learner not measured' if ceiling.get('learner_missing') else '—')} | "
-            f"{_n(_ratio(r), '.2f')} | "
+            f"{_n(_ratio(r), '.2f')} | {_n(_vs_ceiling(r), '.2f')} | "
             f"{_n(r['threshold_env_steps']) if reached else never} | {_n(r['threshold_train_s'], '.1f', never)} | "
             f"{_n(r['threshold_command_s'], '.1f', never)} | {_n(r['final_eval'], '.1f')}{_best(r)} | "
-            f"{_n(r['learner_wait_frac'], '.2f')} | {_n(r['policy_lag_mean'], '.1f')} | {r['bottleneck']} | {bytes_} | "
+            f"{_n(r['learner_wait_frac'], '.2f')} | {_n(r['policy_lag_mean'], '.1f')} | {_verdict(r)} | {bytes_} | "
             f"{_n(r['peak_memory_mb'])} |")
     return lines
 
@@ -161,7 +180,9 @@ def markdown(machine: dict, command: str, results: list[dict], peers: list[dict]
              "the last checkpoint's). Env steps/s: steady state (the first quarter of the metrics rows "
              "left out). Ceiling (same run): (a) the system's acting components alone, in as many processes as the "
              "run has, (b) its learner alone (env steps per second of learner time in a short inline run), combined "
-             "as 1/(1/a + 1/b). Threshold: the mean training return of the last 100 episodes (exploration included: "
+             "as 1/(1/a + 1/b). Ratio: env steps/s over (a), so 1.0 means the learner and the transport cost the "
+             "actors nothing; where it is under 0.9 the bottleneck column says how much faster the actors could "
+             "step. Threshold: the mean training return of the last 100 episodes (exploration included: "
              "an epsilon ladder's training return can stay below a threshold its greedy policy passes).\n",
              *notes, "## Cells\n", *cell_rows(results), ""]
     if any(r["cell"]["seed"] != results[0]["cell"]["seed"] for r in results):
@@ -208,7 +229,7 @@ def plot(out: Path, results: list[dict], peers: list[dict]) -> list[Path]:
             series.append((group if first else "_" + label, r["curve"], groups[group]))
         plot_curves(series, path, threshold=threshold, title=env)
         written.append(path)
-    measured = [r for r in results if "error" not in r and (r.get("ceiling") or {}).get("ceiling_sps")]
+    measured = [r for r in results if "error" not in r and (r.get("ceiling") or {}).get("actors_alone_sps")]
     if measured:
         fig, ax = plt.subplots(figsize=(max(6, 0.5 * len(measured) + 2), 4.5))
         labels = [f"{r['cell']['system']} {r['cell']['runtime']} s{r['cell']['seed']}\n{r['cell']['env'].split('/')[-1]}"
@@ -216,8 +237,8 @@ def plot(out: Path, results: list[dict], peers: list[dict]) -> list[Path]:
         ax.bar(range(len(measured)), [_ratio(r) for r in measured], color="tab:blue")
         ax.axhline(1.0, color="grey", linestyle="--", linewidth=0.8)
         ax.set_xticks(range(len(measured)), labels, rotation=60, ha="right", fontsize=7)
-        ax.set_ylabel("env steps/s / ceiling 1/(1/a + 1/b)")
-        ax.set_title("throughput against this machine's ceiling (same run)")
+        ax.set_ylabel("env steps/s / actors alone (a)")
+        ax.set_title("throughput against the actors alone on this machine (same run)")
         fig.tight_layout()
         path = out / "throughput.png"
         fig.savefig(path, dpi=100)
