@@ -116,6 +116,7 @@ def test_a_value_outside_a_settings_choices_is_one_line_naming_them(tmp_path_fac
 @pytest.mark.parametrize("env,fragment", [
     ("tests.envs.spaces:DistrlTextObservations-v0", "cannot flatten"),
     ("tests.envs.spaces:DistrlTupleActions-v0", "action space"),
+    ("tests.envs.spaces:DistrlActionsFromOne-v0", "whose actions start at 1"),
     ("tests.envs.no_such_module:X-v0", "importing module"),
 ])
 def test_unsupported_envs_are_one_line(tmp_path, capsys, env, fragment):

@@ -13,7 +13,7 @@ import numpy as np
 import torch
 
 from distrl import config as config_mod
-from distrl.agents.registry import get_system, saved_run
+from distrl.agents.registry import FORMER_NAMES, get_system, saved_run
 from distrl.core.program import Channel
 from distrl.core.system import BuildContext
 from distrl.envs import check_env_id, env_spec, make_env
@@ -285,8 +285,9 @@ def make_trainer(system: str, env: str | None = None, *, config_file: str | None
         write_config(run_dir, system, run_cfg, sys_cfg)
         write_token(run_dir, token)
 
-    # a run saved under the system's former name (distrl 0.2's a2c and impala): its checkpoints say that name
-    former = saved_run(read_config(run_dir)).get("saved_as") if resume else None
+    # a run saved under the system's former name (distrl 0.2's a2c and impala): its checkpoints say that name, also
+    # after its config.yaml was migrated (a resume that wrote no checkpoint of its own leaves only those)
+    former = FORMER_NAMES.get(system) if resume else None
     return Trainer(program, run_cfg, run_dir, system=system, resume=resume, observers=observers, identity=identity,
                    former_identity={"system": former} if former else None, on_ready=ready, token=token)
 
@@ -324,7 +325,8 @@ class Policy:
             raise ConfigError(f"snapshot must be one of {', '.join(SNAPSHOTS)}; got {snapshot!r}")
         self.run_dir = Path(run_dir)
         saved = saved_run(read_config(self.run_dir))
-        self.system, former = saved["system"], ({"system": saved["saved_as"]} if "saved_as" in saved else None)
+        self.system = saved["system"]
+        former = {"system": FORMER_NAMES[self.system]} if self.system in FORMER_NAMES else None
         module, run_cfg, sys_cfg = resolve_configs(self.system, {}, saved)
         self.env_id = run_cfg.env
         self.spec = env_spec(self.env_id)

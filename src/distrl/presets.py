@@ -1,8 +1,8 @@
-"""Presets: named YAML files of settings for one system, ``configs/<system>/<name>.yaml`` in the source tree.
+"""Presets: named YAML files of settings for one system, ``configs/<system>/<name>.yaml`` (the repository's
+``configs/`` is ``src/distrl/configs/``, shipped with the package).
 
 ``distrl train impala --preset atari`` is ``--config configs/impala/atari.yaml``; settings given with ``--config`` or
-``--set`` override the preset's. A preset's first comment line says what it is (``distrl list SYSTEM`` shows it).
-They ship with the clone that ``pip install -e .`` installs from."""
+``--set`` override the preset's. A preset's first comment line says what it is (``distrl list SYSTEM`` shows it)."""
 
 from __future__ import annotations
 
@@ -10,11 +10,11 @@ from pathlib import Path
 
 from distrl.errors import ConfigError
 
-CONFIGS = Path(__file__).resolve().parents[2] / "configs"
+CONFIGS = Path(__file__).resolve().parent / "configs"
 
 
 def presets(system: str) -> dict[str, str]:
-    """``{name: what it is}`` for each preset of ``system`` (none where the source tree has no configs/)."""
+    """``{name: what it is}`` for each preset of ``system``."""
     folder = CONFIGS / system
     found = {}
     for path in sorted(folder.glob("*.yaml")) if folder.is_dir() else ():

@@ -112,6 +112,14 @@ def test_an_a2c_run_saved_with_ppos_passes_loads_and_resumes_as_ppo(tmp_path):
     assert (run / "config.yaml").read_text() == before
     s = distrl.train("ppo", resume=True, run_dir=str(run), total_steps=1200, **small)
     assert s["env_steps"] >= 1200
+    # a resume that migrated config.yaml but wrote no checkpoint of its own leaves only checkpoints saying a2c
+    for state in run.glob("checkpoints/step-*/state.json"):
+        import json
+
+        state.write_text(json.dumps({**json.loads(state.read_text()), "system": "a2c"}))
+    assert yaml.safe_load((run / "config.yaml").read_text())["system"] == "ppo"
+    assert distrl.evaluate(run, episodes=1, snapshot="last")["episodes"] == 1
+    assert distrl.train("ppo", resume=True, run_dir=str(run), total_steps=1800, **small)["env_steps"] >= 1800
 
 
 def test_an_a2c_run_saved_with_one_update_stays_a2c(tmp_path):

@@ -236,3 +236,18 @@ def test_a_scripted_policy_that_fails_or_returns_no_action_is_one_line(tmp_path,
                       episodes=1)
     assert not (tmp_path / "out").exists()
     distrl.record(tmp_path / "ok", policy="tests.datasets.scripted_policies:zeros", env="MountainCar-v0", episodes=1)
+
+
+def test_noisy_recording_of_several_categorical_actions_redraws_each_at_the_rate():
+    import gymnasium as gym
+
+    from distrl.datasets.record import noisy
+
+    rng = np.random.default_rng(0)
+    for space in (gym.spaces.MultiDiscrete([3, 5, 2]), gym.spaces.MultiBinary(3)):
+        action = np.zeros(3, np.int64)
+        drawn = np.stack([noisy(action, space, 0.5, rng) for _ in range(4000)])
+        assert drawn.shape == (4000, 3) and all(space.contains(d.astype(space.dtype)) for d in drawn[:50])
+        nvec = np.asarray(getattr(space, "nvec", [2, 2, 2]))
+        changed = (drawn != 0).mean(0)  # redrawn with chance 0.5, then different from 0 with chance (n - 1) / n
+        np.testing.assert_allclose(changed, 0.5 * (nvec - 1) / nvec, atol=0.03)

@@ -41,8 +41,8 @@ class Unsupported(gym.Env):
 
     def __init__(self, what: str):
         self.observation_space = gym.spaces.Text(5) if what == "obs" else gym.spaces.Box(-1, 1, (2,), np.float32)
-        self.action_space = gym.spaces.Tuple((gym.spaces.Discrete(2), gym.spaces.Discrete(2))) if what == "action" \
-            else gym.spaces.Discrete(2)
+        self.action_space = {"action": gym.spaces.Tuple((gym.spaces.Discrete(2), gym.spaces.Discrete(2))),
+                             "start": gym.spaces.Discrete(3, start=1)}.get(what, gym.spaces.Discrete(2))
 
     def reset(self, *, seed=None, options=None):
         super().reset(seed=seed)
@@ -54,3 +54,4 @@ class Unsupported(gym.Env):
 
 gym.register("DistrlTextObservations-v0", entry_point=Unsupported, kwargs={"what": "obs"})
 gym.register("DistrlTupleActions-v0", entry_point=Unsupported, kwargs={"what": "action"})
+gym.register("DistrlActionsFromOne-v0", entry_point=Unsupported, kwargs={"what": "start"})

@@ -174,3 +174,21 @@ def test_a_damaged_population_is_one_line_on_resume_and_left_as_it_was(stopped_p
     err = capsys.readouterr().err.strip()
     assert err.startswith("distrl: error: cannot resume") and len(err.splitlines()) == 1, err
     assert sorted((p.relative_to(pop), p.read_bytes() if p.is_file() else b"") for p in pop.rglob("*")) == before
+
+
+def test_a_population_saved_under_a_former_name_resumes_as_the_system_its_members_are_now(tmp_path):
+    """distrl 0.2's ``a2c`` ran PPO's passes: a population of it (pbt.json saying a2c, members with epochs 4) is a ppo
+    population; one whose members made one update stays a2c, PPO's settings dropped from its own."""
+    import yaml
+
+    from distrl.pbt.population import _migrated
+
+    for epochs, now in ((4, "ppo"), (1, "a2c")):
+        pop = tmp_path / f"e{epochs}"
+        (pop / "members" / "m0").mkdir(parents=True)
+        passes = {"epochs": epochs, "minibatches": 1, "ppo_clip": 0.2}
+        (pop / "members" / "m0" / "config.yaml").write_text(yaml.safe_dump(
+            {"system": "a2c", "run": {"env": "CartPole-v1"}, "system_config": {"num_envs": 8, **passes}}))
+        saved = _migrated(pop, {"system": "a2c", "settings": {"num_envs": 8, **passes}})
+        assert saved["system"] == now
+        assert saved["settings"] == ({"num_envs": 8, **passes} if now == "ppo" else {"num_envs": 8})

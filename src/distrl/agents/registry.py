@@ -38,6 +38,10 @@ def get_system(name: str) -> ModuleType:
     return importlib.import_module(SYSTEMS[name])
 
 
+# a system's former name (distrl 0.2), which its runs' checkpoints may still say after their config was migrated
+FORMER_NAMES = {"ppo": "a2c", "appo": "impala"}
+
+
 def saved_run(saved: dict) -> dict:
     """A run dir's saved config as this version reads it: a run saved under a system's name while that name ran
     another algorithm (``a2c`` PPO's passes, ``impala`` APPO's, in distrl 0.2) is the system that runs it now, with

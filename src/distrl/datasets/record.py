@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib
 from typing import Callable
 
+import gymnasium as gym
 import numpy as np
 
 from distrl.datasets.minari_io import Episodes
@@ -28,10 +29,14 @@ def scripted_policy(spec: str) -> Callable[[np.ndarray], np.ndarray]:
 
 def noisy(action: np.ndarray, space, noise: float, rng: np.random.Generator) -> np.ndarray:
     """The behaviour policy's action: for a Box, Gaussian noise of ``noise`` times the half-range, clipped to the
-    bounds; for a discrete space, a uniformly random action with probability ``noise``."""
+    bounds; for a discrete space, a uniformly random action with probability ``noise`` (each of several categorical
+    actions apart)."""
     if noise == 0.0:
         return action
-    if hasattr(space, "n"):
+    if isinstance(space, (gym.spaces.MultiDiscrete, gym.spaces.MultiBinary)):  # each action redrawn at the rate
+        nvec = np.asarray(space.nvec) if isinstance(space, gym.spaces.MultiDiscrete) else np.full(space.shape, 2)
+        return np.where(rng.random(nvec.shape) < noise, rng.integers(0, nvec), action)
+    if isinstance(space, gym.spaces.Discrete):
         return np.asarray(rng.integers(space.n)) if rng.random() < noise else action
     half = (space.high - space.low) / 2.0
     return np.clip(action + noise * half * rng.standard_normal(space.shape), space.low, space.high)
@@ -55,7 +60,7 @@ def record_episodes(env_id: str, act: Callable[[np.ndarray], object], episodes: 
                           f"discrete actions); got {noise}")
     rng = np.random.default_rng(seed)
     env = make_env(env_id)
-    if hasattr(env.action_space, "n") and noise > 1.0:
+    if not isinstance(env.action_space, gym.spaces.Box) and noise > 1.0:
         env.close()
         raise ConfigError(f"--noise is the chance of a random action for discrete actions: at most 1; got {noise}")
     out = Episodes([], [], [], [], [], env_id.split(":")[-1], env.observation_space, env.action_space)

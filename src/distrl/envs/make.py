@@ -130,6 +130,14 @@ def _needs_flattening(space: gym.Space) -> bool:
     return isinstance(space, flattenable)
 
 
+def _probe_needs_flattening(name: str) -> bool:
+    probe = gym.make(name)
+    try:
+        return _needs_flattening(probe.observation_space)
+    finally:
+        probe.close()
+
+
 def flat_observations(env: gym.Env) -> gym.Env:
     """``env`` with Box observations: as it is, or flattened (``_needs_flattening``) into float32."""
     if not _needs_flattening(env.observation_space):
@@ -143,7 +151,7 @@ def make_vec_env(env_id: str, num_envs: int, seed: int, *, training: bool = True
     name = _strip(env_id)
     if is_atari(name):
         env = _atari_vec_env(name, num_envs, training)
-    elif _needs_flattening(gym.make(name).observation_space):  # each copy flattened as make_env flattens one
+    elif _probe_needs_flattening(name):  # each copy flattened as make_env flattens one
         env = gym.make_vec(name, num_envs=num_envs, vectorization_mode="sync", wrappers=[flat_observations])
     elif gym.spec(name).vector_entry_point is not None:
         env = gym.make_vec(name, num_envs=num_envs, vectorization_mode="vector_entry_point")
@@ -213,6 +221,10 @@ def env_spec(env_id: str) -> EnvSpec:
                 (isinstance(action_space, multi) and len(action_space.shape) != 1):
             raise ConfigError(f"env '{env_id}' has action space {action_space}; distrl supports Discrete, Box, and "
                               "1-d MultiDiscrete and MultiBinary (the actor-critic systems)")
+        starts = getattr(action_space, "start", 0)
+        if isinstance(action_space, (gym.spaces.Discrete, gym.spaces.MultiDiscrete)) and np.any(starts != 0):
+            raise ConfigError(f"env '{env_id}' has action space {action_space}, whose actions start at {starts}; "
+                              "distrl's policies give 0..n-1: wrap the env to shift them")
         if not isinstance(obs_space, gym.spaces.Box):  # flattened by make_env: only a space gymnasium cannot flatten
             raise ConfigError(f"env '{env_id}' has observation space {obs_space}, which gymnasium cannot flatten "
                               "into a vector; wrap the env to give Box observations")

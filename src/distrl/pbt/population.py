@@ -60,6 +60,24 @@ def perturber(specs: list[Explore], resample_prob: float):
     return perturb
 
 
+def _migrated(pop_dir: Path, saved: dict) -> dict:
+    """A population saved by distrl 0.2 under ``a2c`` or ``impala`` with PPO's passes is one of ``ppo`` or ``appo``
+    (``agents/registry.saved_run``, read off its first member's config); one that stays keeps its settings without
+    PPO's, which changed nothing there."""
+    from distrl.agents.registry import get_system, saved_run
+    from distrl.runtime.run.run_dir import read_config
+
+    member = pop_dir / "members" / "m0"
+    if not (member / "config.yaml").is_file() or not isinstance(saved.get("system"), str):
+        return saved
+    now = saved_run(read_config(member))["system"]
+    settings = saved.get("settings") if isinstance(saved.get("settings"), dict) else {}
+    if now == saved["system"]:
+        passes = getattr(get_system(now), "PASSES", ())
+        return {**saved, "settings": {k: v for k, v in settings.items() if k not in passes}}
+    return {**saved, "system": now}
+
+
 def _check_numbers(population, ready_steps, fraction, resample_prob) -> None:
     """The population's own numbers (command-line arguments, or a resumed pbt.json's), each in its range."""
     def number(x, kind=(int, float)):
@@ -109,6 +127,7 @@ def run_pbt(system: str, env: str | None = None, *, population: int = 4, explore
                    "fraction", "resample_prob", "exploit", "explore_hyperparameters", "seed", "settings"} - set(saved)
         if missing:
             raise ConfigError(f"cannot resume: {Path(run_dir) / 'pbt.json'} lacks {', '.join(sorted(missing))}")
+        saved = _migrated(Path(run_dir), saved)
         try:  # a hand-edited or damaged pbt.json gets the checks a new population's arguments get
             _check_numbers(saved["population"], saved["ready_steps"], saved["fraction"], saved["resample_prob"])
             from distrl.agents.registry import get_system
@@ -132,7 +151,8 @@ def run_pbt(system: str, env: str | None = None, *, population: int = 4, explore
     module, run_cfg, _, _, program = plan_run(system, env, total_steps=total_steps, runtime=member_runtime, **settings)
     if program.make_learner is None:
         raise ConfigError(f"pbt copies a learner's state in memory, and {system} learns in its workers "
-                          "(a parameter server); systems with a learner: a2c, impala, seed, apex-dqn, apex-ddpg, es")
+                          "(a parameter server); systems with a learner: a2c, ppo, impala, appo, seed, apex-dqn, "
+                          "apex-ddpg, es")
     if run_cfg.num_learners > 1:  # an exploit copies one learner's state in memory; replicas would keep theirs
         raise ConfigError(f"pbt runs one learner per member; num_learners={run_cfg.num_learners} is not supported "
                           "(valid: 1)")

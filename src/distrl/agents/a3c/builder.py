@@ -1,8 +1,8 @@
 """A3C as a program: N workers share one model and one RMSProp through a parameter server.
 
-    worker i: sync local copy <- params; t_max steps; A2C's update on the segment: per minibatch of its
-              passes a gradient on the copy, a shared RMSProp step on the shared params (lock-free) and the
-              latest params back (the paper's: one n-step gradient per segment) ... repeat; report counts
+    worker i: sync local copy <- params; t_max steps; one n-step gradient on the copy (the paper's update), a
+              shared RMSProp step on the shared params (lock-free) ... repeat; report counts (with the opt-in
+              passes, asynchronous PPO: per minibatch a gradient pushed and the latest params back)
     params (a service): one shard, no staleness limit: Hogwild in shared memory on ``local``, a shard
               actor on ``ray`` (machines share no memory: gradients are pushed, weights pulled)
 

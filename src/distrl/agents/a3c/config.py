@@ -32,8 +32,8 @@ class A3CConfig:
     rmsprop_eps: float = setting(1e-5, "Shared RMSProp epsilon.", low=0.0, low_open=True)
     entropy_coef: float = setting(0.01, "Entropy bonus weight.", low=0.0)
     value_coef: float = setting(0.5, "Value (baseline) loss weight.", low=0.0)
-    ppo_clip: float = common.ppo_clip(0.0, "the policy the segment was acted with (with epochs or minibatches > 1; "
-                                      "a departure from the paper: asynchronous PPO)", "the plain policy gradient")
+    ppo_clip: float = common.ppo_clip(0.0, "the policy the segment was acted with (with epochs > 1 or minibatches != "
+                                      "1; a departure from the paper: asynchronous PPO)", "the plain policy gradient")
     epochs: int = setting(1, "Passes of a worker over its segment (1 with minibatches 1: the paper's one gradient per "
                           "segment; more: asynchronous PPO with ppo_clip, a departure from the paper).", low=1, high=100)
     minibatches: int = setting(1, "Minibatches of single steps, drawn at random, each pass cuts a worker's segment "

@@ -1,5 +1,5 @@
-"""PPO's passes over a batch (Schulman et al. 2017, section 5), shared by the on-policy learners (A2C, IMPALA and
-SEED through IMPALA's): the targets and advantages are taken once, from the weights at the batch's start; then
+"""PPO's passes over a batch (Schulman et al. 2017, section 5), shared by PPO's and APPO's learners (SEED's with
+``learner=appo``) and A3C's opt-in passes: the targets and advantages are taken once, from the weights at the batch's start; then
 ``epochs`` passes each draw minibatches of single steps at random from the whole batch, each minibatch an update
 (and a weights version), so no minibatch is one env's run of correlated steps."""
 
@@ -41,7 +41,7 @@ def flat_steps(b: dict[str, torch.Tensor], valid: torch.Tensor, **per_step: torc
 
 def step_minibatches(steps: dict[str, torch.Tensor], cfg) -> Iterator[dict[str, torch.Tensor]]:
     """``cfg.epochs`` passes over ``steps`` (``flat_steps``), each shuffled and cut into ``minibatch_count``
-    minibatches of single steps, in the order they are to be learned from (A2C's and IMPALA's learners, A3C's
+    minibatches of single steps, in the order they are to be learned from (PPO's and APPO's learners, A3C's
     workers)."""
     n = steps["valid"].shape[0]
     cuts = np.linspace(0, n, minibatch_count(cfg, n) + 1).round().astype(int)

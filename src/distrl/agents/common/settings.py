@@ -100,7 +100,7 @@ MINIBATCH_STEPS = 64
 
 def minibatch_count(cfg, steps: int) -> int:
     """How many minibatches a pass cuts a batch of ``steps`` steps into (``cfg.minibatches``, or with 0 about
-    ``MINIBATCH_STEPS`` steps each; IMPALA's minibatches of whole env streams, ``minibatch_by=stream``, default to
+    ``MINIBATCH_STEPS`` steps each; APPO's minibatches of whole env streams, ``minibatch_by=stream``, default to
     the whole batch)."""
     if cfg.minibatches:
         return cfg.minibatches

@@ -1,5 +1,5 @@
 """SEED RL: actors only step envs; a central inference server batches their observations, acts, and
-assembles unrolls for IMPALA's V-trace learner."""
+assembles unrolls for APPO's learner (or, with ``learner=vtrace``, IMPALA's)."""
 
 from distrl.agents.appo import OLDER_RUN_DEFAULTS as APPO_OLDER_RUN_DEFAULTS
 from distrl.agents.seed.builder import build

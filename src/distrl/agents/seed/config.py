@@ -1,4 +1,5 @@
-"""SEED RL settings (Espeholt et al. 2019, arXiv:1910.06591): IMPALA's, plus the inference server's."""
+"""SEED RL settings (Espeholt et al. 2019, arXiv:1910.06591): APPO's (IMPALA's with ``learner=vtrace``), plus the
+inference server's."""
 
 from __future__ import annotations
 

@@ -147,11 +147,10 @@ class GrpcTransport:
                 oldest = next(iter(self._waiting))
                 self._waiting.pop(oldest).inbox.put(None)  # its get() returns None now: dropped as silent
             self._waiting[key] = reader
-        try:
-            return reader.get(self.handshake_timeout_s)
-        finally:
-            with self._waiting_lock:
-                self._waiting.pop(key, None)
+        hello = reader.get(self.handshake_timeout_s)
+        with self._waiting_lock:
+            evicted = self._waiting.pop(key, None) is None  # a newer stream took its place (and queued a None)
+        return None if evicted else hello
 
     def _admit(self, hello: bytes | None, peer: str) -> bool:
         if hello is None:
