@@ -244,8 +244,7 @@ def test_the_console_script_imports_a_users_env_module_from_the_working_director
     import shutil
 
     script = shutil.which("distrl")
-    if script is None:
-        pytest.skip("the distrl console script is not on PATH (installed by pip install -e .)")
+    assert script is not None, "the distrl console script is not on PATH (pip install -e . installs it)"
     shutil.copy(ROOT / "tests" / "envs" / "corridor.py", tmp_path / "mycorridor.py")
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     r = subprocess.run([script, "train", "appo", "--env", "mycorridor:DistrlCorridor-v0", "--total-steps", "2000",
