@@ -45,7 +45,6 @@ class ActorCritic(nn.Module):
             index = starts[:, None] + torch.arange(width)[None, :]
             pad = torch.arange(width)[None, :] >= torch.tensor(self.nvec)[:, None]
             self.register_buffer("_index", torch.where(pad, sum(self.nvec), index), persistent=False)
-            self.register_buffer("_pad", pad, persistent=False)
         self.obs_norm = ObsNormaliser(obs_shape) if obs_norm and len(obs_shape) == 1 else None
         self.pi_torso = make_torso(obs_shape, hidden)
         self.shared = len(obs_shape) == 3 and hasattr(self.pi_torso, "conv")

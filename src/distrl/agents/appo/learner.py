@@ -9,7 +9,6 @@ import numpy as np
 import torch
 
 from distrl.agents.common.learner_inputs import env_stream_slices
-from distrl.agents.common.normalising import track_statistics
 from distrl.agents.common.passes import PassesLearner, flat_steps
 from distrl.agents.common.settings import minibatch_count
 from distrl.agents.impala.learner import ImpalaLearner
@@ -21,11 +20,9 @@ class APPOLearner(ImpalaLearner, PassesLearner):
         return self.cfg.ppo_clip
 
     def step(self, batch: dict[str, np.ndarray]) -> dict[str, float]:
-        b = self.batch_tensors(batch)
         if self.cfg.epochs == 1 and self.cfg.minibatches <= 1 and self.cfg.minibatch_by == "stream":
-            applied, vs = self._update(b)  # one update per batch (with ppo_clip 0: IMPALA's)
-            return track_statistics(self.model, b["obs"], vs, b["valid"].float(), applied, self.reduce_sums)
-        return self._passes(b)
+            return super().step(batch)  # IMPALA's one update per batch (with the clip, if any)
+        return self._passes(self.batch_tensors(batch))
 
     def _passes(self, b: dict[str, torch.Tensor]) -> dict[str, float]:
         """``epochs`` passes over ``minibatches`` of single steps (PPO's, ``passes.py``) or of whole env streams
