@@ -80,6 +80,17 @@ def record(out: str | Path, run_dir: str | Path | None = None, policy: str | Non
                    noise=noise, snapshot=snapshot)
 
 
+def export(run_dir: str | Path, format: str = "onnx", out: str | Path | None = None, head: str = "greedy",
+           snapshot: str | None = None, force: bool = False) -> dict[str, Any]:
+    """Write a run's acting policy as ONNX (``format="onnx"``) or TorchScript (``"torchscript"``) to ``out`` (default
+    ``RUN_DIR/policy.onnx`` or ``policy.pt``): a batch of observations in, actions out (recurrent policies take and
+    return their state; ``head="sample"`` draws from an actor-critic's distribution). Checked against
+    :func:`load_policy` before the file appears; needs ``pip install 'distrl[export]'`` for ONNX."""
+    from distrl.api import export as _export
+
+    return _export(run_dir, format, out, head=head, snapshot=snapshot, force=force)
+
+
 def join(address: str, timeout_s: float = 30.0, token: str | None = None, env: str | None = None,
          tls_ca: str | None = None) -> None:
     """Run an env actor for the SEED server at ``HOST:PORT`` (with the run's ``token``; ``tls_ca``, the
@@ -89,4 +100,4 @@ def join(address: str, timeout_s: float = 30.0, token: str | None = None, env: s
     _join(address, timeout_s, token=token, env=env, tls_ca=tls_ca)
 
 
-__all__ = ["__version__", "evaluate", "join", "load_policy", "make_trainer", "record", "train"]
+__all__ = ["__version__", "evaluate", "export", "join", "load_policy", "make_trainer", "record", "train"]

@@ -37,11 +37,13 @@ from distrl.runtime.run.checkpoint import (
     load_checkpoint,
 )
 from distrl.runtime.run.run_dir import (
+    config_data,
     default_run_dir,
     prepare_run_dir,
     read_config,
     write_config,
 )
+from distrl.runtime.run.trackers import check_tracker, tracker_observer
 
 
 def resolve_configs(system: str, overrides: dict[str, Any], base: dict | None = None):
@@ -209,6 +211,7 @@ def plan_run(system: str, env: str | None = None, *, config_file: str | None = N
     module, run_cfg, sys_cfg = resolve_configs(system, overrides, base)
     run_cfg = system_run_defaults(module, run_cfg)
     check_env_id(run_cfg.env)
+    check_tracker(run_cfg.tracker)
     spec = env_spec(run_cfg.env)
     if run_cfg.runtime == "ray":
         require_ray()
@@ -277,6 +280,10 @@ def make_trainer(system: str, env: str | None = None, *, config_file: str | None
     total, note = rounded_budget(program, run_cfg)
     observers = (MetricsObserver(run_dir), CheckpointObserver(run_cfg.checkpoint_interval_s),
                  ProgressObserver(total, f"{system} {run_cfg.env}", enabled=progress, note=note))
+    tracker = tracker_observer(run_cfg.tracker, run_dir, config_data(system, run_cfg, sys_cfg),
+                               run_cfg.tracker_project, run_cfg.tracker_uri)
+    if tracker is not None:  # after the metrics writer: it closes metrics.csv first, and the curves come from it
+        observers += (tracker,)
     # config.yaml is (re)written only once the services, the learner and a resumed checkpoint have loaded:
     # a command that fails before that leaves the run dir as it was
     token = token or os.environ.get("DISTRL_TOKEN") or secrets.token_urlsafe(24)
@@ -374,6 +381,24 @@ class Policy:
 
 def load_policy(run_dir: str | Path, snapshot: str | None = None) -> Policy:
     return Policy(run_dir, snapshot)
+
+
+def export(run_dir: str | Path, format: str = "onnx", out: str | Path | None = None, head: str = "greedy",
+           snapshot: str | None = None, force: bool = False) -> dict[str, Any]:
+    """Write a run's acting policy (``snapshot`` as in :class:`Policy`) as an ONNX or TorchScript file (``out``;
+    default ``RUN_DIR/policy.onnx`` or ``policy.pt``) that gives :meth:`Policy.act`'s actions on a batch of
+    observations; ``head`` is ``greedy`` or, for the actor-critic systems, ``sample``. The file is checked against
+    the policy before it appears. Returns its path and its inputs and outputs."""
+    from distrl.deploy import FORMATS, acting_graph, write
+
+    if format not in FORMATS:
+        raise ConfigError(f"--format must be one of {', '.join(FORMATS)}; got {format!r}")
+    policy = load_policy(run_dir, snapshot)
+    graph = acting_graph(policy, head)
+    path = write(graph, format, Path(out) if out is not None else Path(run_dir) / f"policy{FORMATS[format]}", force)
+    return {"out": str(path), "format": format, "system": policy.system, "head": head, "snapshot": policy.snapshot,
+            "inputs": {k: [["batch", *v.shape[1:]], str(v.dtype).removeprefix("torch.")] for k, v in graph.inputs.items()},
+            "outputs": graph.outputs}
 
 
 def record(out: str | Path, run_dir: str | Path | None = None, policy: str | None = None, env: str | None = None,

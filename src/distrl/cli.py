@@ -1,4 +1,4 @@
-"""The ``distrl`` command: train, eval, record, list, plot, join, pbt, bench.
+"""The ``distrl`` command: train, eval, record, export, list, plot, join, pbt, bench.
 
 Flags of ``distrl train`` are generated from :class:`distrl.run_config.RunConfig` (fields marked
 ``cli``); every other setting, of the run or the system, is reachable with ``--set key=value``
@@ -125,6 +125,17 @@ def _build_parser() -> argparse.ArgumentParser:
                      "of the half-range (Box), or this chance of a random action (discrete)")
     rec.add_argument("--snapshot", choices=("best", "last"), default=None,
                      help="which of RUN_DIR's weights play (as for eval); default: best where kept, else last")
+
+    exp = sub.add_parser("export", help="write a trained run's policy as ONNX or TorchScript (checked against it); "
+                         "prints one JSON line", formatter_class=_Help)
+    exp.add_argument("run_dir", metavar="RUN_DIR")
+    exp.add_argument("--format", choices=("onnx", "torchscript"), default="onnx", help="the file's format")
+    exp.add_argument("--out", default=None, help="the file to write (default: RUN_DIR/policy.onnx or policy.pt)")
+    exp.add_argument("--head", choices=("greedy", "sample"), default="greedy",
+                     help="greedy actions (as eval plays), or actions drawn from the policy (actor-critic systems)")
+    exp.add_argument("--snapshot", choices=("best", "last"), default=None,
+                     help="which of RUN_DIR's weights (as for eval); default: best where kept, else last")
+    exp.add_argument("--force", action="store_true", help="replace an existing --out")
 
     lst = sub.add_parser("list", help="the systems; with a name, that system's settings, defaults and presets")
     lst.add_argument("what", nargs="?", default=None, help="a system, or 'run' for the settings every system takes")
@@ -318,6 +329,14 @@ def _cmd_record(args) -> int:
     return 0
 
 
+def _cmd_export(args) -> int:
+    from distrl.api import export
+
+    _say(json.dumps(export(args.run_dir, args.format, args.out, head=args.head, snapshot=args.snapshot,
+                           force=args.force)))
+    return 0
+
+
 def _cmd_plot(args) -> int:
     from pathlib import Path
 
@@ -362,7 +381,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         args = _build_parser().parse_args(argv)
         handler = {"train": _cmd_train, "eval": _cmd_eval, "list": _cmd_list, "plot": _cmd_plot, "join": _cmd_join,
-                   "pbt": _cmd_pbt, "record": _cmd_record, "bench": _cmd_bench}[args.command]
+                   "pbt": _cmd_pbt, "record": _cmd_record, "bench": _cmd_bench,
+                   "export": _cmd_export}[args.command]
         return handler(args)
     except ConfigError as e:  # one line, whatever the input had in it (a value typed with a newline)
         print(f"distrl: error: {e}".replace("\n", "\\n"), file=sys.stderr)

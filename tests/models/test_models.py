@@ -1,3 +1,4 @@
+import numpy as np
 import pytest
 import torch
 from torch import nn
@@ -120,3 +121,14 @@ def test_multi_categorical_matches_independent_categoricals(nvec):
         torch.testing.assert_close(freq, d.probs[0], atol=0.02, rtol=0)
     got_logp.sum().backward()  # finite gradients, padding included
     assert all(torch.isfinite(p.grad).all() for p in model.parameters() if p.grad is not None)
+
+
+def test_qt_opts_greedy_action_for_an_observation_does_not_depend_on_the_rest_of_its_batch():
+    torch.manual_seed(0)
+    from distrl.models.continuous_q import ContinuousQ
+
+    q = ContinuousQ(3, 2, np.full(2, -2.0), np.full(2, 2.0), hidden=(16,), cem_samples=8, cem_elites=2)
+    obs = torch.randn(5, 3)
+    batch = q.greedy(obs)
+    for i in range(5):
+        torch.testing.assert_close(batch[i:i + 1], q.greedy(obs[i:i + 1]))

@@ -80,3 +80,21 @@ def test_clipped_double_q_target_by_hand():
 def test_clipped_double_q_target_checks_shapes():
     with pytest.raises(ValueError, match="q2_next"):
         clipped_double_q_target(torch.zeros(3), torch.zeros(3), torch.zeros(3), torch.zeros(2))
+
+
+def test_fixed_noise_is_shared_by_every_problem_and_checked_for_shape():
+    """With fixed draws, each problem's answer is the one it gets alone (a greedy policy independent of its batch)."""
+    low, high = torch.full((2,), -1.0), torch.full((2,), 1.0)
+    targets = torch.tensor([[0.3, -0.2], [-0.7, 0.5], [0.1, 0.9]])
+    noise = [torch.randn(1, 16, 2, generator=torch.Generator().manual_seed(i)) for i in range(3)]
+
+    def score_for(t):
+        return lambda a: -((a - t.unsqueeze(1)) ** 2).sum(-1)
+
+    together, _ = cem_maximize(score_for(targets), low, high, 3, iterations=3, samples=16, elites=4, noise=noise)
+    for i in range(3):
+        alone, _ = cem_maximize(score_for(targets[i:i + 1]), low, high, 1, iterations=3, samples=16, elites=4,
+                                noise=noise)
+        torch.testing.assert_close(together[i:i + 1], alone)
+    with pytest.raises(ValueError, match="noise must be 3 tensors of shape"):
+        cem_maximize(score_for(targets), low, high, 3, iterations=3, samples=16, elites=4, noise=noise[:2])

@@ -41,13 +41,21 @@ class ContinuousQ(nn.Module):
             s = s.unsqueeze(1)
         return self.body(s + a).squeeze(-1)
 
-    def argmax(self, obs: torch.Tensor, generator: torch.Generator | None = None) -> tuple[torch.Tensor, torch.Tensor]:
-        """CEM's best action per state ``[B, A]`` and its Q ``[B]``."""
+    def argmax(self, obs: torch.Tensor, generator: torch.Generator | None = None,
+               noise: list[torch.Tensor] | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+        """CEM's best action per state ``[B, A]`` and its Q ``[B]`` (``noise``: fixed draws, as ``cem_maximize``)."""
         s = self.obs_in(obs.flatten(1).float()).unsqueeze(1)
         score = lambda actions: self.body(s + self.act_in(actions)).squeeze(-1)  # noqa: E731
-        return cem_maximize(score, self.low, self.high, obs.shape[0], generator=generator, **self.cem)
+        return cem_maximize(score, self.low, self.high, obs.shape[0], generator=generator, noise=noise, **self.cem)
+
+    def greedy_noise(self) -> list[torch.Tensor]:
+        """The fixed draws greedy acting uses (seed 0), one ``[1, samples, A]`` per CEM iteration."""
+        g = torch.Generator().manual_seed(0)
+        shape = (1, self.cem["samples"], self.low.shape[0])
+        return [torch.randn(shape, generator=g) for _ in range(self.cem["iterations"])]
 
     def greedy(self, obs: torch.Tensor) -> torch.Tensor:
-        """The CEM argmax with a fixed seed: the same observation always gets the same action."""
+        """The CEM argmax over fixed draws shared by every row: an observation always gets the same action, whatever
+        else is in the batch (so an exported graph, which holds the draws as constants, acts the same)."""
         with torch.no_grad():
-            return self.argmax(obs, torch.Generator().manual_seed(0))[0]
+            return self.argmax(obs, noise=self.greedy_noise())[0]

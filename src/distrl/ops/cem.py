@@ -9,40 +9,49 @@ samples and 6 elites. Everything here is batched: one call scores ``[B, samples]
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import torch
 
 from distrl.ops._checks import check_float, check_tensor
 
 
 def cem_maximize(score, low: torch.Tensor, high: torch.Tensor, batch: int, iterations: int = 2, samples: int = 64,
-                 elites: int = 6, generator: torch.Generator | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+                 elites: int = 6, generator: torch.Generator | None = None,
+                 noise: Sequence[torch.Tensor] | None = None) -> tuple[torch.Tensor, torch.Tensor]:
     """Approximately maximise ``score(actions [B, N, A]) -> [B, N]`` over the box ``[low, high]`` (each ``[A]``)
     for ``batch`` independent problems. The first Gaussian is centred in the box with half its width as the
     standard deviation; samples are clipped into the box. Returns the best action seen over all iterations
-    ``[B, A]`` and its score ``[B]`` (so more iterations never return a worse action)."""
+    ``[B, A]`` and its score ``[B]`` (so more iterations never return a worse action).
+
+    ``noise``: the standard-normal draws to use, one ``[1, N, A]`` tensor per iteration shared by every problem,
+    instead of drawing ``[B, N, A]`` from ``generator`` (a greedy policy's fixed draws; an exported graph's
+    constants)."""
     check_tensor("low", low, rank=1)
     check_float("low", low)
     check_tensor("high", high, shape=tuple(low.shape))
-    if not bool((high >= low).all()):
+    # a check of values, not shapes: a graph being traced for export has none yet (the eager run before it checked)
+    if not torch.compiler.is_compiling() and not bool((high >= low).all()):
         raise ValueError("high must be >= low in every action dimension")
     if iterations < 1 or samples < 1 or not 1 <= elites <= samples:
         raise ValueError(f"need iterations >= 1 and 1 <= elites <= samples; got {iterations}, {samples}, {elites}")
     A = low.shape[0]
+    if noise is not None and (len(noise) != iterations or any(tuple(n.shape) != (1, samples, A) for n in noise)):
+        raise ValueError(f"noise must be {iterations} tensors of shape (1, {samples}, {A})")
     mean = ((low + high) / 2).expand(batch, A)
     std = ((high - low) / 2).expand(batch, A)
-    rows = torch.arange(batch)
     best_action, best_score = mean.clone(), torch.full((batch,), -torch.inf, dtype=low.dtype)
     with torch.no_grad():
-        for _ in range(iterations):
-            noise = torch.randn((batch, samples, A), generator=generator, dtype=low.dtype)
-            actions = torch.maximum(torch.minimum(mean.unsqueeze(1) + std.unsqueeze(1) * noise, high), low)
+        for i in range(iterations):
+            z = torch.randn((batch, samples, A), generator=generator, dtype=low.dtype) if noise is None else noise[i]
+            actions = torch.maximum(torch.minimum(mean.unsqueeze(1) + std.unsqueeze(1) * z, high), low)
             scores = score(actions)
             check_tensor("score(actions)", scores, shape=(batch, samples))
             top, idx = scores.topk(elites, dim=1)
+            chosen = actions.gather(1, idx.unsqueeze(2).expand(-1, -1, A))  # [B, elites, A], the best first
             better = top[:, 0] > best_score
-            best_action = torch.where(better.unsqueeze(1), actions[rows, idx[:, 0]], best_action)
+            best_action = torch.where(better.unsqueeze(1), chosen[:, 0], best_action)
             best_score = torch.where(better, top[:, 0], best_score)
-            chosen = actions[rows.unsqueeze(1), idx]  # [B, elites, A]
             mean, std = chosen.mean(1), chosen.std(1, unbiased=False)
     return best_action, best_score
 

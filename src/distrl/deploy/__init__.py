@@ -1,0 +1,7 @@
+"""Trained policies out of distrl: ONNX and TorchScript files that act as ``distrl.load_policy`` does, and a policy
+server for simulators that cannot be stepped from Python."""
+
+from distrl.deploy.formats import FORMATS, run_exported, write
+from distrl.deploy.graphs import HEADS, Graph, acting_graph
+
+__all__ = ["FORMATS", "HEADS", "Graph", "acting_graph", "run_exported", "write"]
