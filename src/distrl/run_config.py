@@ -30,4 +30,7 @@ class RunConfig:
     eval_interval_steps: int | None = setting(None, "Env steps between periodic greedy evaluations on their own env copies (eval_return_mean in metrics.csv and TensorBoard; the best one's weights are kept in run_dir/best, which distrl eval plays); 0: none; default: the system's (none, except R2D2 and SEED + R2D2: 25000).", low=0)
     eval_episodes: int | None = setting(None, "Episodes per periodic evaluation (played at once on their own env copies); default: the system's (5; R2D2 and SEED + R2D2: 10).", low=1)
     step_timeout_s: float = setting(300.0, "A component whose step takes longer than this (stopped, deadlocked, a hung env) is reported and restarted.", low=0.0, low_open=True)
+    tracker: str = setting("none", "An experiment tracker that receives the metrics rows, the settings, the summary and the curves beside the run dir: wandb (offline unless WANDB_MODE says otherwise) or mlflow (a file store in the run dir unless tracker_uri names a server); pip install 'distrl[wandb]' or 'distrl[mlflow]'.", choices=("none", "wandb", "mlflow"))
+    tracker_project: str | None = setting(None, "The tracker's project (W&B) or experiment (MLflow); default distrl.")
+    tracker_uri: str | None = setting(None, "MLflow's tracking URI (http://HOST:PORT, file:PATH, ...); default MLFLOW_TRACKING_URI, else RUN_DIR/mlruns.")
     max_restarts: int = setting(10, "Restarts of one component within 5 minutes before the run stops as a crash loop (counted per window: rare crashes in a long run are always restarted).", low=0, high=10_000)

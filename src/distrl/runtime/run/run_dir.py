@@ -50,9 +50,13 @@ def prepare_run_dir(path: Path, *, resume: bool, force: bool, marker: str = "con
         raise ConfigError(f"run dir '{path}' cannot be created or written: {e.strerror or e}") from None
 
 
+def config_data(system: str, run_cfg, system_cfg) -> dict[str, Any]:
+    """What ``config.yaml`` holds, as plain data (also what an experiment tracker gets as the run's config)."""
+    return _plain({"system": system, "run": asdict(run_cfg), "system_config": asdict(system_cfg)})
+
+
 def write_config(path: Path, system: str, run_cfg, system_cfg) -> None:
-    data = {"system": system, "run": asdict(run_cfg), "system_config": asdict(system_cfg)}
-    text = yaml.safe_dump(_plain(data), sort_keys=False)
+    text = yaml.safe_dump(config_data(system, run_cfg, system_cfg), sort_keys=False)
     tmp = path / ".config.yaml.tmp"
     tmp.write_text(text)
     tmp.replace(path / "config.yaml")
