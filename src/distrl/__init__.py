@@ -91,6 +91,26 @@ def export(run_dir: str | Path, format: str = "onnx", out: str | Path | None = N
     return _export(run_dir, format, out, head=head, snapshot=snapshot, force=force)
 
 
+def serve(run_dir: str | Path, bind: str = "127.0.0.1:8500", http: str | None = "127.0.0.1:8501",
+          token: str | None = None, **options: Any):
+    """Serve a run's policy to simulators outside Python: gRPC at ``bind`` (:class:`PolicyClient` speaks it) and
+    HTTP/JSON at ``http`` (``POST /v1/act`` with ``Authorization: Bearer TOKEN``), admitting only the run's token.
+    ``options``: ``head``, ``snapshot``, ``tls_cert``/``tls_key``, ``max_batch``, ``max_wait_ms``. Returns the
+    running server; ``server.close()`` stops it."""
+    from distrl.api import serve as _serve
+
+    return _serve(run_dir, bind, http, token, **options)
+
+
+def __getattr__(name: str):
+    """``distrl.PolicyClient`` (the gRPC client of ``distrl serve``), imported on first use."""
+    if name == "PolicyClient":
+        from distrl.deploy.client import PolicyClient
+
+        return PolicyClient
+    raise AttributeError(f"module 'distrl' has no attribute {name!r}")
+
+
 def join(address: str, timeout_s: float = 30.0, token: str | None = None, env: str | None = None,
          tls_ca: str | None = None) -> None:
     """Run an env actor for the SEED server at ``HOST:PORT`` (with the run's ``token``; ``tls_ca``, the
@@ -100,4 +120,5 @@ def join(address: str, timeout_s: float = 30.0, token: str | None = None, env: s
     _join(address, timeout_s, token=token, env=env, tls_ca=tls_ca)
 
 
-__all__ = ["__version__", "evaluate", "export", "join", "load_policy", "make_trainer", "record", "train"]
+__all__ = ["PolicyClient", "__version__", "evaluate", "export", "join", "load_policy", "make_trainer", "record",
+           "serve", "train"]

@@ -401,6 +401,23 @@ def export(run_dir: str | Path, format: str = "onnx", out: str | Path | None = N
             "outputs": graph.outputs}
 
 
+def serve(run_dir: str | Path, bind: str = "127.0.0.1:8500", http: str | None = "127.0.0.1:8501",
+          token: str | None = None, head: str = "greedy", snapshot: str | None = None, tls_cert: str | None = None,
+          tls_key: str | None = None, max_batch: int = 256, max_wait_ms: float = 0.0):
+    """Start a policy server for a run's policy (``snapshot`` as in :class:`Policy`): gRPC at ``bind`` and HTTP/JSON
+    at ``http`` (None: no HTTP), admitting only ``token`` (default: ``DISTRL_TOKEN``, else the run's own
+    ``RUN_DIR/token``); requests are batched (up to ``max_batch``, waiting ``max_wait_ms`` for more). Returns the
+    running :class:`~distrl.deploy.server.PolicyServer` (``.address``, ``.http_address``, ``.close()``)."""
+    from distrl.deploy.server import PolicyServer, run_token, tls_files
+
+    if max_batch < 1 or not 0 <= max_wait_ms <= 1000:
+        raise ConfigError(f"--max-batch must be >= 1 and --max-wait-ms in [0, 1000]; got {max_batch}, {max_wait_ms}")
+    tls = tls_files(tls_cert, tls_key)
+    policy = load_policy(run_dir, snapshot)
+    return PolicyServer(policy, run_token(Path(run_dir), token or os.environ.get("DISTRL_TOKEN")), bind=bind, http=http,
+                        head=head, tls=tls, max_batch=max_batch, max_wait_s=max_wait_ms / 1000)
+
+
 def record(out: str | Path, run_dir: str | Path | None = None, policy: str | None = None, env: str | None = None,
            episodes: int = 10, seed: int = 0, force: bool = False, noise: float = 0.0,
            snapshot: str | None = None) -> dict[str, Any]:

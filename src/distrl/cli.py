@@ -1,4 +1,4 @@
-"""The ``distrl`` command: train, eval, record, export, list, plot, join, pbt, bench.
+"""The ``distrl`` command: train, eval, record, export, serve, list, plot, join, pbt, bench.
 
 Flags of ``distrl train`` are generated from :class:`distrl.run_config.RunConfig` (fields marked
 ``cli``); every other setting, of the run or the system, is reachable with ``--set key=value``
@@ -136,6 +136,24 @@ def _build_parser() -> argparse.ArgumentParser:
     exp.add_argument("--snapshot", choices=("best", "last"), default=None,
                      help="which of RUN_DIR's weights (as for eval); default: best where kept, else last")
     exp.add_argument("--force", action="store_true", help="replace an existing --out")
+
+    srv = sub.add_parser("serve", help="answer actions for simulators outside Python: a trained run's policy on "
+                         "gRPC and HTTP/JSON, batched, for holders of the run's token", formatter_class=_Help)
+    srv.add_argument("run_dir", metavar="RUN_DIR")
+    srv.add_argument("--bind", default="127.0.0.1:8500", help="gRPC address (0.0.0.0:PORT accepts other machines)")
+    srv.add_argument("--http", default="127.0.0.1:8501", help="HTTP/JSON address, or 'off'")
+    srv.add_argument("--token-file", default=None, help="file holding the token clients present (default: "
+                     "DISTRL_TOKEN, else RUN_DIR/token)")
+    srv.add_argument("--head", choices=("greedy", "sample"), default="greedy",
+                     help="greedy actions, or actions drawn from the policy (actor-critic systems)")
+    srv.add_argument("--snapshot", choices=("best", "last"), default=None,
+                     help="which of RUN_DIR's weights (as for eval); default: best where kept, else last")
+    srv.add_argument("--tls-cert", default=None, help="PEM certificate: both routes serve TLS (with --tls-key)")
+    srv.add_argument("--tls-key", default=None, help="PEM private key of --tls-cert")
+    srv.add_argument("--max-batch", type=_count(1), default=256, help="most requests answered by one forward pass")
+    srv.add_argument("--max-wait-ms", type=float, default=0.0,
+                     help="how long the first request of a batch waits for others to join it (0: requests that "
+                     "arrive during a forward pass form the next batch)")
 
     lst = sub.add_parser("list", help="the systems; with a name, that system's settings, defaults and presets")
     lst.add_argument("what", nargs="?", default=None, help="a system, or 'run' for the settings every system takes")
@@ -337,6 +355,35 @@ def _cmd_export(args) -> int:
     return 0
 
 
+def _cmd_serve(args) -> int:
+    import signal
+    import threading
+
+    from distrl.api import serve
+
+    token = _token_from_file(args.token_file) if args.token_file else None
+    server = serve(args.run_dir, bind=args.bind, http=None if args.http == "off" else args.http, token=token,
+                   head=args.head, snapshot=args.snapshot, tls_cert=args.tls_cert, tls_key=args.tls_key,
+                   max_batch=args.max_batch, max_wait_ms=args.max_wait_ms)
+    stop = threading.Event()
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, lambda *_: stop.set())
+    spec = server.spec
+    http = f" and http{'s' if args.tls_cert else ''}://{server.http_address}/v1/act" if server.http_address else ""
+    print(f"distrl: serving {spec['system']} on {spec['env']} ({spec['snapshot']} weights, {spec['head']}) on gRPC "
+          f"{server.address}{http}; clients present the run's token", file=sys.stderr, flush=True)
+    try:
+        while not stop.wait(0.5):
+            pass
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.close()
+    print(f"distrl: served {server.batcher.requests} requests in {server.batcher.batches} batches; "
+          f"refused {server.refused}", file=sys.stderr, flush=True)
+    return 0
+
+
 def _cmd_plot(args) -> int:
     from pathlib import Path
 
@@ -353,20 +400,23 @@ def _cmd_plot(args) -> int:
 def _cmd_join(args) -> int:
     from distrl.api import join
 
-    token = args.token
-    if args.token_file:
-        try:
-            with open(args.token_file, "rb") as f:
-                token = f.read(4096).decode("ascii").strip()
-        except OSError as e:
-            raise ConfigError(f"cannot read --token-file '{args.token_file}': {e.strerror}") from None
-        except UnicodeDecodeError:
-            raise ConfigError(f"--token-file '{args.token_file}' is not a token (a run's token file holds one line of "
-                              "ASCII: the run dir's 'token')") from None
-        if not token:
-            raise ConfigError(f"--token-file '{args.token_file}' is empty (a run's token file: RUN_DIR/token)")
+    token = _token_from_file(args.token_file) if args.token_file else args.token
     join(args.address, timeout_s=args.timeout, token=token, env=args.env, tls_ca=args.tls_ca)
     return 0
+
+
+def _token_from_file(path: str) -> str:
+    try:
+        with open(path, "rb") as f:
+            token = f.read(4096).decode("ascii").strip()
+    except OSError as e:
+        raise ConfigError(f"cannot read --token-file '{path}': {e.strerror}") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"--token-file '{path}' is not a token (a run's token file holds one line of "
+                          "ASCII: the run dir's 'token')") from None
+    if not token:
+        raise ConfigError(f"--token-file '{path}' is empty (a run's token file: RUN_DIR/token)")
+    return token
 
 
 def _say(text: str) -> None:
@@ -382,7 +432,7 @@ def main(argv: list[str] | None = None) -> int:
         args = _build_parser().parse_args(argv)
         handler = {"train": _cmd_train, "eval": _cmd_eval, "list": _cmd_list, "plot": _cmd_plot, "join": _cmd_join,
                    "pbt": _cmd_pbt, "record": _cmd_record, "bench": _cmd_bench,
-                   "export": _cmd_export}[args.command]
+                   "export": _cmd_export, "serve": _cmd_serve}[args.command]
         return handler(args)
     except ConfigError as e:  # one line, whatever the input had in it (a value typed with a newline)
         print(f"distrl: error: {e}".replace("\n", "\\n"), file=sys.stderr)
