@@ -30,7 +30,9 @@ def test_gae_and_lambda_returns_match_references(T, B, lam):
     r, disc, v, boot = inputs(T, B, seed=T + B)
     t = [torch.tensor(x) for x in (r, disc, v, boot)]
     np.testing.assert_allclose(gae(*t, lam=lam).numpy(), gae_ref(r, disc, v, boot, lam), atol=1e-10)
-    np.testing.assert_allclose(lambda_returns(*t, lam=lam).numpy(), lambda_return_ref(r, disc, v, boot, lam), atol=1e-10)
+    np.testing.assert_allclose(
+        lambda_returns(*t, lam=lam).numpy(), lambda_return_ref(r, disc, v, boot, lam), atol=1e-10
+    )
 
 
 def test_gae_per_step_lambda():
@@ -132,3 +134,12 @@ def test_trainable_steps_need_the_whole_window_or_an_episode_end():
     ended = cut.clone()
     ended[5:] = 0.0
     assert trainable_steps(mask, ended, 2)[:, 0].tolist() == [True] * 6 + [False] * 2
+
+
+def test_backward_recursion_by_hand():
+    """y_2 = 3, y_1 = 2 + 0.5 * 3 = 3.5, y_0 = 1 + 0.1 * 3.5 = 1.35 (one column; a second with decay 0 is x)."""
+    from distrl.ops.returns import backward_recursion
+
+    x = torch.tensor([[1.0, 1.0], [2.0, 2.0], [3.0, 3.0]])
+    decay = torch.tensor([[0.1, 0.0], [0.5, 0.0], [0.9, 0.0]])
+    torch.testing.assert_close(backward_recursion(x, decay), torch.tensor([[1.35, 1.0], [3.5, 2.0], [3.0, 3.0]]))

@@ -12,6 +12,17 @@ import torch
 from distrl.ops._checks import check_float, check_lam, check_tensor, check_time_major
 
 
+def backward_recursion(x_t: torch.Tensor, decay_t: torch.Tensor) -> torch.Tensor:
+    """y_t = x_t + decay_t y_{t+1}, y_T = 0, over the time axis of ``[T, B]`` tensors: the backward pass GAE
+    (eq. 16 of arXiv:1506.02438) and V-trace (eq. 1 of arXiv:1802.01561, as v_s - V(x_s)) share."""
+    y = torch.empty_like(x_t)
+    acc = torch.zeros_like(x_t[0])
+    for t in range(x_t.shape[0] - 1, -1, -1):
+        acc = x_t[t] + decay_t[t] * acc
+        y[t] = acc
+    return y
+
+
 def gae(rewards: torch.Tensor, discounts: torch.Tensor, values: torch.Tensor, bootstrap_value: torch.Tensor,
         lam: float | torch.Tensor = 0.95) -> torch.Tensor:
     """Generalised advantage estimates (Schulman et al. 2016, arXiv:1506.02438 eq. 16).
@@ -26,13 +37,7 @@ def gae(rewards: torch.Tensor, discounts: torch.Tensor, values: torch.Tensor, bo
     with torch.no_grad():
         values_tp1 = torch.cat([values[1:], bootstrap_value.unsqueeze(0)], dim=0)
         deltas = rewards + discounts * values_tp1 - values
-        decay = discounts * lam
-        adv = torch.empty_like(values)
-        acc = torch.zeros_like(bootstrap_value)
-        for t in range(T - 1, -1, -1):
-            acc = deltas[t] + decay[t] * acc
-            adv[t] = acc
-    return adv
+        return backward_recursion(deltas, discounts * lam)
 
 
 def lambda_returns(rewards: torch.Tensor, discounts: torch.Tensor, values: torch.Tensor,

@@ -7,6 +7,7 @@ from typing import NamedTuple
 import torch
 
 from distrl.ops._checks import check_lam, check_tensor, check_time_major
+from distrl.ops.returns import backward_recursion
 
 
 class VTraceReturns(NamedTuple):
@@ -42,13 +43,7 @@ def vtrace(behaviour_logp: torch.Tensor, target_logp: torch.Tensor, rewards: tor
         cs = (rhos if clip_c is None else rhos.clamp(max=clip_c)) * lam
         values_tp1 = torch.cat([values[1:], bootstrap_value.unsqueeze(0)], dim=0)
         deltas = clipped_rhos * (rewards + discounts * values_tp1 - values)
-        decay = discounts * cs
-        vs_minus_v = torch.empty_like(values)
-        acc = torch.zeros_like(bootstrap_value)
-        for t in range(T - 1, -1, -1):
-            acc = deltas[t] + decay[t] * acc
-            vs_minus_v[t] = acc
-        vs = vs_minus_v + values
+        vs = backward_recursion(deltas, discounts * cs) + values
         vs_tp1 = torch.cat([vs[1:], bootstrap_value.unsqueeze(0)], dim=0)
         pg_rhos = rhos if clip_pg_rho is None else rhos.clamp(max=clip_pg_rho)
         q_advantages = rewards + discounts * vs_tp1 - values
