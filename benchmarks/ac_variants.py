@@ -25,8 +25,8 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from normaliser_study import NORMALISED, ONE_STEP, run_cell  # noqa: E402  (the benchmarks folder's own helpers)
 from doc_blocks import Table, add_flag, env_label, start, steps_label  # noqa: E402
+from normaliser_study import NORMALISED, ONE_STEP, run_cell  # noqa: E402  (the benchmarks folder's own helpers)
 
 
 def main() -> None:

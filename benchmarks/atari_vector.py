@@ -43,7 +43,8 @@ def main() -> None:
     wrapped = gym.vector.SyncVectorEnv([lambda: _atari_env(args.env, True) for _ in range(n)])
     print(f"| {args.env}, {n} envs | env steps/s |\n|---|---|")
     print(f"| SyncVectorEnv of wrapped envs | {rate(wrapped, n, args.seconds):,.0f} |")
-    print(f"| AtariVectorEnv, 1 thread (distrl's actors) | {rate(_atari_vec_env(args.env, n, True), n, args.seconds):,.0f} |")
+    print("| AtariVectorEnv, 1 thread (distrl's actors) | "
+          f"{rate(_atari_vec_env(args.env, n, True), n, args.seconds):,.0f} |")
     cores = os.cpu_count() or 1
     native = AtariVectorEnv(gym.spec(args.env).kwargs["game"], n, num_threads=cores, reward_clipping=False,
                             use_fire_reset=False, repeat_action_probability=0.25)

@@ -43,22 +43,27 @@ def main() -> None:
             p.error(f"--one-step is a former config of {', '.join(ONE_STEP)}: give one of them")
         budget = 1_000_000 if args.system == "a2c" else 1_500_000
         settings = {**ONE_STEP[args.system], "total_steps": budget, **settings}
-    print("| seed | first >= solved at (env steps) | lowest after | holds | final training mean | greedy eval | wall s |")
+    print("| seed | first >= solved at (env steps) | lowest after | holds | final training mean | greedy eval | wall s "
+          "|")
     print("|---|---|---|---|---|---|---|")
     held = 0
     for seed in args.seeds:
         with tempfile.TemporaryDirectory() as d:
             s = distrl.train(args.system, env=args.env, runtime=args.runtime, seed=seed, run_dir=f"{d}/r",
                              log_interval_s=0.25, **settings)
-            rows = [(int(r["env_steps"]), float(r["episode_return_mean"])) for r in csv.DictReader(open(f"{d}/r/metrics.csv"))
-                    if r["episode_return_mean"]]
+            rows = [
+                (int(r["env_steps"]), float(r["episode_return_mean"]))
+                for r in csv.DictReader(open(f"{d}/r/metrics.csv"))
+                if r["episode_return_mean"]
+            ]
             ev = distrl.evaluate(f"{d}/r", episodes=20)["mean_return"]
         first = next((i for i, (_, ret) in enumerate(rows) if ret >= args.solved), None)
         low = min(ret for _, ret in rows[first:]) if first is not None else float("nan")
         holds = first is not None and low >= args.floor
         held += holds
         at = f"{rows[first][0]:,}" if first is not None else "never"
-        print(f"| {seed} | {at} | {low:.0f} | {'yes' if holds else 'no'} | {s['episode_return_mean']} | {ev:.0f} | {s['wall_s']:.1f} |",
+        print(f"| {seed} | {at} | {low:.0f} | {'yes' if holds else 'no'} | {s['episode_return_mean']} | {ev:.0f} | "
+              f"{s['wall_s']:.1f} |",
               flush=True)
     print(f"\n{held} of {len(args.seeds)} seeds hold (settings: {settings or 'defaults'})")
 

@@ -63,7 +63,7 @@ def write_blocks(blocks: dict[str, str], where: Path | list[Path] | None = None)
     texts = {f: f.read_text() for f in set(located.values())}
     for name, body in blocks.items():
         f = located[name]
-        texts[f] = _marker(name).sub(lambda m: m.group(1) + body.rstrip("\n") + "\n" + m.group(2), texts[f])
+        texts[f] = _marker(name).sub(lambda m, body=body: m.group(1) + body.rstrip("\n") + "\n" + m.group(2), texts[f])
     for f, text in texts.items():
         f.write_text(text)
 

@@ -44,7 +44,8 @@ def run_evotorch(env_id: str, steps: int, workers: int, seed: int) -> dict:
 
     torch.manual_seed(seed)
     t0 = time.perf_counter()
-    problem = GymNE(env=env_id, network="Linear(obs_length, 64) >> Tanh() >> Linear(64, 64) >> Tanh() >> Linear(64, act_length)",
+    problem = GymNE(env=env_id, network="Linear(obs_length, 64) >> Tanh() >> Linear(64, 64) >> Tanh() >> Linear(64, "
+                                        "act_length)",
                     observation_normalization=True, num_actors=workers)
     max_speed = 0.015  # the tutorial's ClipUp settings for MuJoCo
     searcher = PGPE(problem, popsize=64, center_learning_rate=max_speed * 0.75, stdev_learning_rate=0.1,

@@ -23,8 +23,8 @@ keeps what it measured):
   ``--e2e-seconds`` each; learner updates/s and env steps/s over the second half of the rows (the replay
   has filled to ``min_replay`` by then).
 - ``pong``: IMPALA with a CUDA learner on Pong for ``--pong-seconds``; its curve (``pong_curve.png``) and
-  metrics (``pong_leg/metrics.csv``). A run longer than one machine's lease goes in legs: each leg writes what the next needs
-  into ``DIR/pong_leg/`` (config, metrics, the last checkpoint: five flat files, each under 16 MiB, so they come
+  metrics (``pong_leg/metrics.csv``). A run longer than one machine's lease goes in legs: each leg writes what the next
+  needs into ``DIR/pong_leg/`` (config, metrics, the last checkpoint: five flat files, each under 16 MiB, so they come
   back from a device machine), and ``--pong-resume FOLDER`` continues from such a folder (``distrl train
   --resume`` on a run dir rebuilt from it): the metrics keep every leg's rows and the curve spans them all.
 """
@@ -39,6 +39,7 @@ import sys
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 from pathlib import Path
 
 import torch
@@ -272,10 +273,13 @@ def markdown(d: dict) -> str:
         lines += ["", table]
     if d["pong"]:
         p = d["pong"]
-        lines += ["", f"Pong run: {p['seconds']:.0f} s, {p['actors']} actors, {p['env_steps']:,} env steps "
-                      f"({p['frames']:,} frames), {p['sps']:,.0f} steps/s; return (100-episode mean) last "
-                      f"{p['return_last']}, best {p['return_best']}"
-                      + (f"; resumed from {p['resumed_from_steps']:,} env steps" if p.get("resumed_from_steps") else "")]
+        lines += [
+            "",
+            f"Pong run: {p['seconds']:.0f} s, {p['actors']} actors, {p['env_steps']:,} env steps "
+            f"({p['frames']:,} frames), {p['sps']:,.0f} steps/s; return (100-episode mean) last "
+            f"{p['return_last']}, best {p['return_best']}"
+            + (f"; resumed from {p['resumed_from_steps']:,} env steps" if p.get("resumed_from_steps") else ""),
+        ]
     lines += [f"error: {e}" for e in d["errors"]]
     return "\n".join(lines) + "\n"
 
@@ -344,10 +348,12 @@ def main() -> None:
         if cuda:
             rows += [("cuda", "fp32", False, 1), ("cuda", "bf16", False, 1)]
         for b in args.batch_unrolls:
-            compiled = [("cuda", "fp32", True, 1), ("cuda", "bf16", True, 1)] if cuda and b in args.compile_batches else []
+            compiled = (
+                [("cuda", "fp32", True, 1), ("cuda", "bf16", True, 1)] if cuda and b in args.compile_batches else []
+            )
             for device, precision, comp, threads in rows + compiled:
                 r = attempt(f"learner {device} {precision} compile={comp} B={b} threads={threads}",
-                            lambda: learner_samples(device, precision, comp, b, args.seconds, threads))
+                            partial(learner_samples, device, precision, comp, b, args.seconds, threads))
                 if r:
                     res.data["learner"].append(r)
                     print(r, flush=True)
@@ -356,7 +362,7 @@ def main() -> None:
         for b in args.batch_unrolls:
             for overlap in (False, True):
                 r = attempt(f"loop overlap={overlap} B={b}",
-                            lambda: learner_loop("cuda" if cuda else "cpu", overlap, b, args.seconds))
+                            partial(learner_loop, "cuda" if cuda else "cpu", overlap, b, args.seconds))
                 if r:
                     res.data["loop"].append(r)
                     print(r, flush=True)
@@ -367,20 +373,23 @@ def main() -> None:
             "seed", ENV, dict(big, inference_device="cuda" if cuda else "cpu"), n, 8.0))
         runs = [("impala", dict(big))] if args.e2e_cpu or not cuda else []
         if cuda:  # overlap's default on a GPU is on: both, to measure it
-            runs += [("impala", dict(big, device="cuda", overlap_transfers="off")), ("impala", dict(big, device="cuda"))]
+            runs += [
+                ("impala", dict(big, device="cuda", overlap_transfers="off")),
+                ("impala", dict(big, device="cuda")),
+            ]
         if cuda:
             runs.append(("seed", dict(big, device="cuda", inference_device="cuda")))
         for system, settings in runs:
             base = seed_alone if system == "seed" else alone
             if base:
-                r = attempt(f"{system} {settings}", lambda: end_to_end(system, settings, n, args.e2e_seconds, base))
+                r = attempt(f"{system} {settings}", partial(end_to_end, system, settings, n, args.e2e_seconds, base))
                 if r:
                     res.data["e2e"].append(r)
                     print(r, flush=True)
     if "replay" in args.parts:
         for overlap in ("off", "on"):
             settings = {"device": "cuda" if cuda else "cpu", "overlap_transfers": overlap}
-            r = attempt(f"apex_dqn {settings}", lambda: replay_run(settings, args.actors, args.e2e_seconds))
+            r = attempt(f"apex_dqn {settings}", partial(replay_run, settings, args.actors, args.e2e_seconds))
             if r:
                 res.data["replay"].append(r)
                 print(r, flush=True)

@@ -39,8 +39,11 @@ def run_cell(system: str, env: str, steps: int, settings: dict, seed: int) -> di
         start = time.monotonic()
         distrl.train(system, env=env, total_steps=steps, seed=seed, run_dir=f"{d}/r", **settings)
         wall = time.monotonic() - start
-        curve = [(int(r["env_steps"]), float(r["episode_return_mean"])) for r in csv.DictReader(open(f"{d}/r/metrics.csv"))
-                 if r["episode_return_mean"] not in ("", "nan")]
+        curve = [
+            (int(r["env_steps"]), float(r["episode_return_mean"]))
+            for r in csv.DictReader(open(f"{d}/r/metrics.csv"))
+            if r["episode_return_mean"] not in ("", "nan")
+        ]
         greedy = distrl.evaluate(f"{d}/r", episodes=20)
     peak_at, peak = max(curve, key=lambda p: p[1])
     return {"system": system, "env": env, "steps": steps, "seed": seed, "settings": settings, "curve": curve,

@@ -27,8 +27,8 @@ from pathlib import Path
 from distrl.pbt import run_pbt
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from normaliser_study import ONE_STEP  # noqa: E402  (the benchmarks folder's own helpers)
 from doc_blocks import Table, add_flag, start  # noqa: E402
+from normaliser_study import ONE_STEP  # noqa: E402  (the benchmarks folder's own helpers)
 
 
 def population_steps_to_target(pop: Path, target: float) -> int | None:
@@ -58,7 +58,9 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--system", default="a2c")
     p.add_argument("--env", default="CartPole-v1")
-    p.add_argument("--explore", nargs="+", default=["lr=loguniform(1e-5,1e-1)", "entropy_coef=choice(0.0,0.01,0.1,0.3)"])
+    p.add_argument(
+        "--explore", nargs="+", default=["lr=loguniform(1e-5,1e-1)", "entropy_coef=choice(0.0,0.01,0.1,0.3)"]
+    )
     p.add_argument("--population", type=int, default=6)
     p.add_argument("--ready-steps", type=int, default=20_000)
     p.add_argument("--total-steps", type=int, default=300_000)
@@ -86,7 +88,7 @@ def main() -> None:
         _, members, fixed_wall = out["fixed"]
         big = float("inf")
         median = statistics.median([m if m is not None else big for m in members])
-        fmt = lambda v: "not reached" if v is None or v == big else f"{int(v):,}"  # noqa: E731
+        fmt = lambda v, big=big: "not reached" if v is None or v == big else f"{int(v):,}"  # noqa: E731
         table.row(seed, fmt(pbt_steps), f"{pbt_wall:.0f}", ", ".join(fmt(m) for m in members), fmt(median),
                   f"{fixed_wall:.0f}")
     if writer:

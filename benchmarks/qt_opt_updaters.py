@@ -77,9 +77,15 @@ def main() -> None:
                              conservative_weight=args.conservative_weight)
             summary = json.loads((run / "summary.json").read_text())
             blocked = blocked_fraction(summary["role_time_s"]["updater"])
-            table.row(n, f"{inserted_per_s(run):,.0f}", f"{s['learner_updates'] / s['wall_s']:,.0f}",
-                      f"{summary['learner_wait_frac']:.2f}", f"{summary['target_staleness_mean']:.0f}", f"{blocked:.2f}",
-                      summary["bottleneck"])
+            table.row(
+                n,
+                f"{inserted_per_s(run):,.0f}",
+                f"{s['learner_updates'] / s['wall_s']:,.0f}",
+                f"{summary['learner_wait_frac']:.2f}",
+                f"{summary['target_staleness_mean']:.0f}",
+                f"{blocked:.2f}",
+                summary["bottleneck"],
+            )
     if writer:
         writer.write({block: str(table)})
 

@@ -23,7 +23,9 @@ from distrl.envs import env_spec
 from distrl.presets import preset_path
 
 # over SEED's vtrace preset: an inference check, not a learner one
-SETTINGS = dict(load_yaml(preset_path("seed", "vtrace")), num_actors=12, num_envs=8, unroll_length=20, entropy_coef=0.01, lr=6e-4)
+SETTINGS = dict(
+    load_yaml(preset_path("seed", "vtrace")), num_actors=12, num_envs=8, unroll_length=20, entropy_coef=0.01, lr=6e-4
+)
 
 
 def main() -> None:

@@ -28,7 +28,8 @@ def main() -> None:
                    help="extra settings for both systems (e.g. num_envs=32)")
     args = p.parse_args()
     extra = dict(a.split("=", 1) for a in args.assignments)
-    lines = ["| env | runtime | actors | IMPALA sps | SEED sps | SEED / IMPALA | SEED batch (obs, mean) | latency p50 / p99 ms | "
+    lines = ["| env | runtime | actors | IMPALA sps | SEED sps | SEED / IMPALA | SEED batch (obs, mean) | latency p50 "
+             "/ p99 ms | "
              "SEED actor idle | SEED learner wait | IMPALA learner wait |",
              "|---|---|---|---|---|---|---|---|---|---|---|"]
     for env_id in args.envs:

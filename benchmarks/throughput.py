@@ -93,7 +93,9 @@ def learner_alone(env_id: str, settings: dict, seconds: float) -> float:
     return n * per_step / (time.perf_counter() - t0)
 
 
-def end_to_end(env_id: str, settings: dict, n: int, runtime: str, seconds: float, system: str = "impala") -> tuple[float, dict]:
+def end_to_end(
+    env_id: str, settings: dict, n: int, runtime: str, seconds: float, system: str = "impala"
+) -> tuple[float, dict]:
     with tempfile.TemporaryDirectory() as d:
         s = distrl.train(system, env=env_id, runtime=runtime, num_actors=n, total_steps=10**9, max_wall_s=seconds,
                          log_interval_s=0.5, run_dir=str(Path(d) / "r"), **settings)
@@ -134,7 +136,8 @@ def main() -> None:
     args = p.parse_args()
     writer = start(["throughput-impala", "throughput-gradient"], p, args,
                    keep=("envs", "actors", "runtimes", "gradient_systems"))
-    lines = ["| env | runtime | actors | (a) actors alone sps | (b) learner alone samples/s | ceiling 1/(1/a+1/b) | (c) end-to-end sps | c / ceiling | learner wait | policy lag | bottleneck |",
+    lines = ["| env | runtime | actors | (a) actors alone sps | (b) learner alone samples/s | ceiling 1/(1/a+1/b) | "
+             "(c) end-to-end sps | c / ceiling | learner wait | policy lag | bottleneck |",
              "|---|---|---|---|---|---|---|---|---|---|---|"]
     for env_id in args.envs:
         settings = PRESETS.get(env_id, {})
@@ -146,11 +149,13 @@ def main() -> None:
                 if runtime == "inline" and n > 1:
                     continue
                 c, s = end_to_end(env_id, settings, n, runtime, args.seconds)
-                line = (f"| {env_id} | {runtime} | {n} | {a:,.0f} | {b:,.0f} | {ceiling:,.0f} | {c:,.0f} | {c / ceiling:.2f} | "
+                line = (f"| {env_id} | {runtime} | {n} | {a:,.0f} | {b:,.0f} | {ceiling:,.0f} | {c:,.0f} | "
+                        f"{c / ceiling:.2f} | "
                         f"{s['learner_wait_frac']} | {s['policy_lag_mean']} | {s['bottleneck']} |")
                 lines.append(line)
                 print(line, flush=True)
-    grad_lines = ["| system | runtime | workers | env steps/s | parameter-server updates/s | staleness (updates) | bottleneck |",
+    grad_lines = ["| system | runtime | workers | env steps/s | parameter-server updates/s | staleness (updates) | "
+                  "bottleneck |",
                   "|---|---|---|---|---|---|---|"]
     for system in args.gradient_systems:
         for n in args.actors:

@@ -49,10 +49,20 @@ def local_ray(_ray_instance):
 # `--dist loadfile --no-loadscope-reorder` gives each worker two files, then the next file in collection order
 # whenever one has two tests or fewer left, so a long file handed out late would run alone at the end while the
 # other worker has nothing left.
-LONGEST_FILES_FIRST = ("tests/runtime/backends/test_ray_cluster.py", "tests/docs/test_pages.py",
-                       "tests/docs/test_system_pages.py", "tests/agents/test_impala.py", "tests/test_readme.py",
-                       "tests/test_cli.py", "tests/agents/test_qt_opt.py", "tests/agents/test_r2d2.py", "tests/agents/test_gorila.py", "tests/bench/test_runner.py",
-                       "tests/agents/test_r2d3.py", "tests/pbt/test_population.py")
+LONGEST_FILES_FIRST = (
+    "tests/runtime/backends/test_ray_cluster.py",
+    "tests/docs/test_pages.py",
+    "tests/docs/test_system_pages.py",
+    "tests/agents/test_impala.py",
+    "tests/test_readme.py",
+    "tests/test_cli.py",
+    "tests/agents/test_qt_opt.py",
+    "tests/agents/test_r2d2.py",
+    "tests/agents/test_gorila.py",
+    "tests/bench/test_runner.py",
+    "tests/agents/test_r2d3.py",
+    "tests/pbt/test_population.py",
+)
 
 
 def pytest_collection_modifyitems(items):

@@ -31,7 +31,8 @@ TINY = ["--total-steps", "5000", "--quiet", "--set", "num_envs=8"]
     (["train", "seed", "--env", "CartPole-v1", "--set", "bind=nowhere"], "bind 'nowhere' is not HOST:PORT"),
     (["join", "nowhere"], "join address 'nowhere' is not HOST:PORT"),
     (["join", "127.0.0.1:9", "--timeout", "0.5"], "no SEED server answered at 127.0.0.1:9"),
-    (["train", "impala", "--runtime", "ray", "--set", "ray_address=127.0.0.1:9"], "no Ray cluster answered at 127.0.0.1:9"),
+    (["train", "impala", "--runtime", "ray", "--set", "ray_address=127.0.0.1:9"], "no Ray cluster answered at "
+                                                                                  "127.0.0.1:9"),
     (["train", "seed", "--set", "inference_device=cuda:7"], "inference_device=cuda:7"),
     (["train", "impala", "--set", "device=gpu"], "device must be cpu, cuda, cuda:N or auto; got 'gpu'"),
     (["train", "a3c", "--set", "precision=bf16"], "a3c has no central learner"),
@@ -68,7 +69,17 @@ def test_train_eval_plot_and_resume(cli, tmp_path):
     r = cli("train", "a2c", "--run-dir", str(run), "--seed", "1", *TINY, cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     summary = json.loads((run / "summary.json").read_text())
-    for key in ("system", "env", "env_steps", "wall_s", "sps", "episode_return_mean", "learner_wait_frac", "policy_lag_mean", "bottleneck"):
+    for key in (
+        "system",
+        "env",
+        "env_steps",
+        "wall_s",
+        "sps",
+        "episode_return_mean",
+        "learner_wait_frac",
+        "policy_lag_mean",
+        "bottleneck",
+    ):
         assert key in summary
     assert summary["env_steps"] >= 5000
     assert (run / "config.yaml").is_file() and (run / "metrics.csv").is_file()
@@ -152,9 +163,28 @@ def test_a_missing_extra_is_one_line_naming_the_install(cli, tmp_path, module, a
 def test_a_closed_pipe_ends_the_run_quietly(tmp_path):
     """``distrl train ... | head -1``: once the reader is gone, no BrokenPipeError traceback."""
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    proc = subprocess.Popen([sys.executable, "-m", "distrl", "train", "a2c", "--total-steps", "60000", "--set", "num_envs=8",
-                             "--set", "log_interval_s=0.05", "--run-dir", str(tmp_path / "r")], cwd=tmp_path, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "distrl",
+            "train",
+            "a2c",
+            "--total-steps",
+            "60000",
+            "--set",
+            "num_envs=8",
+            "--set",
+            "log_interval_s=0.05",
+            "--run-dir",
+            str(tmp_path / "r"),
+        ],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     proc.stdout.readline()  # the first progress line, then the reader leaves
     proc.stdout.close()
     err = proc.stderr.read()
@@ -206,7 +236,11 @@ def test_plot_writes_into_the_run_dir_and_eval_numbers_are_rounded(cli, tmp_path
     run = tmp_path / "run"
     assert cli("train", "a2c", "--run-dir", str(run), *TINY, cwd=tmp_path).returncode == 0
     r = cli("plot", str(run), cwd=tmp_path)
-    assert r.returncode == 0 and (run / "curves.png").read_bytes()[:4] == b"\x89PNG" and not (tmp_path / "curves.png").exists()
+    assert (
+        r.returncode == 0
+        and (run / "curves.png").read_bytes()[:4] == b"\x89PNG"
+        and not (tmp_path / "curves.png").exists()
+    )
     result = json.loads(cli("eval", str(run), "--episodes", "3", cwd=tmp_path).stdout.strip().splitlines()[-1])
     for key in ("mean_return", "std_return", "min_return", "max_return"):
         assert result[key] == round(result[key], 6)
@@ -217,7 +251,9 @@ def test_train_help_says_each_default_once():
     out = subprocess.run([sys.executable, "-m", "distrl", "train", "--help"], capture_output=True, text=True,
                          env={**os.environ, "COLUMNS": "400"}).stdout
     lines = [line for line in out.splitlines() if line.strip().startswith("--")]
-    assert lines and all(line.count("default") <= 1 for line in lines), [line for line in lines if line.count("default") > 1]
+    assert lines and all(line.count("default") <= 1 for line in lines), [
+        line for line in lines if line.count("default") > 1
+    ]
     assert "(default: CartPole-v1)" in out and "the system's budget that solves CartPole." in out
 
 

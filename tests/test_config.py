@@ -1,3 +1,4 @@
+import dataclasses
 from dataclasses import dataclass
 
 import pytest
@@ -56,7 +57,7 @@ def test_bad_values_name_setting_and_valid_range(overrides, message):
 
 
 def test_frozen():
-    with pytest.raises(Exception):
+    with pytest.raises(dataclasses.FrozenInstanceError):
         Example().lr = 2.0
 
 

@@ -76,7 +76,8 @@ def test_bad_values_of_every_setting_are_one_line_and_touch_nothing(tmp_path_fac
     where, name, tp = choice
     tmp_path = tmp_path_factory.mktemp("bad")
     system = "impala" if where == "run" else where
-    env = ["--env", "Pendulum-v1"] if system in ("apex-ddpg", "qt-opt") else []  # the default CartPole has discrete actions
+    # the default CartPole has discrete actions
+    env = ["--env", "Pendulum-v1"] if system in ("apex-ddpg", "qt-opt") else []
     if system == "r2d3":  # it needs demonstrations: the only thing wrong must be the value under test
         env = ["--set", f"demos={_cartpole_demos(tmp_path_factory.getbasetemp())}"]
     # inline: a value that happens to be valid trains in this process for a moment instead of starting
@@ -138,7 +139,9 @@ def test_unusable_config_files_and_run_dirs_are_one_line(tmp_path, capsys):
 def test_force_deletes_only_run_dirs(tmp_path, capsys):
     (tmp_path / "project").mkdir()
     (tmp_path / "project" / "notes.txt").write_text("precious")
-    code, lines = _run_cli(["train", "a2c", "--run-dir", "project", "--force", "--total-steps", "100"], tmp_path, capsys)
+    code, lines = _run_cli(
+        ["train", "a2c", "--run-dir", "project", "--force", "--total-steps", "100"], tmp_path, capsys
+    )
     assert code == 2 and "not one" in lines[0]
     assert (tmp_path / "project" / "notes.txt").read_text() == "precious"
 
@@ -185,8 +188,20 @@ def _damage(run: Path, how: str) -> None:
         shutil.rmtree(run / "checkpoints")
 
 
-DAMAGE = ["truncated weights", "empty weights", "bad state json", "state json a list", "negative counters",
-          "foreign system", "empty yaml", "list yaml", "no run section", "bad yaml", "bad saved value", "no checkpoints"]
+DAMAGE = [
+    "truncated weights",
+    "empty weights",
+    "bad state json",
+    "state json a list",
+    "negative counters",
+    "foreign system",
+    "empty yaml",
+    "list yaml",
+    "no run section",
+    "bad yaml",
+    "bad saved value",
+    "no checkpoints",
+]
 
 
 @pytest.mark.parametrize("how", DAMAGE)

@@ -126,7 +126,8 @@ def check_learner_device(system: str, run_cfg: RunConfig, program) -> None:
     """The run's device exists here, and the system has a learner that can be placed on it (one line each)."""
     device = resolve_device(run_cfg.device)
     if run_cfg.overlap_transfers == "on" and (program.make_learner is None or not program.learner_on_device):
-        raise ConfigError(f"overlap_transfers=on: {system} has no learner on a device whose transfers could overlap its "
+        raise ConfigError(f"overlap_transfers=on: {system} has no learner on a device whose transfers could overlap "
+                          "its "
                           f"updates (valid here: auto, off)")
     if device.type == "cpu" and run_cfg.precision == "fp32":
         return
@@ -226,7 +227,8 @@ def plan_run(system: str, env: str | None = None, *, config_file: str | None = N
     if run_cfg.runtime is None:
         run_cfg = dataclasses.replace(run_cfg, runtime="local" if "local" in program.runtimes else program.runtimes[0])
     if run_cfg.runtime not in program.runtimes:
-        raise ConfigError(f"runtime '{run_cfg.runtime}' is not supported by {system} (supported: {', '.join(program.runtimes)})")
+        raise ConfigError(f"runtime '{run_cfg.runtime}' is not supported by {system} (supported: "
+                          f"{', '.join(program.runtimes)})")
     check_learner_device(system, run_cfg, program)
     check_learners(system, run_cfg, program)
     check_batch_fits_in_flight(system, run_cfg, program)
@@ -396,9 +398,15 @@ def export(run_dir: str | Path, format: str = "onnx", out: str | Path | None = N
     policy = load_policy(run_dir, snapshot)
     graph = acting_graph(policy, head)
     path = write(graph, format, Path(out) if out is not None else Path(run_dir) / f"policy{FORMATS[format]}", force)
-    return {"out": str(path), "format": format, "system": policy.system, "head": head, "snapshot": policy.snapshot,
-            "inputs": {k: [["batch", *v.shape[1:]], str(v.dtype).removeprefix("torch.")] for k, v in graph.inputs.items()},
-            "outputs": graph.outputs}
+    return {
+        "out": str(path),
+        "format": format,
+        "system": policy.system,
+        "head": head,
+        "snapshot": policy.snapshot,
+        "inputs": {k: [["batch", *v.shape[1:]], str(v.dtype).removeprefix("torch.")] for k, v in graph.inputs.items()},
+        "outputs": graph.outputs,
+    }
 
 
 def serve(run_dir: str | Path, bind: str = "127.0.0.1:8500", http: str | None = "127.0.0.1:8501",
@@ -430,7 +438,8 @@ def record(out: str | Path, run_dir: str | Path | None = None, policy: str | Non
     from distrl.datasets.record import batch_policy, scripted_policy
 
     if (run_dir is None) == (policy is None):
-        raise ConfigError("record needs a RUN_DIR (a trained run's policy) or --policy module:function with --env, not both")
+        raise ConfigError("record needs a RUN_DIR (a trained run's policy) or --policy module:function with --env, not "
+                          "both")
     if snapshot is not None and run_dir is None:
         raise ConfigError("--snapshot goes with a RUN_DIR (which of its weights play); a scripted --policy has none")
     check_out(out, force, keep=(run_dir,) if run_dir is not None else ())  # before minutes of recording
@@ -451,8 +460,14 @@ def record(out: str | Path, run_dir: str | Path | None = None, policy: str | Non
         algorithm += f" with noise {noise}"
     folder = write_episodes(out, eps, algorithm, force=force)
     returns = eps.returns()
-    return {"out": str(folder), "episodes": len(eps), "steps": eps.steps, "mean_return": round(float(returns.mean()), 6),
-            "min_return": float(returns.min()), "max_return": float(returns.max())}
+    return {
+        "out": str(folder),
+        "episodes": len(eps),
+        "steps": eps.steps,
+        "mean_return": round(float(returns.mean()), 6),
+        "min_return": float(returns.min()),
+        "max_return": float(returns.max()),
+    }
 
 
 def evaluate(run_dir: str | Path, episodes: int = 10, seed: int = 12345, video: bool = False,

@@ -84,7 +84,8 @@ def _build_parser() -> argparse.ArgumentParser:
 
     systems = ", ".join(SYSTEMS)
     train = sub.add_parser("train", help="train a system on an env", formatter_class=_Help,
-                           description=f"Train a system on an env. Systems: {systems} ('distrl list' shows their settings).")
+                           description=f"Train a system on an env. Systems: {systems} ('distrl list' shows their "
+                                       "settings).")
     train.add_argument("system", help=f"one of: {systems}")
     types = field_types(RunConfig)
     for f in dataclasses.fields(RunConfig):
@@ -106,7 +107,8 @@ def _build_parser() -> argparse.ArgumentParser:
                     help="one or more run dirs (a shell pattern matching several: one JSON line each, in order)")
     ev.add_argument("--episodes", type=_count(1), default=10, help="episodes to play")
     ev.add_argument("--seed", type=_count(0), default=12345, help="env seed of the first episode (then +1 each)")
-    ev.add_argument("--video", action="store_true", help="also save the first episode as RUN_DIR/videos/eval-episode-0.gif")
+    ev.add_argument("--video", action="store_true", help="also save the first episode as "
+                                                         "RUN_DIR/videos/eval-episode-0.gif")
     ev.add_argument("--snapshot", choices=("best", "last"), default=None,
                     help="which weights play: the best periodic evaluation's (run_dir/best, kept where periodic "
                     "evaluation ran: R2D2 and SEED + R2D2 by default) or the last checkpoint's; default: best where "
@@ -178,12 +180,20 @@ def _build_parser() -> argparse.ArgumentParser:
     pbt.add_argument("--explore", action="append", default=[], metavar="SPEC",
                      help="NAME=loguniform(LOW,HIGH), NAME=uniform(LOW,HIGH) or NAME=choice(A,B,...), repeatable: "
                           "the first value of each member is drawn from it")
-    pbt.add_argument("--ready-steps", type=int, default=20_000, help="env steps a member trains between exploit/explore")
-    pbt.add_argument("--total-steps", type=int, default=None, help="env steps per member (default: the system's budget)")
-    pbt.add_argument("--runtime", default="local", help="local (members in turn on this machine) or ray (one Ray actor each)")
-    pbt.add_argument("--member-runtime", default=None, help="each member's own runtime (default: the system's; inline on ray)")
-    pbt.add_argument("--fraction", type=float, default=0.2, help="truncation: the bottom fraction copies the top fraction")
-    pbt.add_argument("--resample-prob", type=float, default=0.25, help="chance to redraw a value instead of perturbing it")
+    pbt.add_argument(
+        "--ready-steps", type=int, default=20_000, help="env steps a member trains between exploit/explore"
+    )
+    pbt.add_argument(
+        "--total-steps", type=int, default=None, help="env steps per member (default: the system's budget)"
+    )
+    pbt.add_argument("--runtime", default="local", help="local (members in turn on this machine) or ray (one Ray actor "
+                                                        "each)")
+    pbt.add_argument("--member-runtime", default=None, help="each member's own runtime (default: the system's; inline "
+                                                            "on ray)")
+    pbt.add_argument("--fraction", type=float, default=0.2, help="truncation: the bottom fraction copies the top "
+                                                                 "fraction")
+    pbt.add_argument("--resample-prob", type=float, default=0.25, help="chance to redraw a value instead of perturbing "
+                                                                       "it")
     pbt.add_argument("--no-exploit", action="store_true", help="ablation: never copy (explore alone)")
     pbt.add_argument("--no-explore", action="store_true", help="ablation: copy without perturbing (exploit alone)")
     pbt.add_argument("--seed", type=_count(0), default=0, help="member i trains with seed + i")
@@ -202,7 +212,9 @@ def _build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--runtimes", nargs="+", default=None, help="only these runtimes (default: the suite's)")
     bench.add_argument("--seeds", nargs="+", type=_count(0), default=None, help="replace the suite's seeds")
     bench.add_argument("--out", default=None, help="output folder (default: runs/bench-SUITE-TIME)")
-    bench.add_argument("--max-wall-s", type=_seconds, default=None, help="cap each cell's training at this many seconds")
+    bench.add_argument(
+        "--max-wall-s", type=_seconds, default=None, help="cap each cell's training at this many seconds"
+    )
     bench.add_argument("--ceiling-s", type=_seconds, default=4.0, help="seconds for each ceiling measurement")
     bench.add_argument("--episodes", type=_count(1), default=20, help="greedy evaluation episodes per cell")
     bench.add_argument("--peers", action="store_true", help="also run Stable-Baselines3 A2C/DQN/PPO on CartPole-v1 "
@@ -246,18 +258,32 @@ def _cmd_pbt(args) -> int:
     from distrl.config import parse_assignments
     from distrl.pbt.population import run_pbt
 
-    summary = run_pbt(args.system, args.env, population=args.population, explore=args.explore,
-                      ready_steps=args.ready_steps, total_steps=args.total_steps, runtime=args.runtime,
-                      member_runtime=args.member_runtime, fraction=args.fraction, resample_prob=args.resample_prob,
-                      exploit=not args.no_exploit, explore_hyperparameters=not args.no_explore, seed=args.seed,
-                      run_dir=args.run_dir, resume=args.resume, force=args.force,
-                      settings=parse_assignments(args.assignments),
-                      log=None if args.quiet else (lambda line: print(f"distrl pbt: {line}", file=sys.stderr, flush=True)))
+    summary = run_pbt(
+        args.system,
+        args.env,
+        population=args.population,
+        explore=args.explore,
+        ready_steps=args.ready_steps,
+        total_steps=args.total_steps,
+        runtime=args.runtime,
+        member_runtime=args.member_runtime,
+        fraction=args.fraction,
+        resample_prob=args.resample_prob,
+        exploit=not args.no_exploit,
+        explore_hyperparameters=not args.no_explore,
+        seed=args.seed,
+        run_dir=args.run_dir,
+        resume=args.resume,
+        force=args.force,
+        settings=parse_assignments(args.assignments),
+        log=None if args.quiet else (lambda line: print(f"distrl pbt: {line}", file=sys.stderr, flush=True)),
+    )
     if sys.stdout.isatty() and not args.json:
         _say(f"{summary['system']} on {summary['env']}: {summary['population']} members, "
              f"{summary['env_steps_total']:,} env steps, {summary['exploits']} exploits; best member "
              f"{summary['best_member']} (score {summary['best_score']}, {summary['best_hyperparameters']})\n"
-             f"  run dir: {summary['run_dir']}  (next: distrl eval {summary['best_run_dir']}; distrl plot {summary['run_dir']})")
+             f"  run dir: {summary['run_dir']}  (next: distrl eval {summary['best_run_dir']}; distrl plot "
+             f"{summary['run_dir']})")
     else:
         _say(json.dumps(summary))
     return 130 if summary.get("interrupted") else 0

@@ -142,7 +142,8 @@ def validate(cfg) -> None:
             raise ConfigError(f"setting '{f.name}' must be a finite number; got {value}")
         if isinstance(value, tuple):
             if not value or any(v < 1 or v > MAX_LAYER for v in value):
-                raise ConfigError(f"setting '{f.name}' must be one or more sizes, each from 1 to {MAX_LAYER}; got {value}")
+                raise ConfigError(f"setting '{f.name}' must be one or more sizes, each from 1 to {MAX_LAYER}; got "
+                                  f"{value}")
             continue
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             if low is not None and (value <= low if meta.get("low_open") else value < low):

@@ -17,7 +17,9 @@ def test_a2c_learns_cartpole(tmp_path):
 
 
 def test_a2c_reports_no_policy_lag(tmp_path):
-    s = distrl.train("a2c", env="CartPole-v1", total_steps=5_000, runtime="inline", run_dir=str(tmp_path / "r"), num_envs=8)
+    s = distrl.train(
+        "a2c", env="CartPole-v1", total_steps=5_000, runtime="inline", run_dir=str(tmp_path / "r"), num_envs=8
+    )
     assert s["policy_lag_mean"] == 0.0 and 0.0 < s["learner_wait_frac"] < 1.0
 
 
@@ -28,13 +30,23 @@ def test_inline_is_deterministic(tmp_path):
         distrl.train("a2c", env="CartPole-v1", total_steps=20_000, runtime="inline", run_dir=str(tmp_path / name),
                      seed=3, num_envs=8, log_interval_s=1e9)  # one row, at the end
         with open(tmp_path / name / "metrics.csv") as f:
-            tables.append([{k: v for k, v in r.items() if not k.startswith("time_") and k not in ("wall_s", "sps", "learner_wait_frac")}
-                           for r in csv.DictReader(f)])
+            tables.append(
+                [
+                    {
+                        k: v
+                        for k, v in r.items()
+                        if not k.startswith("time_") and k not in ("wall_s", "sps", "learner_wait_frac")
+                    }
+                    for r in csv.DictReader(f)
+                ]
+            )
     assert tables[0] == tables[1] and tables[0][0]["episodes"] != "0"
 
 
 def test_continuous_actions_run(tmp_path):
-    s = distrl.train("a2c", env="Pendulum-v1", total_steps=2000, runtime="inline", run_dir=str(tmp_path / "p"), num_envs=4)
+    s = distrl.train(
+        "a2c", env="Pendulum-v1", total_steps=2000, runtime="inline", run_dir=str(tmp_path / "p"), num_envs=4
+    )
     assert s["env_steps"] >= 2000
 
 

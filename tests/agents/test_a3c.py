@@ -118,10 +118,11 @@ def _worker(params, **settings):
 
 
 def test_a_worker_pushes_a_gradient_per_minibatch_of_its_passes_and_none_for_a_nonfinite_segment():
-    """Asynchronous PPO (a departure from the paper, off by default): epochs x minibatches gradients per segment, each after the latest parameters came back
-    (an exchange: push and pull in one round trip), the last a plain push (the next segment pulls first). The
-    policy lag is the data's age where each gradient lands: with 2 other updates per push, the k-th gradient of a
-    segment (k = 0..11) lands 3k + 2 updates after the parameters that acted it. A segment with a NaN is skipped
+    """Asynchronous PPO (a departure from the paper, off by default): epochs x minibatches gradients per segment, each
+    after the latest parameters came back (an exchange: push and pull in one round trip), the last a plain push (the
+    next segment pulls first). The policy lag is the data's age where each gradient lands: with 2 other updates per
+    push, the k-th gradient of a segment (k = 0..11) lands 3k + 2 updates after the parameters that acted it. A segment
+    with a NaN is skipped
     whole and counted once."""
     from distrl.agents.common.learner_inputs import to_tensors
 

@@ -11,11 +11,20 @@ SMALL = dict(num_actors=2, num_envs=4, unroll_length=8, min_replay=200, batch_si
 
 @pytest.mark.parametrize("runtime", ["inline", "local"])
 def test_apex_dqn_smoke(tmp_path, runtime):
-    s = distrl.train("apex-dqn", env="CartPole-v1", runtime=runtime, total_steps=3000, run_dir=str(tmp_path / "r"), **SMALL)
+    s = distrl.train(
+        "apex-dqn", env="CartPole-v1", runtime=runtime, total_steps=3000, run_dir=str(tmp_path / "r"), **SMALL
+    )
     assert s["env_steps"] >= 3000 and s["learner_updates"] > 0
     with open(tmp_path / "r" / "metrics.csv") as f:
         header = f.readline().strip().split(",")
-    for column in ("replay_size", "insert_rate", "sample_rate", "sample_insert_ratio", "priority_mean", "policy_lag_mean"):
+    for column in (
+        "replay_size",
+        "insert_rate",
+        "sample_rate",
+        "sample_insert_ratio",
+        "priority_mean",
+        "policy_lag_mean",
+    ):
         assert column in header
 
 

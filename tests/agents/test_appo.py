@@ -55,7 +55,8 @@ def test_appo_on_its_own_policy_takes_impalas_step(minibatch_by):
              "truncated": np.zeros((5, 4), bool), "valid": rng.random((5, 4)) > 0.2}
     with torch.no_grad():
         logp = paper.model.evaluate_unroll(torch.as_tensor(batch["obs"]), torch.as_tensor(batch["actions"]))[0]
-    batch["behaviour_logp"] = np.where(batch["valid"], logp.numpy(), 0.0).astype(np.float32)  # a reset step's is not real
+    # a reset step's is not real
+    batch["behaviour_logp"] = np.where(batch["valid"], logp.numpy(), 0.0).astype(np.float32)
     paper.step(batch)
     appo.step(batch)
     assert paper.version == appo.version == 1

@@ -49,10 +49,16 @@ def test_a_result_is_a_few_scalars_whatever_the_network_size():
 
 
 def _result(pairs, version, rng, obs_dim=4, dim=None):
-    return {"indices": rng.integers(0, 1000, pairs), "returns_pos": rng.normal(size=pairs),
-            "returns_neg": rng.normal(size=pairs), "lengths": np.full(pairs, 10), "obs_sum": rng.normal(size=(1, obs_dim)),
-            "obs_sumsq": rng.uniform(1, 2, size=(1, obs_dim)) * 20, "obs_count": np.array([20.0]),
-            "version": np.array([version])}
+    return {
+        "indices": rng.integers(0, 1000, pairs),
+        "returns_pos": rng.normal(size=pairs),
+        "returns_neg": rng.normal(size=pairs),
+        "lengths": np.full(pairs, 10),
+        "obs_sum": rng.normal(size=(1, obs_dim)),
+        "obs_sumsq": rng.uniform(1, 2, size=(1, obs_dim)) * 20,
+        "obs_count": np.array([20.0]),
+        "version": np.array([version]),
+    }
 
 
 def test_the_master_steps_once_per_generation_from_the_indices_and_drops_stale_or_non_finite_results():
@@ -127,7 +133,9 @@ def test_an_actor_counts_the_env_copies_it_stepped_alive_or_not():
     finally:
         backend.close()
     lengths = info["episode_lengths"]
-    assert info["env_steps"] == lengths.sum() and info["slot_steps"] == lengths.max() * len(lengths) == 8 * lengths.max()
+    assert (
+        info["env_steps"] == lengths.sum() and info["slot_steps"] == lengths.max() * len(lengths) == 8 * lengths.max()
+    )
     assert lengths.min() < lengths.max()  # the initial policies' episodes end at different times
     assert info["slot_steps"] > info["env_steps"]  # so the copies whose episodes ended are counted too
 

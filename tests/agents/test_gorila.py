@@ -11,7 +11,9 @@ SMALL = dict(num_actors=2, num_envs=4, unroll_length=8, min_replay=100, batch_si
 
 @pytest.mark.parametrize("runtime", ["inline", "local"])
 def test_gorila_smoke(tmp_path, runtime):
-    s = distrl.train("gorila", env="CartPole-v1", runtime=runtime, total_steps=3000, run_dir=str(tmp_path / "r"), **SMALL)
+    s = distrl.train(
+        "gorila", env="CartPole-v1", runtime=runtime, total_steps=3000, run_dir=str(tmp_path / "r"), **SMALL
+    )
     assert s["env_steps"] >= 3000
     header = (tmp_path / "r" / "metrics.csv").read_text().splitlines()[0].split(",")
     for col in ("actor_staleness", "actor_shards_applied", "actor_shards_dropped", "dropped_gradients", "updates_total",
@@ -56,8 +58,15 @@ def test_gorila_global_replay_smoke(tmp_path, runtime):
 def test_gorila_global_replay_is_checkpointed_and_resumed(tmp_path):
     import json
 
-    kw = dict(env="CartPole-v1", runtime="local", run_dir=str(tmp_path / "r"), replay="global", prioritized=False, replay_capacity=5000,
-              **SMALL)
+    kw = dict(
+        env="CartPole-v1",
+        runtime="local",
+        run_dir=str(tmp_path / "r"),
+        replay="global",
+        prioritized=False,
+        replay_capacity=5000,
+        **SMALL,
+    )
     distrl.train("gorila", total_steps=3000, **kw)
     ckpt = sorted((tmp_path / "r" / "checkpoints").glob("step-*"))[-1]
     saved = sum(size for _, size in json.loads((ckpt / "replay.json").read_text())["counts"])

@@ -170,8 +170,16 @@ def test_impala_inline_is_deterministic(tmp_path):
         distrl.train("impala", env="CartPole-v1", runtime="inline", total_steps=16_000, num_actors=2, num_envs=8,
                      seed=5, log_interval_s=1e9, run_dir=str(tmp_path / name))
         with open(tmp_path / name / "metrics.csv") as f:
-            tables.append([{k: v for k, v in r.items() if not k.startswith("time_") and k not in ("wall_s", "sps", "learner_wait_frac")}
-                           for r in csv.DictReader(f)])
+            tables.append(
+                [
+                    {
+                        k: v
+                        for k, v in r.items()
+                        if not k.startswith("time_") and k not in ("wall_s", "sps", "learner_wait_frac")
+                    }
+                    for r in csv.DictReader(f)
+                ]
+            )
     assert tables[0] == tables[1]
 
 
@@ -186,10 +194,32 @@ def test_metrics_rows_carry_the_time_split(tmp_path):
 
 def test_a_crash_loop_ends_the_run_with_one_line_a_summary_and_the_env_error_once(tmp_path):
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    r = subprocess.run([sys.executable, "-m", "distrl", "train", "impala", "--env", "tests.envs.crashing:DistrlAlwaysCrash-v0",
-                        "--total-steps", "100000", "--quiet", "--run-dir", str(tmp_path / "r"), "--set", "num_actors=2",
-                        "--set", "num_envs=2", "--set", "max_restarts=2"], env=env, capture_output=True, text=True,
-                       timeout=180)
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "distrl",
+            "train",
+            "impala",
+            "--env",
+            "tests.envs.crashing:DistrlAlwaysCrash-v0",
+            "--total-steps",
+            "100000",
+            "--quiet",
+            "--run-dir",
+            str(tmp_path / "r"),
+            "--set",
+            "num_actors=2",
+            "--set",
+            "num_envs=2",
+            "--set",
+            "max_restarts=2",
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
     assert r.returncode == 1, r.stderr
     last = r.stderr.strip().splitlines()[-1]
     assert last.startswith("distrl: stopped:") and "simulated bug in the env's step" in last, last

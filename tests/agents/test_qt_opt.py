@@ -144,7 +144,8 @@ def test_the_trainer_regresses_q_and_moves_its_two_target_networks_as_set():
 
 
 def test_the_conservative_term_is_the_log_mean_exp_over_uniform_actions_minus_q_at_the_data():
-    """CQL(H)'s term, eq. 4 of arXiv:2006.04779 (less the constant log N), against a direct evaluation: the same uniform draws (same torch
+    """CQL(H)'s term, eq. 4 of arXiv:2006.04779 (less the constant log N), against a direct evaluation: the same uniform
+    draws (same torch
     seed) scored one action at a time, and the log-sum-exp taken in float64 numpy."""
     cfg = Config(**{**SMALL, "conservative_weight": 1.0, "conservative_samples": 7})
     learner = learner_with(cfg, transitions_with_targets(50))
@@ -235,7 +236,9 @@ def test_an_offline_only_run_trains_from_a_dataset_with_no_env_step(tmp_path):
     from distrl.datasets import record_episodes, write_episodes
 
     data = tmp_path / "data"
-    write_episodes(data, record_episodes("Pendulum-v1", lambda obs: np.array([1.0], np.float32), episodes=3), "constant")
+    write_episodes(
+        data, record_episodes("Pendulum-v1", lambda obs: np.array([1.0], np.float32), episodes=3), "constant"
+    )
     run = tmp_path / "r"
     s = distrl.train("qt-opt", env="Pendulum-v1", runtime="local", run_dir=str(run),
                      **{**SMALL, "online": False, "offline": str(data), "offline_updates": 300})
@@ -293,8 +296,15 @@ def test_a_discrete_env_is_refused(tmp_path):
 
 def test_updater_info_uses_no_env_steps():
     cfg = Config(**SMALL)
-    updater = BellmanUpdater(cfg, PENDULUM, 0, make_model(PENDULUM, cfg), FixedWeights(to_flat(make_model(PENDULUM, cfg).parameters())),
-                             online_replay(200), None)
+    updater = BellmanUpdater(
+        cfg,
+        PENDULUM,
+        0,
+        make_model(PENDULUM, cfg),
+        FixedWeights(to_flat(make_model(PENDULUM, cfg).parameters())),
+        online_replay(200),
+        None,
+    )
     out = {k: s.empty() for k, s in targets_spec(PENDULUM, cfg.updater_batch).items()}
     info = updater.step(out)
     assert info["env_steps"] == 0

@@ -319,7 +319,9 @@ def test_the_sequence_replay_is_checkpointed_and_a_resumed_run_continues_it(tmp_
     import json
 
     run = tmp_path / "r"
-    distrl.train("r2d2", env="distrl/CartPoleNoVelocity-v1", runtime="inline", total_steps=3000, run_dir=str(run), **SMALL)
+    distrl.train(
+        "r2d2", env="distrl/CartPoleNoVelocity-v1", runtime="inline", total_steps=3000, run_dir=str(run), **SMALL
+    )
     ckpt = sorted((run / "checkpoints").glob("step-*"))[-1]
     saved = json.loads((ckpt / "replay.json").read_text())["storage"]["inserted"]
     assert saved > 0 and (ckpt / "replay.safetensors").is_file()
@@ -368,7 +370,9 @@ def test_a_saved_replay_that_does_not_fit_is_one_line_on_resume(tmp_path):
     from distrl.errors import ConfigError
 
     run = tmp_path / "r"
-    distrl.train("r2d2", env="distrl/CartPoleNoVelocity-v1", runtime="inline", total_steps=2000, run_dir=str(run), **SMALL)
+    distrl.train(
+        "r2d2", env="distrl/CartPoleNoVelocity-v1", runtime="inline", total_steps=2000, run_dir=str(run), **SMALL
+    )
     for ckpt in (run / "checkpoints").glob("step-*"):
         save_file({"storage.obs": np.zeros((3, 2), np.float32)}, str(ckpt / "replay.safetensors"))
     with pytest.raises(ConfigError, match="the saved 'replay' does not fit") as e:

@@ -23,7 +23,9 @@ def test_seed_continuous_actions_pendulum(tmp_path):
 
 def test_seed_rejects_a_bad_bind_address(tmp_path):
     with pytest.raises(ConfigError, match="bind"):
-        distrl.train("seed", env="CartPole-v1", runtime="inline", total_steps=100, run_dir=str(tmp_path / "r"), bind="nowhere")
+        distrl.train(
+            "seed", env="CartPole-v1", runtime="inline", total_steps=100, run_dir=str(tmp_path / "r"), bind="nowhere"
+        )
 
 
 def test_seed_metrics_rows_carry_inference_statistics(tmp_path):

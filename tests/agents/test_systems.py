@@ -26,7 +26,15 @@ def test_system_folder_has_the_common_shape(name):
 @pytest.mark.parametrize("name", sorted(SYSTEMS))
 def test_system_module_builds_a_program(name, tmp_path):
     module = get_system(name)
-    for attr in ("Config", "DOC", "DEFAULT_TOTAL_STEPS", "RENAMED_SETTINGS", "OLDER_RUN_DEFAULTS", "build", "make_model"):
+    for attr in (
+        "Config",
+        "DOC",
+        "DEFAULT_TOTAL_STEPS",
+        "RENAMED_SETTINGS",
+        "OLDER_RUN_DEFAULTS",
+        "build",
+        "make_model",
+    ):
         assert hasattr(module, attr), attr
     env = "Pendulum-v1" if name in ("apex-ddpg", "qt-opt") else "CartPole-v1"
     cfg = module.Config()

@@ -34,14 +34,21 @@ def test_cells_table():
 
 
 def test_spread_rows():
-    rows = spread_rows([result(seed=s, evaluated=e, reached=r) for s, e, r in [(0, 500, 3.0), (1, 480, None), (2, 120, 5.0)]])
+    rows = spread_rows(
+        [result(seed=s, evaluated=e, reached=r) for s, e, r in [(0, 500, 3.0), (1, 480, None), (2, 120, 5.0)]]
+    )
     line = rows[2]
     assert "| 0, 1, 2 | 10,000 | 120.0 / 480.0 / 500.0 |" in line
     longer = [result(seed=s) for s in (0, 1)]
     for r in longer:
         r["cell"]["total_steps"] = 2_000_000  # a budget set for the cell (the beyond suite's BEYOND_STEPS) is shown
         r["env_steps"] = 2_000_000
-    assert "| 0, 1 | 2,000,000 |" in spread_rows(longer)[2] and "2 of 3" in line and "3.0 / 4.0 / 5.0" in line and line.endswith("| 8.0 (10.0) |")
+    assert (
+        "| 0, 1 | 2,000,000 |" in spread_rows(longer)[2]
+        and "2 of 3" in line
+        and "3.0 / 4.0 / 5.0" in line
+        and line.endswith("| 8.0 (10.0) |")
+    )
 
 
 def test_a_spread_row_says_which_seeds_the_cap_cut_short_of_the_budget():
@@ -63,7 +70,9 @@ def test_peers_beside_distrl_with_ratios():
     peer = {"peer": "sb3-ppo", "env": "CartPole-v1", "seed": 0, "env_steps": 100_000, "sps": 500.0,
             "threshold_train_s": 6.0, "final_eval": 500.0, "hyperparameters": "zoo", "n_envs": 8, "curve": []}
     lines = peer_rows([peer], [result(sps=1000.0, reached=3.0)])
-    assert any(line.startswith("| sb3-ppo (zoo, 8 envs) | CartPole-v1 | 100,000 | 500 | 6.0 | 500.0 |") for line in lines)
+    assert any(
+        line.startswith("| sb3-ppo (zoo, 8 envs) | CartPole-v1 | 100,000 | 500 | 6.0 | 500.0 |") for line in lines
+    )
     ratio = next(line for line in lines if line.startswith("| impala (local, seed 0) |"))
     assert ratio == "| impala (local, seed 0) | 2.0x; 2.0x |"  # 1000 / 500 env steps/s; 6.0 s / 3.0 s to 475
     never = dict(peer, peer="sb3-dqn", threshold_train_s=None)

@@ -74,15 +74,42 @@ def test_bad_cli_values_are_one_line(cli, tmp_path):
 
 
 @settings(max_examples=200, deadline=None)
-@given(suite=st.text(max_size=8), systems=st.lists(st.text(max_size=10), max_size=3),
-       runtimes=st.lists(st.text(max_size=8), max_size=2), seeds=st.one_of(st.none(), st.lists(st.integers(-5, 5), max_size=3)),
-       wall=st.one_of(st.none(), st.floats(allow_nan=True)), ceiling=st.floats(allow_nan=True),
-       episodes=st.integers(-3, 30))
+@given(
+    suite=st.text(max_size=8),
+    systems=st.lists(st.text(max_size=10), max_size=3),
+    runtimes=st.lists(st.text(max_size=8), max_size=2),
+    seeds=st.one_of(st.none(), st.lists(st.integers(-5, 5), max_size=3)),
+    wall=st.one_of(st.none(), st.floats(allow_nan=True)),
+    ceiling=st.floats(allow_nan=True),
+    episodes=st.integers(-3, 30),
+)
 def test_check_args_accepts_exactly_the_valid_values(suite, systems, runtimes, seeds, wall, ceiling, episodes):
-    valid = (suite in ("quick", "full", "beyond") and all(s in {"a2c", "a3c", "impala", "seed", "apex-dqn", "gorila", "es",
-                                                         "apex-ddpg", "qt-opt", "r2d2", "seed-r2d2", "r2d3"} for s in systems)
-             and all(r in ("inline", "local", "ray") for r in runtimes) and (seeds is None or (seeds and min(seeds) >= 0))
-             and (wall is None or wall > 0) and ceiling > 0 and episodes >= 1)
+    valid = (
+        suite in ("quick", "full", "beyond")
+        and all(
+            s
+            in {
+                "a2c",
+                "a3c",
+                "impala",
+                "seed",
+                "apex-dqn",
+                "gorila",
+                "es",
+                "apex-ddpg",
+                "qt-opt",
+                "r2d2",
+                "seed-r2d2",
+                "r2d3",
+            }
+            for s in systems
+        )
+        and all(r in ("inline", "local", "ray") for r in runtimes)
+        and (seeds is None or (seeds and min(seeds) >= 0))
+        and (wall is None or wall > 0)
+        and ceiling > 0
+        and episodes >= 1
+    )
     try:
         check_args(suite, systems, runtimes, seeds, wall, ceiling, episodes)
         assert valid

@@ -31,7 +31,10 @@ def test_full_is_every_runtime_three_seeds_no_cap():
 
 def test_narrowing():
     got = cells("full", systems=["impala", "es"], runtimes=["ray"], seeds=[4], max_wall_s=5.0)
-    assert {(c.system, c.runtime, c.seed) for c in got if c.threshold is not None} == {("impala", "ray", 4), ("es", "ray", 4)}
+    assert {(c.system, c.runtime, c.seed) for c in got if c.threshold is not None} == {
+        ("impala", "ray", 4),
+        ("es", "ray", 4),
+    }
     pong = [c for c in got if c.threshold is None]
     assert pong and pong[0].runtime == "ray" and pong[0].max_wall_s == 5.0
     assert cells("quick", systems=["a3c"], runtimes=["ray"])[0].runtime == "ray"

@@ -14,7 +14,9 @@ E2E = {"system": "impala", "actors": 15, "sps": 12807.4, "frames_per_s": 51229.6
 
 
 def report(**parts):
-    return dict({"machine": {}, "learner": [], "loop": [], "e2e": [], "replay": [], "pong": None, "errors": []}, **parts)
+    return dict(
+        {"machine": {}, "learner": [], "loop": [], "e2e": [], "replay": [], "pong": None, "errors": []}, **parts
+    )
 
 
 def test_only_parts_with_rows_get_a_table():

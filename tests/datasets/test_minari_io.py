@@ -72,11 +72,13 @@ def test_record_cli_scripted_and_its_bad_input(tmp_path, cli):
     summary = json.loads(r.stdout)
     assert summary["episodes"] == 2 and summary["max_return"] > -200
     before = sorted(p.name for p in out.rglob("*"))
-    for args in (["--policy", "distrl.datasets.demonstrators:mountain_car", "--env", "MountainCar-v0", "--out", str(out)],
-                 ["--policy", "no.such:fn", "--env", "MountainCar-v0", "--out", str(tmp_path / "n")],
-                 ["--policy", "distrl.datasets.demonstrators", "--env", "MountainCar-v0", "--out", str(tmp_path / "n")],
-                 ["--out", str(tmp_path / "n")],
-                 ["--policy", "distrl.datasets.demonstrators:mountain_car", "--out", str(tmp_path / "n")]):
+    for args in (
+        ["--policy", "distrl.datasets.demonstrators:mountain_car", "--env", "MountainCar-v0", "--out", str(out)],
+        ["--policy", "no.such:fn", "--env", "MountainCar-v0", "--out", str(tmp_path / "n")],
+        ["--policy", "distrl.datasets.demonstrators", "--env", "MountainCar-v0", "--out", str(tmp_path / "n")],
+        ["--out", str(tmp_path / "n")],
+        ["--policy", "distrl.datasets.demonstrators:mountain_car", "--out", str(tmp_path / "n")],
+    ):
         r = cli("record", *args)
         assert r.returncode == 2 and r.stderr.count("\n") == 1 and "Traceback" not in r.stderr, (args, r.stderr)
     assert sorted(p.name for p in out.rglob("*")) == before  # a refused command leaves the dataset as it was
@@ -191,7 +193,8 @@ def test_every_episode_is_checked_not_only_the_first():
     spec = env_spec("MountainCar-v0")
     good = np.zeros((4, 2), np.float32)
 
-    def two(second_obs, second_actions=np.zeros(3, np.int64)):
+    def two(second_obs, second_actions=None):
+        second_actions = np.zeros(3, np.int64) if second_actions is None else second_actions
         return Episodes([good, second_obs], [np.zeros(3, np.int64), second_actions], [np.zeros(3, np.float32)] * 2,
                         [np.zeros(3, bool)] * 2, [np.array([False, False, True])] * 2, "MountainCar-v0",
                         meta={"path": "p"})

@@ -209,7 +209,8 @@ def test_cuda_weights_leave_the_gpu_without_a_wait_and_as_they_were_after_the_up
 @cuda
 @pytest.mark.parametrize("runtime", ["inline", "local"])
 def test_on_a_gpu_a2c_stays_on_policy_and_impala_overlaps_on_local(runtime, tmp_path):
-    """``overlap_transfers=auto`` on a GPU: off on inline, where A2C's actors must act with each update's weights (policy
+    """``overlap_transfers=auto`` on a GPU: off on inline, where A2C's actors must act with each update's weights
+    (policy
     lag 0); on for IMPALA on local, whose runs still learn CartPole's first steps with it."""
     if runtime == "inline":
         s = distrl.train("a2c", env="CartPole-v1", runtime="inline", device="cuda", total_steps=20_000,

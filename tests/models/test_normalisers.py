@@ -65,7 +65,7 @@ def _head_and_popart(seed: int):
 def test_popart_preserves_the_unnormalised_outputs_precisely(seed, scale, shift):
     head, popart = _head_and_popart(seed)
     features = torch.randn(16, 4)
-    for step in range(3):
+    for _ in range(3):
         before = popart.unnormalise(head(features)).detach().double()
         targets = torch.randn(32) * scale + shift
         popart.update(head, targets)

@@ -6,7 +6,11 @@ import torch
 from distrl.api import make_trainer
 from distrl.pbt.members import TrainerMember, state_checksum
 
-SMALL = {"a2c": {"num_envs": 8, "unroll_length": 32}, "impala": {"num_actors": 1}, "apex-dqn": {"num_actors": 1, "min_replay": 200}}
+SMALL = {
+    "a2c": {"num_envs": 8, "unroll_length": 32},
+    "impala": {"num_actors": 1},
+    "apex-dqn": {"num_actors": 1, "min_replay": 200},
+}
 
 
 def member(system, run_dir, seed):

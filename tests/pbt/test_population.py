@@ -24,15 +24,34 @@ def rows(path):
 
 def test_a_population_trains_exploits_and_writes_its_records(tmp_path, capsys):
     pop = tmp_path / "pop"
-    code = main(["pbt", "a2c", "--env", "CartPole-v1", "--population", "3", *sum((["--explore", e] for e in EXPLORE), []),
-                 "--ready-steps", "4000", "--total-steps", "16000", "--run-dir", str(pop), "--json", "--quiet",
-                 *SMALL_FLAGS])
+    code = main(
+        [
+            "pbt",
+            "a2c",
+            "--env",
+            "CartPole-v1",
+            "--population",
+            "3",
+            *sum((["--explore", e] for e in EXPLORE), []),
+            "--ready-steps",
+            "4000",
+            "--total-steps",
+            "16000",
+            "--run-dir",
+            str(pop),
+            "--json",
+            "--quiet",
+            *SMALL_FLAGS,
+        ]
+    )
     assert code == 0
     summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert summary == json.loads((pop / "summary.json").read_text())
     assert summary["population"] == 3 and summary["env_steps_total"] >= 3 * 16_000
     assert summary["exploits"] >= 1 and 0 <= summary["best_member"] < 3
-    assert [s["env_steps"] for s in summary["best_schedule"]] == sorted(s["env_steps"] for s in summary["best_schedule"])
+    assert [s["env_steps"] for s in summary["best_schedule"]] == sorted(
+        s["env_steps"] for s in summary["best_schedule"]
+    )
     for i in range(3):
         member = pop / "members" / f"m{i}"
         assert (member / "config.yaml").is_file() and (member / "metrics.csv").is_file()
@@ -112,9 +131,21 @@ def test_members_spread_over_a_two_node_ray_cluster(tmp_path):
         from distrl.pbt.members import RayPool
         from distrl.pbt.population import make_member_trainer
 
-        makers = [partial(make_member_trainer, "a2c", {"env": "CartPole-v1", "runtime": "inline", "seed": i,
-                                                       "total_steps": 50_000, "run_dir": str(tmp_path / f"m{i}"), **SMALL})
-                  for i in range(2)]
+        makers = [
+            partial(
+                make_member_trainer,
+                "a2c",
+                {
+                    "env": "CartPole-v1",
+                    "runtime": "inline",
+                    "seed": i,
+                    "total_steps": 50_000,
+                    "run_dir": str(tmp_path / f"m{i}"),
+                    **SMALL,
+                },
+            )
+            for i in range(2)
+        ]
         pool = RayPool(makers, [False, False])
         try:
             for i in range(2):

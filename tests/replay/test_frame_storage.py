@@ -44,7 +44,12 @@ def test_frames_that_differ_in_one_pixel_are_kept_apart():
     b = a.copy()
     b[3, 5, 6] = 1
     r = Replay.uniform(SPEC, 10, frame_stacks=("obs", "next_obs"))
-    items = {"obs": np.stack([a, b]), "next_obs": np.stack([b, a]), "action": np.zeros(2, np.int64), "uid": np.arange(2)}
+    items = {
+        "obs": np.stack([a, b]),
+        "next_obs": np.stack([b, a]),
+        "action": np.zeros(2, np.int64),
+        "uid": np.arange(2),
+    }
     back = r.storage.read(r.add(items))
     np.testing.assert_array_equal(back["obs"], items["obs"])
     np.testing.assert_array_equal(back["next_obs"], items["next_obs"])

@@ -23,8 +23,10 @@ def feed(steps, length=4, overlap=2, chunk=3, burn_in=0):
                  "step.obs": np.array([[o] for o, _, _ in part], np.float32),
                  "step.action": np.array([o for o, _, _ in part]), "step.reward": np.ones(len(part), np.float32),
                  "step.discount": np.array([0.0 if term else 0.9 for _, term, _ in part], np.float32)}
-        ends = [(t, adder.step(np.array([term]), np.array([False]), np.array([valid]), np.array([[o * 10.0]], np.float32)))
-                for t, (o, term, valid) in enumerate(part)]
+        ends = [
+            (t, adder.step(np.array([term]), np.array([False]), np.array([valid]), np.array([[o * 10.0]], np.float32)))
+            for t, (o, term, valid) in enumerate(part)
+        ]
         items["seq_env"] = np.concatenate([e["env"] for _, e in ends])
         items["seq_end"] = np.concatenate([np.full(len(e["env"]), t) for t, e in ends])
         items["seq_length"] = np.concatenate([e["length"] for _, e in ends])
@@ -34,8 +36,15 @@ def feed(steps, length=4, overlap=2, chunk=3, burn_in=0):
         got = storage.read(slots)
         for i in range(len(slots)):
             n = int(got["mask"][i].sum())
-            out.append((got["obs"][i, :n, 0].tolist(), float(got["initial_state"][i, 0]), n, got["obs"][i, n:, 0].tolist(),
-                        float(got["burn_in_state"][i, 0])))
+            out.append(
+                (
+                    got["obs"][i, :n, 0].tolist(),
+                    float(got["initial_state"][i, 0]),
+                    n,
+                    got["obs"][i, n:, 0].tolist(),
+                    float(got["burn_in_state"][i, 0]),
+                )
+            )
     return out
 
 
@@ -61,12 +70,19 @@ def test_a_sequence_never_splices_steps_from_a_chunk_that_is_not_its_streams_pre
     storage = SequenceStorage(STEP, STATE, 4, capacity=8, step_capacity=64)
 
     def chunk(counter, first_obs, ends):
-        return {"stream": np.array([0]), "chunk": np.array([counter]),
-                "step.obs": np.arange(first_obs, first_obs + 3, dtype=np.float32)[:, None],
-                "step.action": np.zeros(3, np.int64), "step.reward": np.zeros(3, np.float32),
-                "step.discount": np.ones(3, np.float32), "seq_env": np.zeros(len(ends), np.int64),
-                "seq_end": np.array([e for e, _ in ends]), "seq_length": np.array([n for _, n in ends]),
-                "initial_state": np.zeros((len(ends), 1), np.float32), "burn_in_state": np.zeros((len(ends), 1), np.float32)}
+        return {
+            "stream": np.array([0]),
+            "chunk": np.array([counter]),
+            "step.obs": np.arange(first_obs, first_obs + 3, dtype=np.float32)[:, None],
+            "step.action": np.zeros(3, np.int64),
+            "step.reward": np.zeros(3, np.float32),
+            "step.discount": np.ones(3, np.float32),
+            "seq_env": np.zeros(len(ends), np.int64),
+            "seq_end": np.array([e for e, _ in ends]),
+            "seq_length": np.array([n for _, n in ends]),
+            "initial_state": np.zeros((len(ends), 1), np.float32),
+            "burn_in_state": np.zeros((len(ends), 1), np.float32),
+        }
 
     storage.write(chunk(0, 1, []))
     assert len(storage.write(chunk(1, 4, [(0, 4)]))) == 1  # steps 1..4: one from this chunk, three from the last

@@ -42,8 +42,13 @@ class FakeActor:
                 expected[(seq[0], len(seq))] = seq
                 if new is not None:
                     new.append(seq[0])
-            for k, v in (("seq_env", out["env"]), ("seq_end", np.full(len(out["env"]), t)), ("seq_length", out["length"]),
-                         ("initial_state", out["initial_state"]), ("burn_in_state", out["burn_in_state"])):
+            for k, v in (
+                ("seq_env", out["env"]),
+                ("seq_end", np.full(len(out["env"]), t)),
+                ("seq_length", out["length"]),
+                ("initial_state", out["initial_state"]),
+                ("burn_in_state", out["burn_in_state"]),
+            ):
                 ends[k].append(v)
             self.prev_done = term[t] & valid
             for e in np.flatnonzero(self.prev_done):
@@ -102,7 +107,8 @@ def test_each_step_is_stored_once_and_the_bytes_say_so():
         items, uid = actor.chunk(uid, expected)
         storage.write(items)
     assert storage.steps.inserted == 10 * E * T  # every step once ...
-    assert storage.size == len(expected) and storage.size * L > 1.8 * storage.steps.inserted  # ... though they overlap by half
+    # ... though they overlap by half
+    assert storage.size == len(expected) and storage.size * L > 1.8 * storage.steps.inserted
     per_sequence = 4 * L + 8 + 4 + 2 * 4  # int32 positions, first step, length, two one-float states
     assert storage.bytes_per_step == (400 * storage.step_bytes + 100 * per_sequence) / 400
     assert storage.step_bytes == 4 + 8 + 4 + 4
@@ -122,8 +128,15 @@ def test_pixel_stacks_keep_each_frame_once_across_interleaved_actors():
         for a in range(2):  # the actors' chunks alternate: the stacks at a chunk's start repeat frames two batches back
             t0 = c * T
             stacks = np.stack([np.stack([frames[a, e, t0 + t:t0 + t + 4] for e in range(E)]) for t in range(T)])
-            ends = [adders[a].step(np.zeros(E, bool), np.zeros(E, bool), np.ones(E, bool),
-                                   (1000 * a + 100 * np.arange(E) + t0 + t)[:, None].astype(np.float32)) for t in range(T)]
+            ends = [
+                adders[a].step(
+                    np.zeros(E, bool),
+                    np.zeros(E, bool),
+                    np.ones(E, bool),
+                    (1000 * a + 100 * np.arange(E) + t0 + t)[:, None].astype(np.float32),
+                )
+                for t in range(T)
+            ]
             items = {"stream": a * E + np.arange(E), "chunk": np.full(E, c), "step.obs": stacks.reshape(T * E, 4, H, W),
                      "step.action": np.zeros(T * E, np.int64), "step.reward": np.zeros(T * E, np.float32),
                      "step.discount": np.ones(T * E, np.float32),
@@ -146,7 +159,9 @@ def test_pixel_stacks_keep_each_frame_once_across_interleaved_actors():
     # one frame and the step's scalars per env step: stacks keep each frame once, sequences each step once
     atari = {**step, "obs": ArraySpec((4, 84, 84), "uint8")}
     state = {k: ArraySpec((1024,), "float32") for k in STATE}
-    big = SequenceStorage(atari, state, 80, capacity=1251, step_capacity=1000 * 40, frame_stacks=("obs",), prefault=False)
+    big = SequenceStorage(
+        atari, state, 80, capacity=1251, step_capacity=1000 * 40, frame_stacks=("obs",), prefault=False
+    )
     assert big.step_bytes == 84 * 84 + 16 and big.bytes_per_step < 1.2 * big.step_bytes
 
 
@@ -197,7 +212,10 @@ def test_a_replay_saved_before_a_per_sequence_field_existed_loads_with_it_zeroed
 def test_a_stream_that_lags_a_whole_ring_behind_loses_its_sequence_not_the_replay():
     storage = SequenceStorage(STEP, STATE, 4, capacity=16, step_capacity=8)
     replay = Replay(None, 16, PrioritizedSampler(16, 0.9), storage=storage)
-    slow, fast = FakeActor(0, 1, 2, 4, 2, np.random.default_rng(0), 0.0), FakeActor(1, 1, 2, 4, 2, np.random.default_rng(1), 0.0)
+    slow, fast = (
+        FakeActor(0, 1, 2, 4, 2, np.random.default_rng(0), 0.0),
+        FakeActor(1, 1, 2, 4, 2, np.random.default_rng(1), 0.0),
+    )
     expected, uid = {}, 1.0
     items, uid = slow.chunk(uid, expected)
     replay.add(items)  # the slow stream's first two steps

@@ -105,7 +105,9 @@ def test_schedules_scale_the_base_value_and_reach_the_parameter_server(tmp_path)
 
 @pytest.mark.parametrize("runtime", ["inline", "local"])
 def test_pause_stops_new_steps(tmp_path, runtime):
-    trainer = Trainer(counting_program(num_actors=2, batch=1), run_cfg(tmp_path, runtime=runtime), tmp_path, system="fake")
+    trainer = Trainer(
+        counting_program(num_actors=2, batch=1), run_cfg(tmp_path, runtime=runtime), tmp_path, system="fake"
+    )
     trainer.start()
     try:
         trainer.step(updates=3)
@@ -264,8 +266,8 @@ def test_parameter_server_and_inference_traffic_count_in_bytes_moved(tmp_path, s
 
 
 class StagingLearner(CheckingLearner):
-    """A learner that can take staged batches (the trainer's ``overlap_transfers``) and records the unrolls it trains on.
-    Until a batch has been staged on the trainer's helper thread, each update waits (up to 0.5 s) for that to
+    """A learner that can take staged batches (the trainer's ``overlap_transfers``) and records the unrolls it trains
+    on. Until a batch has been staged on the trainer's helper thread, each update waits (up to 0.5 s) for that to
     happen, giving the actors time to deliver the next batch before the current one's update ends."""
 
     def __init__(self, handles=None):
@@ -291,7 +293,8 @@ class StagingLearner(CheckingLearner):
 
 @pytest.mark.parametrize("runtime", ["inline", "local"])
 def test_with_overlap_every_batch_is_staged_and_trained_on_once_in_order(tmp_path, runtime):
-    """``overlap_transfers=on``: batches come staged (the next one while the current update runs), each unroll is trained
+    """``overlap_transfers=on``: batches come staged (the next one while the current update runs), each unroll is
+    trained
     on once, each actor's in the order it made them, and the weights keep reaching the actors."""
     # batches of one unroll: the 4 slots of 2 actors x 2 in flight hold the batch in training, the one ahead and
     # more (with batches of two, the one in training and the one being refilled would fill them: none ahead)

@@ -32,8 +32,9 @@ def _gpu() -> str:
 def _commit() -> str | None:
     try:
         here = Path(__file__).resolve().parent
-        out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=here, capture_output=True, text=True, timeout=5,
-                             check=False)
+        out = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], cwd=here, capture_output=True, text=True, timeout=5, check=False
+        )
         return out.stdout.strip() or None
     except (OSError, subprocess.SubprocessError):
         return None
@@ -55,6 +56,9 @@ def describe() -> dict:
 
 
 def one_line(m: dict) -> str:
-    return (f"{m['cpu']}, {m['logical_cores']} logical cores ({m['physical_cores']} physical), {m['memory_gib']} GiB, "
-            f"GPU: {m['gpu']}; {m['os']}, Python {m['python']}; "
-            + ", ".join(f"{k} {v}" for k, v in m["versions"].items()) + (f"; commit {m['commit']}" if m.get("commit") else ""))
+    return (
+        f"{m['cpu']}, {m['logical_cores']} logical cores ({m['physical_cores']} physical), {m['memory_gib']} GiB, "
+        f"GPU: {m['gpu']}; {m['os']}, Python {m['python']}; "
+        + ", ".join(f"{k} {v}" for k, v in m["versions"].items())
+        + (f"; commit {m['commit']}" if m.get("commit") else "")
+    )

@@ -59,14 +59,17 @@ def _best(*rs: dict) -> str:
 
 
 def cell_rows(results: list[dict]) -> list[str]:
-    lines = ["| system | env | runtime | seed | env steps | env steps/s | (a) actors alone | (b) learner alone | "
-             "ceiling | ratio (sps / a) | sps / ceiling | to threshold: env steps | from training start s | "
-             "from command s | greedy eval | learner wait | policy lag | bottleneck | bytes/env step | peak memory MB |",
-             "|" + "---|" * 20]
+    lines = [
+        "| system | env | runtime | seed | env steps | env steps/s | (a) actors alone | (b) learner alone | "
+        "ceiling | ratio (sps / a) | sps / ceiling | to threshold: env steps | from training start s | "
+        "from command s | greedy eval | learner wait | policy lag | bottleneck | bytes/env step | peak memory MB |",
+        "|" + "---|" * 20,
+    ]
     for r in results:
         c = r["cell"]
         if "error" in r:
-            lines.append(f"| {c['system']} | {c['env']} | {c['runtime']} | {c['seed']} | failed: {_cell_text(r['error'])} |"
+            lines.append(f"| {c['system']} | {c['env']} | {c['runtime']} | {c['seed']} | failed: "
+                         f"{_cell_text(r['error'])} |"
                          + " |" * 15)
             continue
         ceiling = r.get("ceiling") or {}
@@ -77,15 +80,17 @@ def cell_rows(results: list[dict]) -> list[str]:
         bytes_ = _n(r["bytes_per_env_step"], ",.1f") if not r.get("bytes_partial") else "not counted"
         if r["cell"]["runtime"] == "inline":
             bytes_ = "0 (one process)"
+        missing = "learner not measured" if ceiling.get("learner_missing") else "—"
         lines.append(
             f"| {c['system']} | {c['env']} | {c['runtime']} | {c['seed']} | {r['env_steps']:,} | {_n(r['sps'])} | "
             f"{_n(ceiling.get('actors_alone_sps'))} | {_n(ceiling.get('learner_alone_sps'))} | "
-            f"{_n(ceiling.get('ceiling_sps'), ',.0f', 'learner not measured' if ceiling.get('learner_missing') else '—')} | "
+            f"{_n(ceiling.get('ceiling_sps'), ',.0f', missing)} | "
             f"{_n(_ratio(r), '.2f')} | {_n(_vs_ceiling(r), '.2f')} | "
             f"{_n(r['threshold_env_steps']) if reached else never} | {_n(r['threshold_train_s'], '.1f', never)} | "
             f"{_n(r['threshold_command_s'], '.1f', never)} | {_n(r['final_eval'], '.1f')}{_best(r)} | "
             f"{_n(r['learner_wait_frac'], '.2f')} | {_n(r['policy_lag_mean'], '.1f')} | {_verdict(r)} | {bytes_} | "
-            f"{_n(r['peak_memory_mb'])} |")
+            f"{_n(r['peak_memory_mb'])} |"
+        )
     return lines
 
 
@@ -97,7 +102,8 @@ def spread_rows(results: list[dict]) -> list[str]:
     for r in results:
         if "error" not in r and r["cell"]["threshold"] is not None:
             groups[(r["cell"]["system"], r["cell"]["env"], r["cell"]["runtime"])].append(r)
-    lines = ["| system | env | runtime | seeds | env steps | greedy eval min / median / max | greedy eval IQM [95% CI] | "
+    lines = ["| system | env | runtime | seeds | env steps | greedy eval min / median / max | greedy eval IQM [95% CI] "
+             "| "
              "reached threshold | training s to threshold min / median / max | env steps/s median | "
              "training s median (whole command) |",
              "|---|---|---|---|---|---|---|---|---|---|---|"]
@@ -144,17 +150,22 @@ def peer_rows(peers: list[dict], results: list[dict]) -> list[str]:
     """Each peer beside the distrl cells on its env: throughput, time to threshold and eval, and distrl's ratio."""
     ours = [r for r in results if "error" not in r and r["cell"]["env"] in {p["env"] for p in peers}
             and r["cell"]["threshold"] is not None]
-    lines = ["| library | env | env steps | env steps/s | training s to 475 | greedy eval |", "|---|---|---|---|---|---|"]
+    lines = [
+        "| library | env | env steps | env steps/s | training s to 475 | greedy eval |",
+        "|---|---|---|---|---|---|",
+    ]
     for p in peers:
         if "error" in p:
             lines.append(f"| {p['peer']} | {p['env']} | failed: {_cell_text(p['error'])} | | | |")
             continue
         lines.append(f"| {p['peer']} ({p['hyperparameters']}, {p['n_envs']} envs) | {p['env']} | {p['env_steps']:,} | "
-                     f"{_n(p['sps'])} | {_n(p['threshold_train_s'], '.1f', 'not reached')} | {_n(p['final_eval'], '.1f')} |")
+                     f"{_n(p['sps'])} | {_n(p['threshold_train_s'], '.1f', 'not reached')} | "
+                     f"{_n(p['final_eval'], '.1f')} |")
     for r in ours:
         c = r["cell"]
         lines.append(f"| distrl {c['system']} ({c['runtime']}, seed {c['seed']}) | {c['env']} | {r['env_steps']:,} | "
-                     f"{_n(r['sps'])} | {_n(r['threshold_train_s'], '.1f', 'not reached')} | {_n(r['final_eval'], '.1f')} |")
+                     f"{_n(r['sps'])} | {_n(r['threshold_train_s'], '.1f', 'not reached')} | "
+                     f"{_n(r['final_eval'], '.1f')} |")
     ok = [p for p in peers if "error" not in p]
     if ours and ok:  # distrl's ratio to each peer: env steps/s, and how many times as fast to the threshold
         lines += ["", "distrl's ratio to each peer (env steps/s; training time to 475, peer's / distrl's):", "",
@@ -164,8 +175,11 @@ def peer_rows(peers: list[dict], results: list[dict]) -> list[str]:
             c = r["cell"]
             cols = []
             for p in ok:
-                faster = (f"{p['threshold_train_s'] / r['threshold_train_s']:.1f}x" if p["threshold_train_s"] is not None
-                          and r["threshold_train_s"] is not None else "—")
+                faster = (
+                    f"{p['threshold_train_s'] / r['threshold_train_s']:.1f}x"
+                    if p["threshold_train_s"] is not None and r["threshold_train_s"] is not None
+                    else "—"
+                )
                 cols.append(f"{r['sps'] / p['sps']:.1f}x; {faster}")
             lines.append(f"| {c['system']} ({c['runtime']}, seed {c['seed']}) | " + " | ".join(cols) + " |")
     return lines
@@ -232,7 +246,8 @@ def plot(out: Path, results: list[dict], peers: list[dict]) -> list[Path]:
     measured = [r for r in results if "error" not in r and (r.get("ceiling") or {}).get("actors_alone_sps")]
     if measured:
         fig, ax = plt.subplots(figsize=(max(6, 0.5 * len(measured) + 2), 4.5))
-        labels = [f"{r['cell']['system']} {r['cell']['runtime']} s{r['cell']['seed']}\n{r['cell']['env'].split('/')[-1]}"
+        labels = [f"{r['cell']['system']} {r['cell']['runtime']} "
+                  f"s{r['cell']['seed']}\n{r['cell']['env'].split('/')[-1]}"
                   for r in measured]
         ax.bar(range(len(measured)), [_ratio(r) for r in measured], color="tab:blue")
         ax.axhline(1.0, color="grey", linestyle="--", linewidth=0.8)

@@ -79,7 +79,8 @@ def prepare_out(out: Path, resume: bool, force: bool) -> None:
         return
     if out.is_dir() and any(out.iterdir()):
         if not force:
-            raise ConfigError(f"--out {str(out)!r} is not empty (--resume continues the bench in it, --force replaces it)")
+            raise ConfigError(f"--out {str(out)!r} is not empty (--resume continues the bench in it, --force replaces "
+                              "it)")
         if not (out / "bench.json").is_file():
             raise ConfigError(f"--force: '{out}' holds no bench run (no bench.json); not deleting it")
         shutil.rmtree(out)
@@ -171,7 +172,8 @@ def run_bench(out: str | Path, suite: str = "quick", systems: list[str] | None =
     if resume:  # the same bench, continued: its command and the machine its cells ran on
         saved = _read_json(out / "bench.json") or {}
         if saved.get("arguments") != arguments:
-            raise ConfigError(f"--resume continues the bench in '{out}' with its own arguments ({saved.get('command')}); "
+            raise ConfigError(f"--resume continues the bench in '{out}' with its own arguments "
+                              f"({saved.get('command')}); "
                               "these differ (a new --out, or --force, starts another)")
         command, machine = saved["command"], saved["machine"]
     else:
@@ -242,7 +244,11 @@ def _line(r: dict) -> str:
         return f"{c['system']} {c['env']} {c['runtime']} seed {c['seed']}: failed: {r['error']}"
     ceiling = r["ceiling"]["ceiling_sps"]
     ratio = f" ({r['sps'] / ceiling:.2f} of the ceiling)" if ceiling else ""
-    reached = f"threshold at {r['threshold_train_s']:.1f} s" if r["threshold_train_s"] is not None else "threshold not reached"
+    reached = (
+        f"threshold at {r['threshold_train_s']:.1f} s"
+        if r["threshold_train_s"] is not None
+        else "threshold not reached"
+    )
     return (f"{c['system']} {c['env']} {c['runtime']} seed {c['seed']}: {r['sps']:,.0f} env steps/s{ratio}, {reached}, "
             f"greedy eval {r['final_eval']}")
 
@@ -263,7 +269,9 @@ class _Progress:
                 TimeElapsedColumn,
             )
 
-            self.bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+            self.bar = Progress(
+                TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn()
+            )
             self.bar.start()
             self.task = self.bar.add_task("bench", total=self.total)
         return self

@@ -3,12 +3,12 @@
 Every system runs its default config (no per-env presets) on the env its README measures it on, for the
 budget the system ships with (``DEFAULT_TOTAL_STEPS``; in ``beyond``, a longer one where ``BEYOND_STEPS`` says):
 the figures in the docs are the figures a user gets. ``quick`` is one seed on each system's default runtime
-and finishes in minutes; ``full`` is every runtime the system supports, three seeds each. ``beyond`` is the defaults issue's suite (#22): each system's
-default config beyond CartPole (LunarLander-v3 for the discrete systems; Pendulum-v1 and
-LunarLanderContinuous-v3 for those that take Box actions), one seed on the default runtime unless
-``--seeds`` says more, for the system's default budget or a longer one where that is too short for the task
-(``BEYOND_STEPS``), 300 s per cell at most; it needs the box2d extra. The Pong cell is a smoke test of
-throughput on pixels (a few seconds; no threshold: learning Pong takes hours on two cores).
+and finishes in minutes; ``full`` is every runtime the system supports, three seeds each. ``beyond`` is the defaults
+issue's suite (#22): each system's default config beyond CartPole (LunarLander-v3 for the discrete systems; Pendulum-v1
+and LunarLanderContinuous-v3 for those that take Box actions), one seed on the default runtime unless ``--seeds`` says
+more, for the system's default budget or a longer one where that is too short for the task (``BEYOND_STEPS``), 300 s per
+cell at most; it needs the box2d extra. The Pong cell is a smoke test of throughput on pixels (a few seconds; no
+threshold: learning Pong takes hours on two cores).
 """
 
 from __future__ import annotations
@@ -21,10 +21,19 @@ THRESHOLDS = {"CartPole-v1": 475.0, "distrl/CartPoleNoVelocity-v1": 475.0, "Pend
 
 # (system, env): every system on the env its README row uses
 SYSTEM_ENVS = [
-    ("a2c", "CartPole-v1"), ("ppo", "CartPole-v1"), ("a3c", "CartPole-v1"), ("impala", "CartPole-v1"),
-    ("appo", "CartPole-v1"), ("seed", "CartPole-v1"), ("apex-dqn", "CartPole-v1"), ("gorila", "CartPole-v1"), ("es", "CartPole-v1"),
-    ("apex-ddpg", "Pendulum-v1"), ("qt-opt", "Pendulum-v1"),
-    ("r2d2", "distrl/CartPoleNoVelocity-v1"), ("seed-r2d2", "distrl/CartPoleNoVelocity-v1"),
+    ("a2c", "CartPole-v1"),
+    ("ppo", "CartPole-v1"),
+    ("a3c", "CartPole-v1"),
+    ("impala", "CartPole-v1"),
+    ("appo", "CartPole-v1"),
+    ("seed", "CartPole-v1"),
+    ("apex-dqn", "CartPole-v1"),
+    ("gorila", "CartPole-v1"),
+    ("es", "CartPole-v1"),
+    ("apex-ddpg", "Pendulum-v1"),
+    ("qt-opt", "Pendulum-v1"),
+    ("r2d2", "distrl/CartPoleNoVelocity-v1"),
+    ("seed-r2d2", "distrl/CartPoleNoVelocity-v1"),
     ("r2d3", "MountainCar-v0"),
 ]
 
@@ -32,9 +41,16 @@ SYSTEM_ENVS = [
 # LunarLanderContinuous (ES and R2D3 are not in the defaults issue's list)
 BEYOND_ENVS = [
     *((system, "LunarLander-v3") for system in ("a2c", "ppo", "a3c", "impala", "appo", "seed")),
-    ("apex-dqn", "LunarLander-v3"), ("gorila", "LunarLander-v3"), ("r2d2", "LunarLander-v3"),
-    *((system, env) for env in ("Pendulum-v1", "LunarLanderContinuous-v3") for system in ("a2c", "ppo", "impala", "appo")),
-    ("apex-ddpg", "LunarLanderContinuous-v3"), ("qt-opt", "LunarLanderContinuous-v3"),
+    ("apex-dqn", "LunarLander-v3"),
+    ("gorila", "LunarLander-v3"),
+    ("r2d2", "LunarLander-v3"),
+    *(
+        (system, env)
+        for env in ("Pendulum-v1", "LunarLanderContinuous-v3")
+        for system in ("a2c", "ppo", "impala", "appo")
+    ),
+    ("apex-ddpg", "LunarLanderContinuous-v3"),
+    ("qt-opt", "LunarLanderContinuous-v3"),
 ]
 BEYOND_SECONDS = 300.0
 # the beyond suite's budget where the system's default one (sized for its home env) left the greedy policy below
@@ -118,6 +134,15 @@ def cells(suite: str, systems: list[str] | None = None, runtimes: list[str] | No
     if pong and suite != "beyond" and (not systems or PONG[0] in systems):
         system, env, settings = PONG
         runtime = "local" if not runtimes or "local" in runtimes else runtimes[0]
-        out.append(Cell(system, env, runtime, 0, total_steps=10**9,
-                        max_wall_s=min(PONG_SECONDS, max_wall_s) if max_wall_s else PONG_SECONDS, settings=dict(settings)))
+        out.append(
+            Cell(
+                system,
+                env,
+                runtime,
+                0,
+                total_steps=10**9,
+                max_wall_s=min(PONG_SECONDS, max_wall_s) if max_wall_s else PONG_SECONDS,
+                settings=dict(settings),
+            )
+        )
     return out

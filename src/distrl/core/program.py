@@ -19,8 +19,9 @@ transport; a new system adds roles and services, never a branch in a backend.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from typing import Any
 
 from distrl.core.types import ArraySpec, UnrollSpec
 

@@ -6,7 +6,8 @@ inside, so the same component runs in one process, in many processes over shared
 
 from __future__ import annotations
 
-from typing import Any, Callable, Mapping, Protocol
+from collections.abc import Callable, Mapping
+from typing import Any, Protocol
 
 import numpy as np
 

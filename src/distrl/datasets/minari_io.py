@@ -170,10 +170,17 @@ def load_episodes(path: str | Path) -> Episodes:
             raise ConfigError(f"the Minari dataset at '{folder}': episode {i} has {steps} actions but "
                               + ", ".join(f"{n + (k == 'observations')} {k}" for k, n in wrong.items())
                               + " (an episode of n steps has n + 1 observations and n of the rest)")
-    return Episodes([np.asarray(e.observations) for e in eps], [np.asarray(e.actions) for e in eps],
-                    [np.asarray(e.rewards, dtype=np.float32) for e in eps], [np.asarray(e.terminations, bool) for e in eps],
-                    [np.asarray(e.truncations, bool) for e in eps], env_id, dataset.observation_space,
-                    dataset.action_space, {"path": str(folder), "algorithm": dataset.storage.metadata.get("algorithm_name")})
+    return Episodes(
+        [np.asarray(e.observations) for e in eps],
+        [np.asarray(e.actions) for e in eps],
+        [np.asarray(e.rewards, dtype=np.float32) for e in eps],
+        [np.asarray(e.terminations, bool) for e in eps],
+        [np.asarray(e.truncations, bool) for e in eps],
+        env_id,
+        dataset.observation_space,
+        dataset.action_space,
+        {"path": str(folder), "algorithm": dataset.storage.metadata.get("algorithm_name")},
+    )
 
 
 def check_matches(episodes: Episodes, env_id: str, env, what: str = "demos") -> None:
@@ -185,7 +192,9 @@ def check_matches(episodes: Episodes, env_id: str, env, what: str = "demos") -> 
     for i, (obs, act) in enumerate(zip(episodes.observations, episodes.actions)):  # every episode: none is cast
         at = f" (episode {i})" if i else ""
         if obs.dtype != env.obs_dtype:
-            raise ConfigError(f"{what} at '{where}' have {obs.dtype} observations{at}; '{env_id}' gives {env.obs_dtype}")
+            raise ConfigError(
+                f"{what} at '{where}' have {obs.dtype} observations{at}; '{env_id}' gives {env.obs_dtype}"
+            )
         if tuple(obs.shape[1:]) != tuple(env.obs_shape):
             raise ConfigError(f"{what} at '{where}' have observations of shape {tuple(obs.shape[1:])}{at}; "
                               f"'{env_id}' has {tuple(env.obs_shape)}")

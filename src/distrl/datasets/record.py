@@ -4,7 +4,7 @@ function from a batch of observations to actions), into :class:`Episodes`."""
 from __future__ import annotations
 
 import importlib
-from typing import Callable
+from collections.abc import Callable
 
 import gymnasium as gym
 import numpy as np
@@ -117,6 +117,8 @@ def batch_policy(fn: Callable[[np.ndarray], np.ndarray]) -> Callable[[np.ndarray
     def act(obs):
         actions = np.asarray(fn(np.asarray(obs)[None]))
         if actions.shape[:1] != (1,):
-            raise ConfigError(f"--policy must return one action per observation of the batch; got shape {actions.shape}")
+            raise ConfigError(
+                f"--policy must return one action per observation of the batch; got shape {actions.shape}"
+            )
         return actions[0]
     return act

@@ -3,11 +3,11 @@
 Each transport thread (a gRPC stream, an HTTP request) hands in one observation and waits; one inference thread
 takes whatever is queued (at most ``max_batch``; by default it waits for nobody: requests that arrive during a
 forward pass form the next batch, so batches grow with the load and a lone client pays no wait; ``max_wait_s``
-trades latency for larger batches), stacks it, runs the acting graph once and hands each caller its row. This is SEED's dynamic batching (Espeholt et
-al. 2020, section 3) for clients that are not distrl's actors. A recurrent policy's state is kept per session (a
-gRPC stream, or an HTTP client's ``session`` id): gathered into the batch, scattered back after it; an episode start
-zeroes it. Sessions are bounded (the least recently used is dropped beyond ``max_sessions``), so no client can grow
-the server's memory without bound.
+trades latency for larger batches), stacks it, runs the acting graph once and hands each caller its row. This is SEED's
+dynamic batching (Espeholt et al. 2020, section 3) for clients that are not distrl's actors. A recurrent policy's state
+is kept per session (a gRPC stream, or an HTTP client's ``session`` id): gathered into the batch, scattered back after
+it; an episode start zeroes it. Sessions are bounded (the least recently used is dropped beyond ``max_sessions``), so no
+client can grow the server's memory without bound.
 """
 
 from __future__ import annotations

@@ -60,7 +60,7 @@ class PolicyClient:
         self._out.put(None)
         self.channel.close()
 
-    def __enter__(self) -> "PolicyClient":
+    def __enter__(self) -> PolicyClient:
         return self
 
     def __exit__(self, *exc) -> None:

@@ -6,5 +6,5 @@ from distrl.envs.make import EnvSpec, check_env_id, env_spec, make_env, make_vec
 from distrl.envs.memory import CARTPOLE_NO_VELOCITY, MOUNTAIN_CAR_NO_VELOCITY
 from distrl.envs.point import POINT_TO_ORIGIN
 
-__all__ = ["CARTPOLE_NO_VELOCITY", "DEEP_SEA", "EnvSpec", "EpisodeTracker", "check_env_id", "env_spec", "make_env", "make_vec_env",
-           "MOUNTAIN_CAR_NO_VELOCITY", "POINT_TO_ORIGIN"]
+__all__ = ["CARTPOLE_NO_VELOCITY", "DEEP_SEA", "EnvSpec", "EpisodeTracker", "check_env_id", "env_spec", "make_env",
+           "make_vec_env", "MOUNTAIN_CAR_NO_VELOCITY", "POINT_TO_ORIGIN"]

@@ -97,14 +97,29 @@ def _atari_vec_env(env_id: str, num_envs: int, training: bool) -> gym.vector.Vec
     except ImportError:
         return gym.vector.SyncVectorEnv([lambda: _atari_env(env_id, training) for _ in range(num_envs)])
     kwargs = gym.spec(env_id).kwargs
-    return AtariVectorEnv(kwargs["game"], num_envs, num_threads=1, noop_max=30, frameskip=4, img_height=84, img_width=84,
-                          grayscale=True, stack_num=4, maxpool=True, episodic_life=training, reward_clipping=False,
-                          use_fire_reset=False, full_action_space=kwargs.get("full_action_space", False),
-                          repeat_action_probability=kwargs.get("repeat_action_probability", 0.25),
-                          max_num_frames_per_episode=kwargs.get("max_num_frames_per_episode", 108_000))
+    return AtariVectorEnv(
+        kwargs["game"],
+        num_envs,
+        num_threads=1,
+        noop_max=30,
+        frameskip=4,
+        img_height=84,
+        img_width=84,
+        grayscale=True,
+        stack_num=4,
+        maxpool=True,
+        episodic_life=training,
+        reward_clipping=False,
+        use_fire_reset=False,
+        full_action_space=kwargs.get("full_action_space", False),
+        repeat_action_probability=kwargs.get("repeat_action_probability", 0.25),
+        max_num_frames_per_episode=kwargs.get("max_num_frames_per_episode", 108_000),
+    )
 
 
-def make_env(env_id: str, seed: int | None = None, *, training: bool = False, render_mode: str | None = None) -> gym.Env:
+def make_env(
+    env_id: str, seed: int | None = None, *, training: bool = False, render_mode: str | None = None
+) -> gym.Env:
     """One environment (evaluation, video, spaces)."""
     check_env_id(env_id)
     name = _strip(env_id)

@@ -9,4 +9,5 @@ from distrl.models.q_networks import QNetwork
 from distrl.models.recurrent_q import RecurrentQNetwork
 from distrl.models.torsos import MLPTorso, NatureCNN, make_torso
 
-__all__ = ["ActorCritic", "ContinuousQ", "DDPGNets", "FlatParameters", "flat_tensor", "LSTMCore", "MLPTorso", "NatureCNN", "QNetwork", "RecurrentQNetwork", "load_flat", "make_torso", "to_flat"]
+__all__ = ["ActorCritic", "ContinuousQ", "DDPGNets", "FlatParameters", "flat_tensor", "LSTMCore", "MLPTorso",
+           "NatureCNN", "QNetwork", "RecurrentQNetwork", "load_flat", "make_torso", "to_flat"]

@@ -57,7 +57,7 @@ class ActorCritic(nn.Module):
 
     @classmethod
     def for_env(cls, env, hidden: tuple[int, ...], obs_norm: bool = False, value_norm: bool = False,
-                value_norm_decay: float = 0.01) -> "ActorCritic":
+                value_norm_decay: float = 0.01) -> ActorCritic:
         """For an env spec (``distrl.envs.EnvSpec``): a categorical head for Discrete actions, a Gaussian one
         for Box actions."""
         nvec = env.action_nvec

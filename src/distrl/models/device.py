@@ -17,7 +17,7 @@ in bfloat16; their outputs, the losses computed from them, the weights and the o
 from __future__ import annotations
 
 import re
-from typing import Mapping
+from collections.abc import Mapping
 
 import numpy as np
 import torch

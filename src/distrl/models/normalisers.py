@@ -20,7 +20,7 @@ shards' moments first, so every rank applies the same update and their weights s
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import torch
 from torch import nn
@@ -51,7 +51,11 @@ class ObsNormaliser(nn.Module):
     def update(self, obs: torch.Tensor, valid: torch.Tensor | None = None, reduce: Reduce = _identity) -> None:
         """Add a batch of observations (``[..., *shape]``; ``valid`` masks the leading dims' entries to count)."""
         x = obs.reshape(-1, *self.mean.shape).double()
-        w = torch.ones(x.shape[0], dtype=torch.float64, device=x.device) if valid is None else valid.reshape(-1).double()
+        w = (
+            torch.ones(x.shape[0], dtype=torch.float64, device=x.device)
+            if valid is None
+            else valid.reshape(-1).double()
+        )
         wx = w.view(-1, *([1] * (x.dim() - 1))) * x
         n = self.mean.numel()
         sums = reduce(torch.cat([w.sum().view(1), wx.sum(0).reshape(-1), (wx * x).sum(0).reshape(-1)]))

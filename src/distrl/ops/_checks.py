@@ -3,7 +3,7 @@ NaN-and-inf check a learner makes before data or weights go anywhere."""
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 import torch
 

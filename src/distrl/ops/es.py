@@ -39,7 +39,7 @@ class NoiseTable:
         self.noise = np.random.default_rng(seed).standard_normal(size, dtype=np.float32)
 
     @classmethod
-    def of(cls, noise: np.ndarray) -> "NoiseTable":
+    def of(cls, noise: np.ndarray) -> NoiseTable:
         """A table over an existing array (a shared-memory or object-store copy), without rebuilding it."""
         table = cls.__new__(cls)
         table.seed, table.noise = None, noise

@@ -17,7 +17,9 @@ def _masked_mean(x: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
     return (x * mask).sum() / mask.sum().clamp(min=1.0)
 
 
-def policy_gradient_loss(logp: torch.Tensor, advantages: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
+def policy_gradient_loss(
+    logp: torch.Tensor, advantages: torch.Tensor, mask: torch.Tensor | None = None
+) -> torch.Tensor:
     """-E[log pi(a|x) * A]: the gradient flows through ``logp`` only, never the advantages."""
     if logp.shape != advantages.shape:
         raise ValueError(f"advantages must have shape {tuple(logp.shape)} like logp, got {tuple(advantages.shape)}")

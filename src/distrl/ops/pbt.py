@@ -6,8 +6,9 @@ applies the returned hyperparameters.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -19,9 +20,16 @@ class PBTDecision:
     hyperparams: dict[str, Any]  # the source's hyperparameters after perturbation
 
 
-def pbt_exploit_explore(scores: Sequence[float], hyperparams: Sequence[Mapping[str, float]], rng: np.random.Generator, *,
-                        fraction: float = 0.2, factors: tuple[float, float] = (0.8, 1.2), resample_prob: float = 0.0,
-                        resample: Mapping[str, Callable[[np.random.Generator], float]] | None = None) -> list[PBTDecision]:
+def pbt_exploit_explore(
+    scores: Sequence[float],
+    hyperparams: Sequence[Mapping[str, float]],
+    rng: np.random.Generator,
+    *,
+    fraction: float = 0.2,
+    factors: tuple[float, float] = (0.8, 1.2),
+    resample_prob: float = 0.0,
+    resample: Mapping[str, Callable[[np.random.Generator], float]] | None = None,
+) -> list[PBTDecision]:
     """Truncation selection: each member in the bottom ``fraction`` copies a uniformly chosen member of
     the top ``fraction`` (exploit), then every hyperparameter is multiplied by a random choice of
     ``factors`` or, with probability ``resample_prob``, redrawn from ``resample[name]`` (explore).
@@ -51,7 +59,9 @@ def pbt_exploit_explore(scores: Sequence[float], hyperparams: Sequence[Mapping[s
     return decisions
 
 
-def truncation_source(member: int, scores: Sequence[float], rng: np.random.Generator, fraction: float = 0.2) -> int | None:
+def truncation_source(
+    member: int, scores: Sequence[float], rng: np.random.Generator, fraction: float = 0.2
+) -> int | None:
     """Asynchronous truncation selection for one ready member (Jaderberg et al. 2017, section 3.1 and
     appendix A.1: a member is compared with the latest scores of the others, no barrier): ``None`` unless
     ``member`` ranks in the bottom ``ceil(n * fraction)`` of the ``n`` members that have a finite score;

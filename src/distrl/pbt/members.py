@@ -103,7 +103,8 @@ class TrainerMember:
             self.trainer.load_state(snapshot["state"])
             loaded = state_checksum(self.trainer.state())
             if loaded != snapshot["checksum"]:
-                raise RuntimeError(f"exploit copy differs from its source (checksum {loaded[:12]} != {snapshot['checksum'][:12]})")
+                raise RuntimeError(f"exploit copy differs from its source (checksum {loaded[:12]} != "
+                                   f"{snapshot['checksum'][:12]})")
             self.trainer.set_hyperparameters(**hyperparameters)
             return loaded
 
@@ -207,7 +208,9 @@ class RayPool:
 
     def copy(self, source: int, target: int, hyperparameters: Mapping[str, float]) -> str:
         # the source may be training its next slice: its snapshot is the one of its last finished slice
-        return self.ray.get(self.members[target].load.remote(self.members[source].snapshot.remote(), dict(hyperparameters)))
+        return self.ray.get(
+            self.members[target].load.remote(self.members[source].snapshot.remote(), dict(hyperparameters))
+        )
 
     def close(self) -> list[dict | None]:
         closing = [m.close.remote() for m in self.members]  # all at once: each waits for its step under way

@@ -121,7 +121,8 @@ def run_pbt(system: str, env: str | None = None, *, population: int = 4, explore
         if not run_dir:
             raise ConfigError("--resume needs --run-dir naming the population to continue")
         if force:
-            raise ConfigError("--resume and --force exclude each other: resume continues a population, force starts it anew")
+            raise ConfigError("--resume and --force exclude each other: resume continues a population, force starts it "
+                              "anew")
         saved = _read_json(Path(run_dir) / "pbt.json", "a population (no pbt.json)")
         missing = {"system", "env", "population", "explore", "ready_steps", "total_steps", "runtime", "member_runtime",
                    "fraction", "resample_prob", "exploit", "explore_hyperparameters", "seed", "settings"} - set(saved)
@@ -141,7 +142,8 @@ def run_pbt(system: str, env: str | None = None, *, population: int = 4, explore
         raise ConfigError(f"--runtime '{runtime}' is not a PBT placement (valid: {', '.join(PLACEMENTS)})")
     for key in ("runtime", "run_dir", "seed", "total_steps"):
         if key in settings:
-            raise ConfigError(f"--set {key}=... is set by pbt itself (use --member-runtime, --run-dir, --seed, --total-steps)")
+            raise ConfigError(f"--set {key}=... is set by pbt itself (use --member-runtime, --run-dir, --seed, "
+                              "--total-steps)")
     _check_numbers(population, ready_steps, fraction, resample_prob)
     specs = [Explore.parse(text) for text in explore]
     if not specs:
@@ -170,7 +172,11 @@ def run_pbt(system: str, env: str | None = None, *, population: int = 4, explore
         from distrl.api import require_ray
 
         require_ray()
-    pop_dir = Path(run_dir) if run_dir else Path("runs") / f"pbt-{system}-{run_cfg.env.replace('/', '_')}-{time.strftime('%Y%m%d-%H%M%S')}"
+    pop_dir = (
+        Path(run_dir)
+        if run_dir
+        else Path("runs") / f"pbt-{system}-{run_cfg.env.replace('/', '_')}-{time.strftime('%Y%m%d-%H%M%S')}"
+    )
     prepare_run_dir(pop_dir, resume=False, force=force, marker="pbt.json")
     (pop_dir / "members").mkdir(exist_ok=True)
     saved = {"system": system, "env": run_cfg.env, "population": population, "explore": list(explore),
@@ -231,9 +237,21 @@ def _run(pop_dir: Path, saved: dict, resume: bool, log) -> dict[str, Any]:
     started, pool = False, None
 
     def save_state() -> None:
-        _write_json(pop_dir / "state.json", {"members": [{"hyperparameters": m.hyperparameters, "env_steps": m.env_steps,
-                                                          "score": _fmt(m.score), "node": m.node} for m in records],
-                                             "rng": rng.bit_generator.state})
+        _write_json(
+            pop_dir / "state.json",
+            {
+                "members": [
+                    {
+                        "hyperparameters": m.hyperparameters,
+                        "env_steps": m.env_steps,
+                        "score": _fmt(m.score),
+                        "node": m.node,
+                    }
+                    for m in records
+                ],
+                "rng": rng.bit_generator.state,
+            },
+        )
 
     def on_ready(i: int, r: MemberRecord) -> None:
         logs.ready(controller, i, r)
@@ -296,25 +314,56 @@ class _Logs:
         wall = round(time.perf_counter() - controller.started, 3)
         _append(self.pop_dir / "population.csv", [wall, i, r.env_steps, _fmt(r.score), r.node,
                                                   *[r.hyperparameters[k] for k in self.names]])
-        self.schedules.setdefault(i, []).append({"env_steps": r.env_steps, **{k: r.hyperparameters[k] for k in self.names}})
+        self.schedules.setdefault(i, []).append(
+            {"env_steps": r.env_steps, **{k: r.hyperparameters[k] for k in self.names}}
+        )
 
     def exploit(self, e: dict) -> None:
         self.exploits += 1
-        _append(self.pop_dir / "lineage.csv", [e["wall_s"], e["member"], e["env_steps"], e["source"], _fmt(e["member_score"]),
-                                               _fmt(e["source_score"]), json.dumps(e["before"]), json.dumps(e["after"]),
-                                               e["checksum"]])
+        _append(
+            self.pop_dir / "lineage.csv",
+            [
+                e["wall_s"],
+                e["member"],
+                e["env_steps"],
+                e["source"],
+                _fmt(e["member_score"]),
+                _fmt(e["source_score"]),
+                json.dumps(e["before"]),
+                json.dumps(e["after"]),
+                e["checksum"],
+            ],
+        )
 
 
 def _summary(pop_dir: Path, saved: dict, records: list[MemberRecord], logs: _Logs, interrupted: bool) -> dict:
     best = int(np.argmax([r.score for r in records]))
-    return {"system": saved["system"], "env": saved["env"], "population": saved["population"],
-            "runtime": saved["runtime"], "env_steps_total": int(sum(r.env_steps for r in records)),
-            "best_member": best, "best_run_dir": str(pop_dir / "members" / f"m{best}"),
-            "best_score": _fmt(records[best].score), "best_hyperparameters": records[best].hyperparameters,
-            "best_schedule": logs.schedules.get(best, []), "exploits": logs.exploits,
-            "members": [{"member": i, "env_steps": r.env_steps, "score": _fmt(r.score), "hyperparameters": r.hyperparameters,
-                         "node": r.node} for i, r in enumerate(records)],
-            "nodes": len({r.node for r in records if r.node}), "interrupted": interrupted, "run_dir": str(pop_dir)}
+    return {
+        "system": saved["system"],
+        "env": saved["env"],
+        "population": saved["population"],
+        "runtime": saved["runtime"],
+        "env_steps_total": int(sum(r.env_steps for r in records)),
+        "best_member": best,
+        "best_run_dir": str(pop_dir / "members" / f"m{best}"),
+        "best_score": _fmt(records[best].score),
+        "best_hyperparameters": records[best].hyperparameters,
+        "best_schedule": logs.schedules.get(best, []),
+        "exploits": logs.exploits,
+        "members": [
+            {
+                "member": i,
+                "env_steps": r.env_steps,
+                "score": _fmt(r.score),
+                "hyperparameters": r.hyperparameters,
+                "node": r.node,
+            }
+            for i, r in enumerate(records)
+        ],
+        "nodes": len({r.node for r in records if r.node}),
+        "interrupted": interrupted,
+        "run_dir": str(pop_dir),
+    }
 
 
 def _fmt(x):
@@ -337,7 +386,9 @@ def _read_json(path: Path, what: str) -> dict:
     try:
         data = json.loads(path.read_text())
     except (OSError, ValueError):
-        raise ConfigError(f"cannot resume: '{path.parent}' holds no readable {path.name}" + (f" ({what})" if what else "")) from None
+        raise ConfigError(
+            f"cannot resume: '{path.parent}' holds no readable {path.name}" + (f" ({what})" if what else "")
+        ) from None
     if not isinstance(data, dict):
         raise ConfigError(f"cannot resume: {path} is not a mapping")
     return data

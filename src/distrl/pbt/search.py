@@ -26,7 +26,7 @@ class Explore:
     values: tuple[float, ...]  # (low, high) or the options
 
     @classmethod
-    def parse(cls, text: str) -> "Explore":
+    def parse(cls, text: str) -> Explore:
         m = _SPEC.match(text)
         if m is None:
             raise ConfigError(f"--explore {text!r} is not {FORMS}")

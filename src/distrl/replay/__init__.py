@@ -10,5 +10,6 @@ from distrl.replay.sequence_storage import SequenceStorage
 from distrl.replay.storage import RingStorage
 from distrl.replay.sum_tree import SumTree
 
-__all__ = ["FifoSampler", "NStepAdder", "PartitionedReplay", "PartitionWriter", "PrioritizedSampler", "RateLimiter", "Replay", "RingStorage", "SampledBatch",
-           "SequenceAdder", "SequenceStorage", "SumTree", "UniformSampler", "Unlimited"]
+__all__ = ["FifoSampler", "NStepAdder", "PartitionedReplay", "PartitionWriter", "PrioritizedSampler", "RateLimiter",
+           "Replay", "RingStorage", "SampledBatch", "SequenceAdder", "SequenceStorage", "SumTree", "UniformSampler",
+           "Unlimited"]

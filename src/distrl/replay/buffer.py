@@ -54,15 +54,15 @@ class Replay:
         self.samples = 0
 
     @classmethod
-    def prioritized(cls, spec, capacity, alpha=0.6, **kw) -> "Replay":
+    def prioritized(cls, spec, capacity, alpha=0.6, **kw) -> Replay:
         return cls(spec, capacity, PrioritizedSampler(capacity, alpha), **kw)
 
     @classmethod
-    def uniform(cls, spec, capacity, **kw) -> "Replay":
+    def uniform(cls, spec, capacity, **kw) -> Replay:
         return cls(spec, capacity, UniformSampler(capacity), **kw)
 
     @classmethod
-    def fifo(cls, spec, capacity, **kw) -> "Replay":
+    def fifo(cls, spec, capacity, **kw) -> Replay:
         return cls(spec, capacity, FifoSampler(capacity), **kw)
 
     @property
@@ -132,7 +132,12 @@ class Replay:
         payload = {f"storage.{k}": np.ascontiguousarray(v) for k, v in arrays.items()}
         payload.update({f"sampler.{k}": np.ascontiguousarray(v) for k, v in self.sampler.state().items()})
         save_file(payload, str(folder / f"{name}.safetensors"))
-        meta = {"storage": counters, "samples": self.samples, "evicted": self.evicted, "rng": self.rng.bit_generator.state}
+        meta = {
+            "storage": counters,
+            "samples": self.samples,
+            "evicted": self.evicted,
+            "rng": self.rng.bit_generator.state,
+        }
         (folder / f"{name}.json").write_text(json.dumps(meta))
 
     def load(self, folder: str | Path, name: str = "replay") -> None:
@@ -143,7 +148,8 @@ class Replay:
         # since; any other storage raises, which the trainer reports as a replay that does not fit the run)
         saved = {k: data[f"storage.{k}"] for k in self.storage.arrays if f"storage.{k}" in data}
         for field, bound in self.bounds.items():
-            for key in (field, f"item.{field}", f"step.{field}"):  # a ring's own field, or a frame or sequence storage's
+            # a ring's own field, or a frame or sequence storage's
+            for key in (field, f"item.{field}", f"step.{field}"):
                 counters = meta["storage"].get("steps", {}) if key.startswith("step.") else meta["storage"]
                 written = counters.get("inserted") if isinstance(counters, dict) else None
                 values = saved.get(key)

@@ -7,8 +7,9 @@ and stores, per item, the ring positions of its stacks' frames, so a transition 
 
 Frames are de-duplicated within each inserted batch (an actor's chunk: its envs' consecutive steps)
 and against the previous batch (the next chunk repeats an env's last frames), or with ``recent_frames``
-against every frame written that recently (chunks of several actors interleave), by content: a 64-bit hash of every byte of each frame (vectorised, no per-frame loop), with equal
-hashes then checked byte for byte, so two frames that differ in one pixel are never merged.
+against every frame written that recently (chunks of several actors interleave), by content: a 64-bit hash of every byte
+of each frame (vectorised, no per-frame loop), with equal hashes then checked byte for byte, so two frames that differ
+in one pixel are never merged.
 
 Frames outlive the items that use them: the frame ring is ``frames_per_item`` times the item
 capacity, and when it wraps over frames that live items still use, those items are reported by

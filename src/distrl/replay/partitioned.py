@@ -149,7 +149,8 @@ class PartitionedReplay:
 
 
 class PartitionWriter:
-    """One writer's handle on a :class:`PartitionedReplay` (or its Ray twin), with the ``Replay`` surface a learner uses:
+    """One writer's handle on a :class:`PartitionedReplay` (or its Ray twin), with the ``Replay`` surface a learner
+    uses:
     ``add`` into its own partition, ``size`` and ``sample`` over all of them."""
 
     def __init__(self, replay: PartitionedReplay, partition: int, seed: int):
@@ -166,4 +167,6 @@ class PartitionWriter:
     def sample(self, batch: int) -> SampledBatch:
         items = self.replay.sample(batch, self.rng)
         size = max(self.size, 1)
-        return SampledBatch(items, np.zeros(batch, dtype=np.int64), np.full(batch, 1.0 / size), np.ones(batch, np.float32))
+        return SampledBatch(
+            items, np.zeros(batch, dtype=np.int64), np.full(batch, 1.0 / size), np.ones(batch, np.float32)
+        )

@@ -37,8 +37,14 @@ class SequenceStorage(OverItemRing):
         self.spec = {**{k: ArraySpec((length,) + s.shape, s.dtype) for k, s in step_spec.items()},
                      "mask": ArraySpec((length,), "bool"), **state_spec}  # what read() returns per sequence
         if frame_stacks:
-            self.steps = FrameStackStorage(step_spec, step_capacity, frame_stacks, frames_per_item=1.1, prefault=prefault,
-                                           recent_frames=min(step_capacity, 16384))  # chunks of several actors interleave
+            self.steps = FrameStackStorage(
+                step_spec,
+                step_capacity,
+                frame_stacks,
+                frames_per_item=1.1,
+                prefault=prefault,
+                recent_frames=min(step_capacity, 16384),
+            )  # chunks of several actors interleave
         else:
             self.steps = RingStorage(step_spec, step_capacity, prefault=prefault)
         self.frame_stacks = frame_stacks

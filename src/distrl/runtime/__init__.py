@@ -17,4 +17,5 @@ from distrl.runtime.run.observers import (
 )
 from distrl.runtime.trainer import Trainer
 
-__all__ = ["RUNTIMES", "CheckpointObserver", "MetricsObserver", "Observer", "ProgressObserver", "Trainer", "make_backend"]
+__all__ = ["RUNTIMES", "CheckpointObserver", "MetricsObserver", "Observer", "ProgressObserver", "Trainer",
+           "make_backend"]

@@ -35,7 +35,7 @@ import datetime
 import os
 import shutil
 import tempfile
-from typing import Mapping
+from collections.abc import Mapping
 
 import numpy as np
 import torch
@@ -326,7 +326,7 @@ class LearnerGroup:
 
     @classmethod
     def start(cls, learner, program, replays: list[ShardingReplay], world: int, device: torch.device,
-              precision: str, torch_threads: int, timeout_s: float, runtime: str = "local") -> "LearnerGroup":
+              precision: str, torch_threads: int, timeout_s: float, runtime: str = "local") -> LearnerGroup:
         """Start ranks 1..N-1 for ``learner`` (rank 0, built with ``replays`` as its replay handles): processes
         on ``local``, Ray actors on ``ray``; join them, and hand them rank 0's state."""
         import torch.distributed as dist
@@ -420,7 +420,7 @@ class _ProcessReplicas:
         self.procs = procs
 
     @classmethod
-    def start(cls, world, where, args, device, precision, torch_threads, timeout_s) -> "_ProcessReplicas":
+    def start(cls, world, where, args, device, precision, torch_threads, timeout_s) -> _ProcessReplicas:
         from distrl.runtime.backends.process import process_context, start_process
 
         ctx, tail = process_context(), (str(device), precision, torch_threads, timeout_s)
@@ -548,7 +548,13 @@ class _StoreActor:
 
 
 def _bytes(value) -> bytes:
-    return value if isinstance(value, bytes) else bytes(value) if isinstance(value, (bytearray, list)) else str(value).encode()
+    return (
+        value
+        if isinstance(value, bytes)
+        else bytes(value)
+        if isinstance(value, (bytearray, list))
+        else str(value).encode()
+    )
 
 
 try:

@@ -500,23 +500,43 @@ class Trainer:
                                            feeders(self.program, roles))
         stats = self.stats()
         tot = self.totals
-        split = {"startup_s": tot.startup_s, "wait_s": tot.wait_s, "learn_s": tot.learn_s, "publish_s": tot.publish_s, "env_s": tot.env_s,
-                 "infer_s": tot.infer_s, "worker_learn_s": tot.worker_learn_s}
+        split = {
+            "startup_s": tot.startup_s,
+            "wait_s": tot.wait_s,
+            "learn_s": tot.learn_s,
+            "publish_s": tot.publish_s,
+            "env_s": tot.env_s,
+            "infer_s": tot.infer_s,
+            "worker_learn_s": tot.worker_learn_s,
+        }
         summary = {
-            "system": self.system, "env": self.cfg.env, "runtime": self.cfg.runtime,
-            "env_steps": self.env_steps, "wall_s": round(self.wall_s, 3), "sps": round(stats["sps"], 1),
-            "episode_return_mean": num(self.episodes.mean_return), "episodes": self.episodes.count,
-            "learner_updates": self.updates, "learner_wait_frac": num(wait_frac),
+            "system": self.system,
+            "env": self.cfg.env,
+            "runtime": self.cfg.runtime,
+            "env_steps": self.env_steps,
+            "wall_s": round(self.wall_s, 3),
+            "sps": round(stats["sps"], 1),
+            "episode_return_mean": num(self.episodes.mean_return),
+            "episodes": self.episodes.count,
+            "learner_updates": self.updates,
+            "learner_wait_frac": num(wait_frac),
             "policy_lag_mean": num(float(np.mean(lags)) if lags else float("nan")),
             # the same lag as env steps of data (updates times env steps per update): PPO's passes make a version of
             # every minibatch, so a lag of many versions can be one batch
-            "policy_lag_env_steps": num(float(np.mean(lags)) * self.env_steps / self.updates
-                                        if lags and self.updates else float("nan")),
-            "actor_restarts": self.restarts, "bottleneck": name, "bottleneck_detail": numbers,
-            "time_split_s": {k: round(v, 3) for k, v in {**split, **{f"actor_{k}": v for k, v in actor_stats.items()}}.items()},
+            "policy_lag_env_steps": num(
+                float(np.mean(lags)) * self.env_steps / self.updates if lags and self.updates else float("nan")
+            ),
+            "actor_restarts": self.restarts,
+            "bottleneck": name,
+            "bottleneck_detail": numbers,
+            "time_split_s": {
+                k: round(v, 3) for k, v in {**split, **{f"actor_{k}": v for k, v in actor_stats.items()}}.items()
+            },
             # per role, summed over its components (local runtime): seconds in step, seconds waiting for a grant
             "role_time_s": {r: {k: round(v, 3) for k, v in t.items()} for r, t in roles.items()},
-            "interrupted": self.interrupted, "run_dir": str(self.run_dir), "clock_started_at": round(self._started_at, 3),
+            "interrupted": self.interrupted,
+            "run_dir": str(self.run_dir),
+            "clock_started_at": round(self._started_at, 3),
             # between processes, this session: outputs and weights pulled (not parameter-server or SEED stream traffic)
             "bytes_per_env_step": num(tot.transport_bytes / max(self.env_steps - self._steps_at_start, 1)),
         }
@@ -549,7 +569,8 @@ class Trainer:
         """Take another trainer's :meth:`state`: weights, optimizer statistics and hyperparameters. The
         components act with the new weights from the learner's next update on (its next version)."""
         if self.learner is None:
-            raise ConfigError(f"{self.system} learns in its workers (a parameter server): its state cannot be loaded in memory")
+            raise ConfigError(f"{self.system} learns in its workers (a parameter server): its state cannot be loaded "
+                              "in memory")
         modules, optimizers = self._parts()
         if set(modules) != set(state["modules"]) or set(optimizers) != set(state["optimizers"]):
             raise ValueError(f"state of {sorted(state['modules'])} / {sorted(state['optimizers'])} does not fit "
@@ -621,8 +642,8 @@ _STOP_SIGNALS = tuple(s for s in (signal.SIGTERM, getattr(signal, "SIGHUP", None
 
 
 def overlaps(setting: str, device, runtime: str) -> bool:
-    """``overlap_transfers``: ``auto`` is on where the learner computes on a GPU and its components run beside it (local,
-    ray). On ``inline`` they step in the learner's thread, between its iterations: nothing runs meanwhile that
+    """``overlap_transfers``: ``auto`` is on where the learner computes on a GPU and its components run beside it
+    (local, ray). On ``inline`` they step in the learner's thread, between its iterations: nothing runs meanwhile that
     the transfers could overlap, and a program that is on-policy there (A2C: policy lag 0) must find each
     update's weights published before its actors step again, which the delayed publish would not guarantee."""
     return setting == "on" or (setting == "auto" and device.type == "cuda" and runtime != "inline")

@@ -33,7 +33,8 @@ def test_shared_adam_follows_kingma_and_ba_algorithm_1():
 def test_shared_rmsprop_follows_the_a3c_update():
     gs, lr, alpha, eps = grads(20, 5, seed=1), 0.01, 0.99, 1e-5
     theta, g2 = np.zeros(5), np.zeros(5)
-    for g in gs:  # A3C eq. (S2)-(S3) without momentum: g <- alpha g + (1 - alpha) dtheta^2; theta -= lr dtheta / sqrt(g + eps)
+    # A3C eq. (S2)-(S3) without momentum: g <- alpha g + (1 - alpha) dtheta^2; theta -= lr dtheta / sqrt(g + eps)
+    for g in gs:
         g2 = alpha * g2 + (1 - alpha) * g * g
         theta = theta - lr * g / (np.sqrt(g2) + eps)
     np.testing.assert_allclose(run(SharedRMSprop, gs, lr=lr, alpha=alpha, eps=eps), theta, rtol=1e-6, atol=1e-9)

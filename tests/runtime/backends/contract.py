@@ -72,7 +72,8 @@ def check_intact_and_ordered(make_backend):
     by_producer = {}
     for info in infos:
         by_producer.setdefault((info["pid"], info["seed"]), []).append(info)
-    assert {s for _, s in by_producer} >= {0, 1000}, list(by_producer)  # both actors delivered, seeds from the one formula
+    # both actors delivered, seeds from the one formula
+    assert {s for _, s in by_producer} >= {0, 1000}, list(by_producer)
     for producer_infos in by_producer.values():
         versions = [i["version"] for i in producer_infos]
         assert versions == sorted(versions), versions  # weights never go back in time
@@ -159,7 +160,10 @@ def check_param_server(make_backend, with_replay=False):
         backend.set_hyperparameters({"lr": 0.0}, {})
         until(min(counts.values()) + 4)  # pushes already under way may still carry the old rate
         params.sync()
-        frozen, before = [p.detach().clone() for p in params.shards.model.parameters()], sum(params.shards.versions.tolist())
+        frozen, before = (
+            [p.detach().clone() for p in params.shards.model.parameters()],
+            sum(params.shards.versions.tolist()),
+        )
         until(min(counts.values()) + 4)
         params.sync()
         assert sum(params.shards.versions.tolist()) > before
@@ -278,5 +282,6 @@ def check_shutdown_leaves_nothing(make_backend):
 
 
 __all__ = ["CheckingLearner", "check_hyperparameters_reach_components", "check_intact_and_ordered",
-           "check_kill_restarts", "check_param_server", "check_step_error_restarts", "check_stuck_component_is_replaced", "check_periodic_role", "check_replay_service",
+           "check_kill_restarts", "check_param_server", "check_step_error_restarts",
+           "check_stuck_component_is_replaced", "check_periodic_role", "check_replay_service",
            "check_shutdown_leaves_nothing", "drive", "started"]

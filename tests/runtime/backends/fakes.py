@@ -84,7 +84,9 @@ class CheckingLearner(_NoState):
     def step(self, batch):
         for e in range(batch["payload"].shape[1]):
             actor, seq = int(batch["actor"][e]), int(batch["seq"][e])
-            np.testing.assert_array_equal(batch["payload"][:, e], np.broadcast_to(payload(actor, seq), batch["payload"][:, e].shape))
+            np.testing.assert_array_equal(
+                batch["payload"][:, e], np.broadcast_to(payload(actor, seq), batch["payload"][:, e].shape)
+            )
         self.version += 1
         return {}
 

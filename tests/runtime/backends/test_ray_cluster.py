@@ -130,9 +130,21 @@ def test_gorila_global_replay_is_a_ray_actor_and_resumes_whole(cluster, tmp_path
     import csv
     import json
 
-    kw = dict(env="CartPole-v1", runtime="ray", ray_address=cluster.address, num_actors=2, num_envs=4, unroll_length=8,
-              min_replay=100, batch_size=32, replay="global", prioritized=False, replay_capacity=5000, run_dir=str(tmp_path / "r"),
-              log_interval_s=0.2)
+    kw = dict(
+        env="CartPole-v1",
+        runtime="ray",
+        ray_address=cluster.address,
+        num_actors=2,
+        num_envs=4,
+        unroll_length=8,
+        min_replay=100,
+        batch_size=32,
+        replay="global",
+        prioritized=False,
+        replay_capacity=5000,
+        run_dir=str(tmp_path / "r"),
+        log_interval_s=0.2,
+    )
     s = distrl.train("gorila", total_steps=4000, **kw)
     assert s["env_steps"] >= 4000 and s["actor_nodes"] == 2 and s["learner_updates"] > 0
     rows = list(csv.DictReader(open(tmp_path / "r" / "metrics.csv")))
@@ -171,8 +183,13 @@ def test_seed_actors_stream_to_the_inference_server_and_one_joins_by_address(clu
         return original_advance(self, actions)
 
     monkeypatch.setattr(env_actor.EnvActor, "advance", counting_advance)
-    joiner = threading.Thread(target=distrl.join, args=(f"127.0.0.1:{port}",), kwargs={"token": "a-run-secret", "tls_ca": str(tmp_path / "cert.pem")},
-                              name="joiner", daemon=True)
+    joiner = threading.Thread(
+        target=distrl.join,
+        args=(f"127.0.0.1:{port}",),
+        kwargs={"token": "a-run-secret", "tls_ca": str(tmp_path / "cert.pem")},
+        name="joiner",
+        daemon=True,
+    )
     joiner.start()
     s = distrl.train("seed", env="CartPole-v1", runtime="ray", ray_address=cluster.address, total_steps=30_000,
                      num_actors=2, num_envs=8, unroll_length=8, remote_actors=1, bind=f"127.0.0.1:{port}",

@@ -6,7 +6,8 @@ from distrl.agents.a2c.config import A2CConfig as Config
 from distrl.agents.a2c.networks import make_model
 
 DEFAULT_TOTAL_STEPS = 1_000_000  # CartPole-v1 with the default config in a few seconds (docs/systems/a2c.md)
-ACTIONS = ('Discrete', 'MultiDiscrete', 'MultiBinary', 'Box')  # the action spaces it takes (observations: any that gymnasium flattens into a vector)
+# the action spaces it takes (observations: any that gymnasium flattens into a vector)
+ACTIONS = ('Discrete', 'MultiDiscrete', 'MultiBinary', 'Box')
 DOC = "Synchronous advantage actor-critic: one update per batch over a numpy-vectorised env (GAE or n-step)."
 
 RENAMED_SETTINGS: dict = {}  # none renamed since runs were first saved
@@ -26,5 +27,5 @@ def saved_as(system_config: dict) -> tuple[str, dict] | None:
     return "ppo", system_config
 
 
-__all__ = ["ACTIONS", "DEFAULT_TOTAL_STEPS", "Config", "DOC", "OLDER_RUN_DEFAULTS", "PASSES", "RENAMED_SETTINGS", "build",
-           "make_model", "saved_as"]
+__all__ = ["ACTIONS", "DEFAULT_TOTAL_STEPS", "Config", "DOC", "OLDER_RUN_DEFAULTS", "PASSES", "RENAMED_SETTINGS",
+           "build", "make_model", "saved_as"]

@@ -6,7 +6,8 @@ from distrl.agents.a3c.networks import make_model
 
 # CartPole-v1 with the default config (docs/systems/a3c.md)
 DEFAULT_TOTAL_STEPS = 1_000_000
-ACTIONS = ('Discrete', 'MultiDiscrete', 'MultiBinary', 'Box')  # the action spaces it takes (observations: any that gymnasium flattens into a vector)
+# the action spaces it takes (observations: any that gymnasium flattens into a vector)
+ACTIONS = ('Discrete', 'MultiDiscrete', 'MultiBinary', 'Box')
 DOC = ("Asynchronous advantage actor-critic: workers apply n-step gradients lock-free to a shared model "
        "(arXiv:1602.01783).")
 
@@ -14,4 +15,5 @@ RENAMED_SETTINGS: dict = {}  # none renamed since runs were first saved
 # runs saved before PPO's passes existed made the paper's update; runs saved by 0.2 with them resume with them
 OLDER_RUN_DEFAULTS: dict = {"epochs": 1, "minibatches": 1}
 
-__all__ = ["ACTIONS", "DEFAULT_TOTAL_STEPS", "Config", "DOC", "OLDER_RUN_DEFAULTS", "RENAMED_SETTINGS", "build", "make_model"]
+__all__ = ["ACTIONS", "DEFAULT_TOTAL_STEPS", "Config", "DOC", "OLDER_RUN_DEFAULTS", "RENAMED_SETTINGS", "build",
+           "make_model"]

@@ -88,8 +88,8 @@ class A3CWorker(Stateless):
         return versions, applied, True
 
     def _passes(self, b: dict[str, torch.Tensor], versions, lags: list) -> tuple[Any, int]:
-        """PPO's passes on this worker's segment (asynchronous PPO, off by default): advantages, value targets and the old
-        policy fixed from the copy the segment was acted with, then ``epochs`` passes of minibatches of single
+        """PPO's passes on this worker's segment (asynchronous PPO, off by default): advantages, value targets and the
+        old policy fixed from the copy the segment was acted with, then ``epochs`` passes of minibatches of single
         steps, each a gradient of the clipped surrogate on the latest shared parameters, pushed as the paper's one
         gradient per segment is. A segment holding a NaN or inf is not learned from; a segment counts once in
         ``nonfinite`` however many of its gradients were not finite (as a learner's batch does: the trainer stops a

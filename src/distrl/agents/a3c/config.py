@@ -34,8 +34,13 @@ class A3CConfig:
     value_coef: float = setting(0.5, "Value (baseline) loss weight.", low=0.0)
     ppo_clip: float = common.ppo_clip(0.0, "the policy the segment was acted with (with epochs > 1 or minibatches != "
                                       "1; a departure from the paper: asynchronous PPO)", "the plain policy gradient")
-    epochs: int = setting(1, "Passes of a worker over its segment (1 with minibatches 1: the paper's one gradient per "
-                          "segment; more: asynchronous PPO with ppo_clip, a departure from the paper).", low=1, high=100)
+    epochs: int = setting(
+        1,
+        "Passes of a worker over its segment (1 with minibatches 1: the paper's one gradient per "
+        "segment; more: asynchronous PPO with ppo_clip, a departure from the paper).",
+        low=1,
+        high=100,
+    )
     minibatches: int = setting(1, "Minibatches of single steps, drawn at random, each pass cuts a worker's segment "
                                "into (each a gradient pushed to the shared parameters), at most num_envs * t_max; 0: "
                                f"about {common.MINIBATCH_STEPS} steps each. 1 with epochs 1 is the paper's update.",

@@ -11,5 +11,7 @@ def ddpg_priorities(model, out: dict[str, np.ndarray], count: int) -> np.ndarray
     obs = torch.from_numpy(out["obs"][:count])
     nxt = torch.from_numpy(out["next_obs"][:count])
     q = model.q(obs, torch.from_numpy(out["action"][:count]))
-    target = torch.from_numpy(out["reward"][:count]) + torch.from_numpy(out["discount"][:count]) * model.q(nxt, model.mu(nxt))
+    target = torch.from_numpy(out["reward"][:count]) + torch.from_numpy(out["discount"][:count]) * model.q(
+        nxt, model.mu(nxt)
+    )
     return (target - q).abs().numpy()

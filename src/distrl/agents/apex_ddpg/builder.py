@@ -32,8 +32,16 @@ from distrl.errors import ConfigError
 def _actor(env_id, env, cfg, index, seed, handles):
     low, high = env.action_space.low.astype(np.float32), env.action_space.high.astype(np.float32)
     explore = GaussianNoise.ladder(index, cfg.num_actors, cfg.num_envs, cfg.noise_max, cfg.noise_min, low, high)
-    return TransitionActor(env_id, env, TransitionSettings.of(cfg, cfg.actor_sync_steps), seed, make_model(env, cfg), explore,
-                           ddpg_priorities, handles["weights"])
+    return TransitionActor(
+        env_id,
+        env,
+        TransitionSettings.of(cfg, cfg.actor_sync_steps),
+        seed,
+        make_model(env, cfg),
+        explore,
+        ddpg_priorities,
+        handles["weights"],
+    )
 
 
 def _learner(env, cfg, handles):
@@ -45,8 +53,14 @@ def build(cfg: ApexDDPGConfig, ctx: BuildContext) -> Program:
     if not env.continuous or len(env.action_shape) != 1 or len(env.obs_shape) != 1:
         raise ConfigError(f"apex-ddpg needs vector observations and a 1-d Box action space; '{ctx.env_id}' has "
                           f"{env.observation_space} / {env.action_space} (use apex-dqn for discrete actions)")
-    actors = Role("actor", partial(_actor, ctx.env_id, env, cfg), count=cfg.num_actors, uses=("weights",), emits="replay",
-                  output=chunk_spec(env, cfg.num_envs, cfg.unroll_length, cfg.n_step))
+    actors = Role(
+        "actor",
+        partial(_actor, ctx.env_id, env, cfg),
+        count=cfg.num_actors,
+        uses=("weights",),
+        emits="replay",
+        output=chunk_spec(env, cfg.num_envs, cfg.unroll_length, cfg.n_step),
+    )
     used = services(env, cfg, ctx)
     return Program(roles=(actors, *evaluator_roles(ctx, partial(make_model, env, cfg))), services=used,
                    make_learner=partial(_learner, env, cfg), learner_uses=replays(used),

@@ -16,19 +16,25 @@ class ApexDDPGConfig(DemoSettings):
     unroll_length: int = common.unroll_length(16, "Vector steps per chunk an actor sends (its local buffer)")
     n_step: int = setting(3, "n of the n-step critic target.", low=1)
     gamma: float = common.gamma()
-    noise_min: float = setting(0.05, "Smallest Gaussian exploration scale (fraction of the action range), last env copy.", low=0.0)
-    noise_max: float = setting(0.4, "Largest exploration scale, first env copy; copies in between are spaced geometrically.", low=0.0)
+    noise_min: float = setting(0.05, "Smallest Gaussian exploration scale (fraction of the action range), last env "
+                                     "copy.", low=0.0)
+    noise_max: float = setting(0.4, "Largest exploration scale, first env copy; copies in between are spaced "
+                                    "geometrically.", low=0.0)
     actor_sync_steps: int = setting(50, "Vector steps between an actor's weight pulls.", low=1)
     actor_lr: float = common.lr(1e-3, "Adam learning rate of the policy mu")
     critic_lr: float = common.lr(1e-3, "Adam learning rate of the critic Q")
     lr_schedule: str = common.lr_schedule("constant")
     batch_size: int = setting(256, "Transitions per learner update.", low=1)
-    samples_per_insert: float = setting(16.0, "Replay samples per inserted transition (the rate limiter's ratio).", low=0.0, low_open=True)
+    samples_per_insert: float = setting(
+        16.0, "Replay samples per inserted transition (the rate limiter's ratio).", low=0.0, low_open=True
+    )
     min_replay: int = setting(2_000, "Transitions in replay before learning starts.", low=1)
     replay_size: int = setting(200_000, "Soft capacity: the learner evicts the oldest transitions beyond it.", low=1)
     priority_alpha: float = common.priority_alpha()
     priority_beta: float = common.priority_beta()
-    target_tau: float = setting(0.005, "Polyak averaging of the target networks per update.", low=0.0, low_open=True, high=1.0)
+    target_tau: float = setting(
+        0.005, "Polyak averaging of the target networks per update.", low=0.0, low_open=True, high=1.0
+    )
     max_grad_norm: float = common.max_grad_norm(10.0)
     hidden: tuple = common.hidden((256, 256))
     reward_clip: float | None = common.reward_clip("actor")

@@ -29,7 +29,9 @@ class ApexDDPGLearner(ReplayLearner):
         cfg = self.cfg
         t = self.tensors(batch)
         with torch.no_grad():
-            y = ddpg_critic_target(t["reward"], t["discount"], self.target.q(t["next_obs"], self.target.mu(t["next_obs"])))
+            y = ddpg_critic_target(
+                t["reward"], t["discount"], self.target.q(t["next_obs"], self.target.mu(t["next_obs"]))
+            )
         q = self.model.q(t["obs"], t["action"])
         delta = y - q
         critic_loss = (t["weights"] * F.huber_loss(q, y, reduction="none")).mean()
@@ -45,4 +47,7 @@ class ApexDDPGLearner(ReplayLearner):
         return flat_tensor(self.params)
 
     def checkpoint_parts(self):
-        return {"model": self.model, "target": self.target}, {"actor_optimizer": self.actor_opt, "critic_optimizer": self.critic_opt}
+        return {"model": self.model, "target": self.target}, {
+            "actor_optimizer": self.actor_opt,
+            "critic_optimizer": self.critic_opt,
+        }

@@ -11,4 +11,5 @@ DOC = "Distributed prioritized replay with n-step double-Q, dueling, epsilon lad
 RENAMED_SETTINGS: dict = {}  # none renamed since runs were first saved
 OLDER_RUN_DEFAULTS: dict = {"obs_norm": False}  # runs saved before the normaliser existed ran without it
 
-__all__ = ["ACTIONS", "DEFAULT_TOTAL_STEPS", "Config", "DOC", "OLDER_RUN_DEFAULTS", "RENAMED_SETTINGS", "build", "make_model"]
+__all__ = ["ACTIONS", "DEFAULT_TOTAL_STEPS", "Config", "DOC", "OLDER_RUN_DEFAULTS", "RENAMED_SETTINGS", "build",
+           "make_model"]

@@ -23,19 +23,24 @@ class ApexDQNConfig(DemoSettings):
     unroll_length: int = common.unroll_length(16, "Vector steps per chunk an actor sends (its local buffer)")
     n_step: int = setting(3, "n of the n-step double-Q target.", low=1)
     gamma: float = common.gamma()
-    epsilon: float = setting(0.4, "Base of the exploration ladder eps_i = epsilon^(1 + alpha i / (N - 1)).", low=0.0, high=1.0)
+    epsilon: float = setting(
+        0.4, "Base of the exploration ladder eps_i = epsilon^(1 + alpha i / (N - 1)).", low=0.0, high=1.0
+    )
     epsilon_alpha: float = setting(7.0, "Exponent spread alpha of the exploration ladder.", low=0.0)
     actor_sync_steps: int = setting(100, "Vector steps between an actor's weight pulls (the paper: ~400).", low=1)
     lr: float = common.lr(1e-3, "Adam learning rate (with 2.5e-4 seed 3 of CartPole had not learned by 600k env steps)")
     lr_schedule: str = common.lr_schedule("linear")
     batch_size: int = setting(128, "Transitions per learner update.", low=1)
-    samples_per_insert: float = setting(4.0, "Replay samples per inserted transition (the rate limiter's ratio).", low=0.0, low_open=True)
+    samples_per_insert: float = setting(
+        4.0, "Replay samples per inserted transition (the rate limiter's ratio).", low=0.0, low_open=True
+    )
     min_replay: int = setting(5_000, "Transitions in replay before learning starts.", low=1)
     replay_size: int = setting(100_000, "Soft capacity: the learner evicts the oldest transitions beyond it.", low=1)
     priority_alpha: float = common.priority_alpha()
     priority_beta: float = common.priority_beta()
     target_update_period: int = setting(200, "Learner updates between target-network syncs.", low=1)
-    target_tau: float | None = setting(None, "If set, Polyak-average the target every update (tau) instead of hard syncs.", low=0.0, low_open=True, high=1.0)
+    target_tau: float | None = setting(None, "If set, Polyak-average the target every update (tau) instead of hard "
+                                             "syncs.", low=0.0, low_open=True, high=1.0)
     max_grad_norm: float = common.max_grad_norm(10.0)
     dueling: bool = setting(True, "Dueling Q head (Wang et al. 2016).")
     hidden: tuple = common.hidden((128, 128))

@@ -93,7 +93,9 @@ class DemoMixer:
         if demo is None:
             is_demo[:] = False
             self._taken = None
-            return SampledBatch({**batch.items, "demo": is_demo}, batch.slots, batch.probabilities, batch.weights), is_demo
+            return SampledBatch(
+                {**batch.items, "demo": is_demo}, batch.slots, batch.probabilities, batch.weights
+            ), is_demo
         # in place where the arrays are the sample's own; copies of read-only ones (Ray's object store)
         items = {k: v if v.flags.writeable else v.copy() for k, v in batch.items.items()}
         for k in items:

@@ -14,8 +14,9 @@ the trainer keeps the run's best in ``run_dir/best`` (``runtime/run/best_policy.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import partial
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 import torch

@@ -6,7 +6,7 @@ applies the schedule."""
 from __future__ import annotations
 
 import math
-from typing import Mapping
+from collections.abc import Mapping
 
 import numpy as np
 import torch
@@ -43,7 +43,9 @@ class GradientLearner(OnDevice):
         loss = self.reduce_gradients(loss, self.params)  # several learners: the mean over them
         norm = torch.nn.utils.clip_grad_norm_(self.params, self.cfg.max_grad_norm, foreach=True)
         terms = terms or {}
-        values = torch.stack([loss.detach().float(), norm.float(), *(t.detach().float() for t in terms.values())]).tolist()
+        values = torch.stack(
+            [loss.detach().float(), norm.float(), *(t.detach().float() for t in terms.values())]
+        ).tolist()
         loss_value, grad_norm = values[0], values[1]
         reported = dict(zip(terms, values[2:]))
         if not (math.isfinite(grad_norm) and math.isfinite(loss_value)):

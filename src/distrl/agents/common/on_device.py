@@ -5,7 +5,7 @@ step where data-parallel learners combine their gradients (``runtime/learners.py
 
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping
 
 import numpy as np
 import torch

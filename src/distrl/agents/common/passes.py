@@ -1,11 +1,12 @@
 """PPO's passes over a batch (Schulman et al. 2017, section 5), shared by PPO's and APPO's learners (SEED's with
-``learner=appo``) and A3C's opt-in passes: the targets and advantages are taken once, from the weights at the batch's start; then
-``epochs`` passes each draw minibatches of single steps at random from the whole batch, each minibatch an update
+``learner=appo``) and A3C's opt-in passes: the targets and advantages are taken once, from the weights at the batch's
+start; then ``epochs`` passes each draw minibatches of single steps at random from the whole batch, each minibatch an
+update
 (and a weights version), so no minibatch is one env's run of correlated steps."""
 
 from __future__ import annotations
 
-from typing import Callable, Iterator
+from collections.abc import Callable, Iterator
 
 import numpy as np
 import torch

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import math
 import threading
+from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor, wait
-from typing import Mapping
 
 import numpy as np
 import torch

@@ -19,8 +19,12 @@ def num_actors(what: str = "Actor processes") -> object:
 
 
 def num_envs(default: int, note: str = "") -> object:
-    return setting(default, "Envs each actor steps together (numpy-vectorised where the env allows)" + note + ".", low=1,
-                   high=65_536)
+    return setting(
+        default,
+        "Envs each actor steps together (numpy-vectorised where the env allows)" + note + ".",
+        low=1,
+        high=65_536,
+    )
 
 
 def unroll_length(default: int, meaning: str = "Env steps per env in each unroll or chunk an actor sends") -> object:

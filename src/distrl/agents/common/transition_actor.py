@@ -10,8 +10,9 @@ score (a ``priorities(model, chunk, count)`` function, or none), comes in from t
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 import torch
@@ -35,7 +36,7 @@ class TransitionSettings:
     sync_steps: int = 1  # vector steps between weight pulls
 
     @classmethod
-    def of(cls, cfg, sync_steps: int = 1) -> "TransitionSettings":
+    def of(cls, cfg, sync_steps: int = 1) -> TransitionSettings:
         return cls(cfg.num_envs, cfg.unroll_length, cfg.n_step, cfg.gamma, cfg.reward_clip, sync_steps)
 
 

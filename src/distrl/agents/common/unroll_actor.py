@@ -1,9 +1,10 @@
 """An actor that steps a vector env with a local policy copy and writes fixed-length unrolls.
 
 Used by A2C, IMPALA (each pulls the learner's newest weights before an unroll, so A2C's single actor on
-``inline`` is always on-policy) and A3C's workers (which sync from the parameter server themselves). The vector env autoresets on the step after an episode ends (Gymnasium's next-step
-mode); that step is marked ``valid = 0`` so learners and episode counts skip it, and the final
-observation of a truncated episode stays in ``obs`` so the learner can bootstrap from it.
+``inline`` is always on-policy) and A3C's workers (which sync from the parameter server themselves). The vector env
+autoresets on the step after an episode ends (Gymnasium's next-step mode); that step is marked ``valid = 0`` so learners
+and episode counts skip it, and the final observation of a truncated episode stays in ``obs`` so the learner can
+bootstrap from it.
 """
 
 from __future__ import annotations

@@ -11,4 +11,5 @@ DOC = "Evolution strategies: workers return (noise index, R+, R-) for a shared n
 RENAMED_SETTINGS: dict = {}  # a new system: no run was saved under other names
 OLDER_RUN_DEFAULTS: dict = {}
 
-__all__ = ["ACTIONS", "DEFAULT_TOTAL_STEPS", "Config", "DOC", "OLDER_RUN_DEFAULTS", "RENAMED_SETTINGS", "build", "make_model"]
+__all__ = ["ACTIONS", "DEFAULT_TOTAL_STEPS", "Config", "DOC", "OLDER_RUN_DEFAULTS", "RENAMED_SETTINGS", "build",
+           "make_model"]

@@ -55,7 +55,9 @@ class EsWorker(Stateless):
         self.version = version
         noise = self.noise.get()
         if noise.size < self.dim:
-            raise ValueError(f"the noise table ({noise.size} floats) is smaller than the policy ({self.dim} parameters)")
+            raise ValueError(
+                f"the noise table ({noise.size} floats) is smaller than the policy ({self.dim} parameters)"
+            )
         P = self.pairs
         indices = self.rng.integers(0, noise.size - self.dim + 1, size=P)
         eps = torch.from_numpy(noise[indices[:, None] + np.arange(self.dim)])  # one gather: [P, dim]

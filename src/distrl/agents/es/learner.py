@@ -12,7 +12,7 @@ merged into the normaliser, which travels with the next weights.
 
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping
 
 import numpy as np
 import torch
@@ -86,12 +86,19 @@ class EsLearner:
         steps = int(np.concatenate(self.lengths).sum())
         moved_up = self.results * self.result_bytes
         moved_down = self.results * self.weights_bytes  # each result's worker pulled this generation's weights
-        metrics = {"return_mean": float(np.concatenate([pos, neg]).mean()), "return_max": float(max(pos.max(), neg.max())),
-                   "grad_norm": float(g.norm()), "update_ratio": float((new_theta - theta).norm() / max(float(theta.norm()), 1e-8)),
-                   "pairs": float(len(indices)), "stale_dropped": float(self.stale), "nonfinite_skipped": float(self.nonfinite),
-                   "bytes_up_per_generation": float(moved_up), "bytes_down_per_generation": float(moved_down),
-                   "bytes_per_env_step": (moved_up + moved_down) / max(steps, 1),
-                   "lr": self.optimizer.param_groups[0]["lr"]}
+        metrics = {
+            "return_mean": float(np.concatenate([pos, neg]).mean()),
+            "return_max": float(max(pos.max(), neg.max())),
+            "grad_norm": float(g.norm()),
+            "update_ratio": float((new_theta - theta).norm() / max(float(theta.norm()), 1e-8)),
+            "pairs": float(len(indices)),
+            "stale_dropped": float(self.stale),
+            "nonfinite_skipped": float(self.nonfinite),
+            "bytes_up_per_generation": float(moved_up),
+            "bytes_down_per_generation": float(moved_down),
+            "bytes_per_env_step": (moved_up + moved_down) / max(steps, 1),
+            "lr": self.optimizer.param_groups[0]["lr"],
+        }
         self._reset()
         return metrics
 

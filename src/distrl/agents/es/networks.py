@@ -94,6 +94,10 @@ def make_model(env: EnvSpec, cfg) -> EsPolicy:
     if env.discrete:
         return EsPolicy(env.obs_shape[0], tuple(cfg.hidden), int(env.action_space.n), True)
     space = env.action_space
-    if not env.continuous or len(space.shape) != 1 or not (np.isfinite(space.low).all() and np.isfinite(space.high).all()):
+    if (
+        not env.continuous
+        or len(space.shape) != 1
+        or not (np.isfinite(space.low).all() and np.isfinite(space.high).all())
+    ):
         raise ConfigError(f"es needs discrete actions or a bounded 1-d Box; this env's are {space}")
     return EsPolicy(env.obs_shape[0], tuple(cfg.hidden), space.shape[0], False, space.low, space.high)

@@ -10,6 +10,8 @@ OLDER_RUN_DEFAULTS = {"double_q": False, "dueling": False, "prioritized": False,
                       "lr_schedule": "constant"}
 RENAMED_SETTINGS = {"rmsprop_eps": "optimizer_eps"}
 ACTIONS = ('Discrete',)  # the action spaces it takes (observations: any that gymnasium flattens into a vector)
-DOC = "General Reinforcement Learning Architecture: bundled actor/replay/learner, sharded parameter server (arXiv:1507.04296)."
+DOC = ("General Reinforcement Learning Architecture: bundled actor/replay/learner, sharded parameter server "
+       "(arXiv:1507.04296).")
 
-__all__ = ["ACTIONS", "DEFAULT_TOTAL_STEPS", "Config", "DOC", "OLDER_RUN_DEFAULTS", "RENAMED_SETTINGS", "build", "make_model"]
+__all__ = ["ACTIONS", "DEFAULT_TOTAL_STEPS", "Config", "DOC", "OLDER_RUN_DEFAULTS", "RENAMED_SETTINGS", "build",
+           "make_model"]

@@ -42,10 +42,16 @@ def build(cfg: GorilaConfig, ctx: BuildContext) -> Program:
         raise ConfigError(f"gorila needs one Discrete action (Q-values over its options); '{ctx.env_id}' has "
                           f"{env.action_space}{'' if env.continuous else MULTI_HINT}")
     if cfg.replay == "global" and cfg.prioritized:
-        raise ConfigError("replay=global samples uniformly; add --set prioritized=false (priorities are for replay=local)")
-    services = {"params": ParamServer(make_model=partial(make_model, env, cfg),
-                                      make_optimizer=shared_optimizer(cfg.optimizer, cfg.lr, cfg.optimizer_eps, cfg.rmsprop_alpha),
-                                      num_shards=cfg.num_shards, max_staleness=cfg.max_staleness)}
+        raise ConfigError("replay=global samples uniformly; add --set prioritized=false (priorities are for "
+                          "replay=local)")
+    services = {
+        "params": ParamServer(
+            make_model=partial(make_model, env, cfg),
+            make_optimizer=shared_optimizer(cfg.optimizer, cfg.lr, cfg.optimizer_eps, cfg.rmsprop_alpha),
+            num_shards=cfg.num_shards,
+            max_staleness=cfg.max_staleness,
+        )
+    }
     uses = ("params",)
     if cfg.replay == "global":
         spec = chunk_spec(env, cfg.num_envs, cfg.unroll_length, cfg.n_step)

@@ -24,22 +24,28 @@ class GorilaConfig:
     unroll_length: int = common.unroll_length(8, "Vector steps an actor takes between its learner's gradient rounds")
     updates_per_unroll: int = setting(4, "Gradients a bundle's learner computes after each unroll.", low=1)
     replay: str = setting("local", "Replay placement: local (one per bundle, the paper's bundled mode) or global "
-                          "(one replay that every bundle writes and every learner samples: shared memory, or a Ray actor on ray).",
+                          "(one replay that every bundle writes and every learner samples: shared memory, or a Ray "
+                          "actor on ray).",
                           choices=("local", "global"))
-    prioritized: bool = setting(True, "Prioritized sampling of each bundle's local replay by |TD error| (Schaul et al. 2016; "
+    prioritized: bool = setting(True, "Prioritized sampling of each bundle's local replay by |TD error| (Schaul et al. "
+                                      "2016; "
                                 "a later improvement, false is the paper's uniform replay; replay=global needs false).")
     priority_alpha: float = common.priority_alpha(" (prioritized=true)")
     priority_beta: float = common.priority_beta(" (prioritized=true)")
-    replay_capacity: int = setting(50_000, "Transitions each bundle's replay (or its part of the global one) holds, oldest evicted first.", low=1)
+    replay_capacity: int = setting(50_000, "Transitions each bundle's replay (or its part of the global one) holds, "
+                                           "oldest evicted first.", low=1)
     min_replay: int = setting(1_000, "Transitions in a learner's replay (local or global) before it starts.", low=1)
     batch_size: int = setting(128, "Transitions per gradient.", low=1)
     gamma: float = common.gamma()
     double_q: bool = setting(True, "Double-Q target (van Hasselt 2016); false is the DQN max target GORILA used.")
     n_step: int = setting(3, "n of the bootstrapped target (the paper: 1-step DQN).", low=1)
     reward_clip: float | None = common.reward_clip("actor")
-    epsilon: float = setting(0.4, "Base of the per-env exploration ladder eps^(1 + alpha i / (N - 1)).", low=0.0, high=1.0)
+    epsilon: float = setting(
+        0.4, "Base of the per-env exploration ladder eps^(1 + alpha i / (N - 1)).", low=0.0, high=1.0
+    )
     epsilon_alpha: float = setting(7.0, "Spread alpha of the exploration ladder.", low=0.0)
-    optimizer: str = setting("adam", "The parameter server's optimizer, its statistics shared by every learner: adam, or "
+    optimizer: str = setting("adam", "The parameter server's optimizer, its statistics shared by every learner: adam, "
+                                     "or "
                              "rmsprop (the paper used AdaGrad on DistBelief).", choices=("rmsprop", "adam"))
     lr: float = common.lr(1e-3, "Learning rate of the parameter server's optimizer")
     lr_schedule: str = common.lr_schedule("linear")

@@ -5,8 +5,10 @@ from distrl.agents.impala.builder import build
 from distrl.agents.impala.config import ImpalaConfig as Config
 from distrl.agents.impala.networks import make_model
 
-DEFAULT_TOTAL_STEPS = 1_500_000  # CartPole-v1 with the default config in a few seconds on local (docs/systems/impala.md)
-ACTIONS = ('Discrete', 'MultiDiscrete', 'MultiBinary', 'Box')  # the action spaces it takes (observations: any that gymnasium flattens into a vector)
+# CartPole-v1 with the default config in a few seconds on local (docs/systems/impala.md)
+DEFAULT_TOTAL_STEPS = 1_500_000
+# the action spaces it takes (observations: any that gymnasium flattens into a vector)
+ACTIONS = ('Discrete', 'MultiDiscrete', 'MultiBinary', 'Box')
 DOC = "Importance-weighted actor-learner: N actors send unrolls, one V-trace update per batch (arXiv:1802.01561)."
 
 RENAMED_SETTINGS: dict = {}  # none renamed since runs were first saved
@@ -25,12 +27,16 @@ def saved_as(system_config: dict) -> tuple[str, dict] | None:
     else impala without APPO's settings (they changed nothing); None: nothing to move."""
     if not any(k in system_config for k in PASSES):
         return None
-    one_step = (system_config.get("ppo_clip", 0.0) == 0.0 and system_config.get("epochs", 1) == 1
-                and system_config.get("minibatches", 1) <= 1 and system_config.get("minibatch_by", "stream") == "stream")
+    one_step = (
+        system_config.get("ppo_clip", 0.0) == 0.0
+        and system_config.get("epochs", 1) == 1
+        and system_config.get("minibatches", 1) <= 1
+        and system_config.get("minibatch_by", "stream") == "stream"
+    )
     if one_step:
         return "impala", {k: v for k, v in system_config.items() if k not in PASSES}
     return "appo", system_config
 
 
-__all__ = ["ACTIONS", "DEFAULT_TOTAL_STEPS", "Config", "DOC", "OLDER_RUN_DEFAULTS", "PASSES", "RENAMED_SETTINGS", "build",
-           "make_model", "saved_as"]
+__all__ = ["ACTIONS", "DEFAULT_TOTAL_STEPS", "Config", "DOC", "OLDER_RUN_DEFAULTS", "PASSES", "RENAMED_SETTINGS",
+           "build", "make_model", "saved_as"]

@@ -5,7 +5,8 @@ from distrl.agents.ppo.config import PPOConfig as Config
 from distrl.agents.ppo.networks import make_model
 
 DEFAULT_TOTAL_STEPS = 150_000  # solves CartPole-v1 with the default config (docs/systems/ppo.md); LunarLander takes 1M
-ACTIONS = ('Discrete', 'MultiDiscrete', 'MultiBinary', 'Box')  # the action spaces it takes (observations: any that gymnasium flattens into a vector)
+# the action spaces it takes (observations: any that gymnasium flattens into a vector)
+ACTIONS = ('Discrete', 'MultiDiscrete', 'MultiBinary', 'Box')
 DOC = "Proximal policy optimisation: the clipped surrogate over 4 passes of each synchronous batch (arXiv:1707.06347)."
 
 RENAMED_SETTINGS: dict = {}  # none renamed since runs were first saved
@@ -13,4 +14,5 @@ RENAMED_SETTINGS: dict = {}  # none renamed since runs were first saved
 # value then (before PopArt existed, c6f25de, without it)
 OLDER_RUN_DEFAULTS: dict = {"epochs": 1, "minibatches": 1, "value_norm": False}
 
-__all__ = ["ACTIONS", "DEFAULT_TOTAL_STEPS", "Config", "DOC", "OLDER_RUN_DEFAULTS", "RENAMED_SETTINGS", "build", "make_model"]
+__all__ = ["ACTIONS", "DEFAULT_TOTAL_STEPS", "Config", "DOC", "OLDER_RUN_DEFAULTS", "RENAMED_SETTINGS", "build",
+           "make_model"]

@@ -12,4 +12,5 @@ DOC = ("Q(s, a) maximised by CEM; Bellman updaters label transitions with clippe
 RENAMED_SETTINGS: dict = {}  # none renamed since runs were first saved
 OLDER_RUN_DEFAULTS: dict = {}  # no setting added that older runs would need a value for
 
-__all__ = ["ACTIONS", "DEFAULT_TOTAL_STEPS", "Config", "DOC", "OLDER_RUN_DEFAULTS", "RENAMED_SETTINGS", "build", "make_model"]
+__all__ = ["ACTIONS", "DEFAULT_TOTAL_STEPS", "Config", "DOC", "OLDER_RUN_DEFAULTS", "RENAMED_SETTINGS", "build",
+           "make_model"]

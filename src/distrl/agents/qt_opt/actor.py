@@ -49,8 +49,9 @@ class QTOptActor(Stateless):
     def __init__(self, env_id: str, env, cfg, index: int, seed: int, model, weights, replay):
         low, high = env.action_space.low.astype(np.float32), env.action_space.high.astype(np.float32)
         explore = CEMExploration.ladder(index, cfg.num_actors, cfg.num_envs, cfg.epsilon, cfg.noise, low, high, seed)
-        self.actor = TransitionActor(env_id, env, TransitionSettings.of(cfg, cfg.actor_sync_steps), seed, model, explore,
-                                     None, weights)
+        self.actor = TransitionActor(
+            env_id, env, TransitionSettings.of(cfg, cfg.actor_sync_steps), seed, model, explore, None, weights
+        )
         self.chunk = allocate(chunk_spec(env, cfg.num_envs, cfg.unroll_length, cfg.n_step))
         self.replay = PartitionWriter(replay, index, seed)
 

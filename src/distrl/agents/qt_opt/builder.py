@@ -78,11 +78,13 @@ def checked(cfg: QTOptConfig, ctx: BuildContext) -> QTOptConfig:
         cfg = dataclasses.replace(cfg, conservative_weight=0.0 if cfg.online else OFFLINE_CONSERVATIVE_WEIGHT)
     low, high = env.action_space.low, env.action_space.high
     if not (np.isfinite(low).all() and np.isfinite(high).all()):
-        raise ConfigError(f"qt-opt samples actions inside the action box, so it needs finite bounds; '{ctx.env_id}' has "
+        raise ConfigError(f"qt-opt samples actions inside the action box, so it needs finite bounds; '{ctx.env_id}' "
+                          "has "
                           f"[{low.min()}, {high.max()}]")
     window = next(iter(chunk_spec(env, cfg.num_envs, cfg.unroll_length, cfg.n_step).values())).shape[0]
     if cfg.online and partition_capacity(cfg, window) * cfg.num_actors < cfg.min_replay:
-        raise ConfigError(f"replay_size ({cfg.replay_size}) holds fewer transitions than min_replay ({cfg.min_replay}): "
+        raise ConfigError(f"replay_size ({cfg.replay_size}) holds fewer transitions than min_replay "
+                          f"({cfg.min_replay}): "
                           f"the updaters would never start on online data")
     # CEM scores updater_batch x cem_samples actions through the first hidden layer at once
     check_fits(4 * cfg.updater_batch * cfg.cem_samples * max(cfg.hidden or (1,)),

@@ -23,8 +23,14 @@ class Layout:
     fields: tuple  # (name, shape, dtype) in ITEM_FIELDS order
 
     @classmethod
-    def of(cls, env) -> "Layout":
-        shapes = {"obs": env.obs_shape, "action": env.action_shape, "reward": (), "discount": (), "next_obs": env.obs_shape}
+    def of(cls, env) -> Layout:
+        shapes = {
+            "obs": env.obs_shape,
+            "action": env.action_shape,
+            "reward": (),
+            "discount": (),
+            "next_obs": env.obs_shape,
+        }
         dtypes = {"obs": env.obs_dtype.name, "action": env.action_dtype.name, "reward": "float32",
                   "discount": "float32", "next_obs": env.obs_dtype.name}
         return cls(tuple((k, tuple(shapes[k]), dtypes[k]) for k in ITEM_FIELDS))

@@ -16,5 +16,5 @@ RENAMED_SETTINGS: dict = {}  # a new system: nothing renamed
 # runs saved before the normaliser or advantage learning existed ran without them
 OLDER_RUN_DEFAULTS: dict = {"obs_norm": False, "advantage_learning": 0.0}
 
-__all__ = ["ACTIONS", "DEFAULT_TOTAL_STEPS", "Config", "DOC", "OLDER_RUN_DEFAULTS", "RENAMED_SETTINGS", "RUN_DEFAULTS", "build",
-           "make_model"]
+__all__ = ["ACTIONS", "DEFAULT_TOTAL_STEPS", "Config", "DOC", "OLDER_RUN_DEFAULTS", "RENAMED_SETTINGS", "RUN_DEFAULTS",
+           "build", "make_model"]

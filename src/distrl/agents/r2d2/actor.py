@@ -164,13 +164,21 @@ def episodes_to_chunks(episodes, cfg, state_size: int) -> list[dict]:
     out = []
     for i, (obs, actions, rewards, term, trunc) in enumerate(episodes.closed(cfg.reward_clip)):
         T = len(actions)
-        chunk = {"step.obs": np.zeros_like(obs[:T]), "step.action": np.zeros_like(actions),
-                 "step.reward": np.zeros(T, np.float32), "step.discount": np.zeros(T, np.float32),
-                 "stream": np.array([i]), "chunk": np.array([0]),
-                 "seq_env": np.zeros(T, np.int64), "seq_end": np.zeros(T, np.int64), "seq_length": np.zeros(T, np.int64),
-                 "initial_state": np.zeros((T, 2 * state_size), np.float32),
-                 "burn_in_state": np.zeros((T, 2 * state_size), np.float32), "episode_start": np.zeros(T, bool),
-                 "valid": np.zeros(T, bool)}
+        chunk = {
+            "step.obs": np.zeros_like(obs[:T]),
+            "step.action": np.zeros_like(actions),
+            "step.reward": np.zeros(T, np.float32),
+            "step.discount": np.zeros(T, np.float32),
+            "stream": np.array([i]),
+            "chunk": np.array([0]),
+            "seq_env": np.zeros(T, np.int64),
+            "seq_end": np.zeros(T, np.int64),
+            "seq_length": np.zeros(T, np.int64),
+            "initial_state": np.zeros((T, 2 * state_size), np.float32),
+            "burn_in_state": np.zeros((T, 2 * state_size), np.float32),
+            "episode_start": np.zeros(T, bool),
+            "valid": np.zeros(T, bool),
+        }
         adder = SequenceAdder(1, cfg.sequence_length, cfg.overlap, 2 * state_size, cfg.burn_in)
         filled, zero = 0, np.zeros((1, 2 * state_size), np.float32)
         for t in range(T):

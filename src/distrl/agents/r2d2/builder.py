@@ -33,7 +33,9 @@ from distrl.replay import PrioritizedSampler, Replay, SequenceStorage
 
 
 def _actor(env_id, env, cfg, index, seed, handles):
-    explore = EpsilonGreedy.ladder(index, cfg.num_actors, cfg.num_envs, cfg.epsilon, cfg.epsilon_alpha, env.action_space.n)
+    explore = EpsilonGreedy.ladder(
+        index, cfg.num_actors, cfg.num_envs, cfg.epsilon, cfg.epsilon_alpha, env.action_space.n
+    )
     return SequenceActor(env_id, env, cfg, seed, make_model(env, cfg), explore, handles["weights"], index)
 
 
@@ -92,10 +94,13 @@ def checked(cfg, ctx: BuildContext):
 
 def replay_service(cfg, env) -> ReplayService:
     """The prioritized sequence replay, fed by chunks in :func:`chunk_spec`'s layout."""
-    return ReplayService(make=partial(make_replay, chunk_spec(env, cfg, cfg.lstm), cfg, env.pixel_stacks,
-                                      actions=env.action_space.n),
-                         items=sequences_to_insert,
-                         samples_per_insert=cfg.samples_per_insert, min_size=cfg.min_replay, error_buffer=cfg.batch_size)
+    return ReplayService(
+        make=partial(make_replay, chunk_spec(env, cfg, cfg.lstm), cfg, env.pixel_stacks, actions=env.action_space.n),
+        items=sequences_to_insert,
+        samples_per_insert=cfg.samples_per_insert,
+        min_size=cfg.min_replay,
+        error_buffer=cfg.batch_size,
+    )
 
 
 def build(cfg: R2D2Config, ctx: BuildContext) -> Program:

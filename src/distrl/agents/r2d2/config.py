@@ -41,14 +41,19 @@ class R2D2Config(DemoSettings):
     overlap: int = setting(15, "Steps two consecutive sequences of an env share (the paper: m/2).", low=0)
     burn_in: int = setting(8, "Leading steps of a sequence that only refresh the recurrent state (the paper: 40); a "
                                  "sequence that starts its episode trains them too.", low=0)
-    initial_state: str = setting("stored", "The state a replayed sequence starts from: the actor's stored one, or zero.",
-                                 choices=("stored", "zero"))
+    initial_state: str = setting(
+        "stored",
+        "The state a replayed sequence starts from: the actor's stored one, or zero.",
+        choices=("stored", "zero"),
+    )
     n_step: int = setting(5, "n of the n-step double-Q target.", low=1)
     gamma: float = common.gamma(0.997)
     value_rescale_eps: float = setting(1e-3, "epsilon of the value rescaling h(x) (R2D2 section 2).", low=0.0,
                                        fixed=common.Q_SCALE)
     advantage_learning: float = advantage_learning(0.5)
-    epsilon: float = setting(0.4, "Base of the exploration ladder eps_i = epsilon^(1 + alpha i / (N - 1)).", low=0.0, high=1.0)
+    epsilon: float = setting(
+        0.4, "Base of the exploration ladder eps_i = epsilon^(1 + alpha i / (N - 1)).", low=0.0, high=1.0
+    )
     epsilon_alpha: float = setting(7.0, "Exponent spread alpha of the exploration ladder.", low=0.0)
     actor_sync_steps: int = setting(40, "Vector steps between an actor's weight pulls (the paper: 400).", low=1)
     lr: float = common.lr(5e-4, "Adam learning rate (the paper: 1e-4)")
@@ -59,13 +64,17 @@ class R2D2Config(DemoSettings):
                                         low=0.0, low_open=True)
     min_replay: int = setting(500, "Sequences in replay before learning starts.", low=1)
     replay_size: int = setting(20_000, "Soft capacity in sequences: the oldest are evicted beyond it.", low=1)
-    priority_alpha: float = setting(0.9, "Priority exponent (the paper: 0.9; 0 uniform, 1 fully proportional).", low=0.0,
-                                    high=1.0)
-    priority_eta: float = setting(0.9, "Sequence priority eta * max |delta| + (1 - eta) * mean |delta|.", low=0.0, high=1.0)
+    priority_alpha: float = setting(
+        0.9, "Priority exponent (the paper: 0.9; 0 uniform, 1 fully proportional).", low=0.0, high=1.0
+    )
+    priority_eta: float = setting(
+        0.9, "Sequence priority eta * max |delta| + (1 - eta) * mean |delta|.", low=0.0, high=1.0
+    )
     initial_priority: str = setting("max", "A new sequence's priority: the highest seen so far (PER's rule), or its "
                                     "sequence priority as the learner computes it, from the Q values the actor acted "
                                     "with (Ape-X's actor-side priorities).", choices=("max", "actor"))
-    importance_weights: bool = setting(False, "Correct for prioritized sampling with importance weights (the paper: no).")
+    importance_weights: bool = setting(False, "Correct for prioritized sampling with importance weights (the paper: "
+                                              "no).")
     priority_beta: float = common.priority_beta(" (importance_weights=true)")
     target_update_period: int = target_period(500)
     max_grad_norm: float = common.max_grad_norm(40.0)

@@ -11,4 +11,5 @@ DOC = "Recurrent replay distributed DQN from demonstrations: R2D2 + a demo repla
 RENAMED_SETTINGS: dict = {}  # a new system: nothing renamed
 OLDER_RUN_DEFAULTS: dict = {}  # a new system: no older runs
 
-__all__ = ["ACTIONS", "DEFAULT_TOTAL_STEPS", "Config", "DOC", "OLDER_RUN_DEFAULTS", "RENAMED_SETTINGS", "build", "make_model"]
+__all__ = ["ACTIONS", "DEFAULT_TOTAL_STEPS", "Config", "DOC", "OLDER_RUN_DEFAULTS", "RENAMED_SETTINGS", "build",
+           "make_model"]

@@ -18,6 +18,7 @@ from distrl.errors import ConfigError
 
 def build(cfg: R2D3Config, ctx: BuildContext) -> Program:
     if not cfg.demos:
-        raise ConfigError("r2d3 learns from demonstrations: --set demos=DIR (a Minari dataset, e.g. from `distrl record "
+        raise ConfigError("r2d3 learns from demonstrations: --set demos=DIR (a Minari dataset, e.g. from `distrl "
+                          "record "
                           "... --out DIR`); without them it is r2d2")
     return build_r2d2(cfg, ctx)

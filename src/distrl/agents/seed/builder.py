@@ -66,7 +66,8 @@ def _check_tls(cert: str, key: str) -> None:
 def check_inference_settings(cfg) -> None:
     """The server's address, TLS files and device, checked before anything runs (one line each)."""
     if split_address(cfg.bind) is None:
-        raise ConfigError(f"bind '{cfg.bind}' is not HOST:PORT (e.g. 127.0.0.1:0, 0.0.0.0:50051; port 0 picks a free one)")
+        raise ConfigError(f"bind '{cfg.bind}' is not HOST:PORT (e.g. 127.0.0.1:0, 0.0.0.0:50051; port 0 picks a free "
+                          "one)")
     _check_tls(cfg.tls_cert, cfg.tls_key)
     resolve_device(cfg.inference_device, "inference_device")
 
@@ -82,15 +83,33 @@ def build(cfg: SeedConfig, ctx: BuildContext) -> Program:
         check_minibatches(cfg, cfg.num_envs * cfg.batch_unrolls, "num_envs * batch_unrolls")
     cfg, env = atari_reward_clip(cfg, ctx.env_id), ctx.env
     obs = ArraySpec(env.obs_shape, env.obs_dtype.name)
-    outputs = {"actions": ArraySpec(env.action_shape, env.action_dtype.name), "behaviour_logp": ArraySpec((), "float32")}
-    inference = Inference(make_policy=partial(_policy, env, cfg), obs=obs, num_envs=cfg.num_envs,
-                          unroll_length=cfg.unroll_length, max_batch=cfg.inference_batch or cfg.num_actors + cfg.remote_actors,
-                          max_wait_s=cfg.inference_wait_ms / 1e3, emits="unrolls", env_id=ctx.env_id, bind=cfg.bind,
-                          remote_slots=cfg.remote_actors, tls_cert=cfg.tls_cert, tls_key=cfg.tls_key)
+    outputs = {
+        "actions": ArraySpec(env.action_shape, env.action_dtype.name),
+        "behaviour_logp": ArraySpec((), "float32"),
+    }
+    inference = Inference(
+        make_policy=partial(_policy, env, cfg),
+        obs=obs,
+        num_envs=cfg.num_envs,
+        unroll_length=cfg.unroll_length,
+        max_batch=cfg.inference_batch or cfg.num_actors + cfg.remote_actors,
+        max_wait_s=cfg.inference_wait_ms / 1e3,
+        emits="unrolls",
+        env_id=ctx.env_id,
+        bind=cfg.bind,
+        remote_slots=cfg.remote_actors,
+        tls_cert=cfg.tls_cert,
+        tls_key=cfg.tls_key,
+    )
     spec = served_unroll_spec(obs, outputs, None, cfg.num_envs, cfg.unroll_length)
     actors = Role("actor", partial(_env_actor, ctx.env_id, cfg), count=cfg.num_actors, uses=("inference",))
-    return Program(roles=(actors, *evaluator_roles(ctx, partial(make_model, env, cfg))),
-                   services={"unrolls": Channel(spec, batch=cfg.batch_unrolls), "inference": inference, "weights": Weights()},
-                   make_learner=partial(_learner, env, cfg), consumes="unrolls",
-                   hyperparameters={"lr": Hyperparameter(cfg.lr, cfg.lr_schedule),
-                                    "entropy_coef": Hyperparameter(cfg.entropy_coef)})  # the learner's own
+    return Program(
+        roles=(actors, *evaluator_roles(ctx, partial(make_model, env, cfg))),
+        services={"unrolls": Channel(spec, batch=cfg.batch_unrolls), "inference": inference, "weights": Weights()},
+        make_learner=partial(_learner, env, cfg),
+        consumes="unrolls",
+        hyperparameters={
+            "lr": Hyperparameter(cfg.lr, cfg.lr_schedule),
+            "entropy_coef": Hyperparameter(cfg.entropy_coef),
+        },
+    )  # the learner's own

@@ -18,8 +18,10 @@ class InferenceSettings:
                                    "inline serves each request alone.", low=0)
     inference_wait_ms: float = setting(1.0, "Longest wait for a fuller batch after the first request arrives (local, "
                                        "ray).", low=0.0, high=60_000.0)
-    inference_device: str = setting("cpu", "Device of the inference server's policy copy (cpu, cuda, cuda:N, or auto: the GPU where torch sees one).")
-    remote_actors: int = setting(0, "Extra server slots for actors that join by address (`distrl join HOST:PORT`, ray runtime).", low=0)
+    inference_device: str = setting("cpu", "Device of the inference server's policy copy (cpu, cuda, cuda:N, or auto: "
+                                           "the GPU where torch sees one).")
+    remote_actors: int = setting(0, "Extra server slots for actors that join by address (`distrl join HOST:PORT`, ray "
+                                    "runtime).", low=0)
     bind: str = setting("127.0.0.1:0", "host:port the streaming transport listens on (ray runtime, `distrl join`); "
                         "port 0 picks a free one.")
     tls_cert: str = setting("", "PEM certificate file: the streaming transport serves TLS with it (and tls_key); "

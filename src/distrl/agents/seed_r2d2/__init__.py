@@ -15,5 +15,5 @@ DOC = "SEED RL's central inference with R2D2's recurrent replay learner (the SEE
 RENAMED_SETTINGS: dict = {}  # a new system: nothing renamed
 OLDER_RUN_DEFAULTS: dict = {"obs_norm": False}  # runs saved before the normaliser existed ran without it
 
-__all__ = ["ACTIONS", "DEFAULT_TOTAL_STEPS", "Config", "DOC", "OLDER_RUN_DEFAULTS", "RENAMED_SETTINGS", "RUN_DEFAULTS", "build",
-           "make_model"]
+__all__ = ["ACTIONS", "DEFAULT_TOTAL_STEPS", "Config", "DOC", "OLDER_RUN_DEFAULTS", "RENAMED_SETTINGS", "RUN_DEFAULTS",
+           "build", "make_model"]

@@ -172,8 +172,18 @@ MAX_STEPS_PER_CALL = 64
 class _ComponentHost:
     """Wraps any distrl component; the only Ray-aware code a component ever runs in."""
 
-    def __init__(self, name: str, make, index: int, seed: int, handles: dict, uses: tuple[tuple[str, ...], tuple[str, ...]],
-                 output, inserter, torch_threads: int):
+    def __init__(
+        self,
+        name: str,
+        make,
+        index: int,
+        seed: int,
+        handles: dict,
+        uses: tuple[tuple[str, ...], tuple[str, ...]],
+        output,
+        inserter,
+        torch_threads: int,
+    ):
         import ray
 
         from distrl.runtime.backends.process import set_process_name
@@ -258,15 +268,24 @@ class RayBackend(ServiceHost):
         program.check()  # before Ray starts (open_program checks again: cheap, and the same for every backend)
         self.ray = ray
         self.started_ray = connect_ray(self.address, sum(r.count for r in program.roles if r.cpus >= 1))
-        return self.open_program(program, {
-            Weights: lambda name, spec: RayWeights(ray),
-            ParamServer: lambda name, spec: RayParamServer(ray, spec),
-            ReplayService: lambda name, spec: RayReplay(ray, name, spec),
-            PartitionedReplayService: lambda name, spec: RayPartitionedReplay(ray, name, spec),
-            ConstantArray: lambda name, spec: RayConstant(ray, spec),
-            Inference: lambda name, spec: GrpcInference(ray, spec, users(program, name), self.seed,
-                                                        queue_size=inference_queue_size(program, name), token=self.token),
-        })
+        return self.open_program(
+            program,
+            {
+                Weights: lambda name, spec: RayWeights(ray),
+                ParamServer: lambda name, spec: RayParamServer(ray, spec),
+                ReplayService: lambda name, spec: RayReplay(ray, name, spec),
+                PartitionedReplayService: lambda name, spec: RayPartitionedReplay(ray, name, spec),
+                ConstantArray: lambda name, spec: RayConstant(ray, spec),
+                Inference: lambda name, spec: GrpcInference(
+                    ray,
+                    spec,
+                    users(program, name),
+                    self.seed,
+                    queue_size=inference_queue_size(program, name),
+                    token=self.token,
+                ),
+            },
+        )
 
     def start(self, weights) -> None:
         for w in self.start_services(weights):
@@ -291,7 +310,9 @@ class RayBackend(ServiceHost):
         host = self.ray.remote(num_cpus=role.cpus, max_restarts=0, max_task_retries=0)(_ComponentHost)
         handles = {name: self.adapters[name].worker_handle(role.name, w.index) for name in role.uses}
         uses = (timed_uses(self.program, role), counted_uses(self.program, role))
-        inserter = self.adapters[role.emits].worker_handle(role.name, w.index) if emits_to_replay(self.program, role) else None
+        inserter = (
+            self.adapters[role.emits].worker_handle(role.name, w.index) if emits_to_replay(self.program, role) else None
+        )
         w.handle = host.options(scheduling_strategy="SPREAD").remote(
             role.name, role.make, w.index, component_seed(self.seed, w.position, w.index, w.restarts), handles, uses,
             role.output if role.emits else None, inserter, self.torch_threads)
@@ -424,7 +445,11 @@ class RayBackend(ServiceHost):
             if len(self.ready) < spec.batch:
                 return None
         items, self.ready = self.ready[:spec.batch], self.ready[spec.batch:]
-        return concatenate(spec.spec, [a for a, _, _ in items]), [info for _, info, _ in items], [w for _, _, w in items]
+        return (
+            concatenate(spec.spec, [a for a, _, _ in items]),
+            [info for _, info, _ in items],
+            [w for _, _, w in items],
+        )
 
     def release(self, token) -> None:
         for w in token:

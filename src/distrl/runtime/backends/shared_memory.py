@@ -26,7 +26,7 @@ class SharedArrays:
                        for name, s in specs.items()}
 
     @classmethod
-    def create(cls, specs: dict[str, ArraySpec], leading: tuple[int, ...] = ()) -> "SharedArrays":
+    def create(cls, specs: dict[str, ArraySpec], leading: tuple[int, ...] = ()) -> SharedArrays:
         blocks = {}
         for name, s in specs.items():
             nbytes = max(int(np.prod(leading, dtype=np.int64)) * s.nbytes, 1)
@@ -40,7 +40,7 @@ class SharedArrays:
         return ({n: b.name for n, b in self.blocks.items()}, self.specs, self.leading)
 
     @classmethod
-    def attach(cls, handle: tuple) -> "SharedArrays":
+    def attach(cls, handle: tuple) -> SharedArrays:
         names, specs, leading = handle
         blocks = {}
         for n, shm_name in names.items():

@@ -124,7 +124,11 @@ def readable(folder: Path) -> dict | None:
         return None
     modules = meta.get("modules", ["model"])  # checkpoints written before the list was saved hold one "model"
     optimizers = meta.get("optimizers", {})
-    if not isinstance(modules, list) or not all(isinstance(n, str) for n in modules) or not isinstance(optimizers, dict):
+    if (
+        not isinstance(modules, list)
+        or not all(isinstance(n, str) for n in modules)
+        or not isinstance(optimizers, dict)
+    ):
         return None
     files = [folder / f"{n}.safetensors" for n in modules] + [folder / f"{n}.optim.safetensors" for n in optimizers]
     if any(not f.is_file() or f.stat().st_size == 0 for f in files):

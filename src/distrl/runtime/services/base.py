@@ -9,7 +9,8 @@ so an adapter states only what its service has.
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 
 class ServiceAdapter:

@@ -198,7 +198,9 @@ class ShardServer:
         values, version, _ = self.weights()
         return ok, lag, values, version
 
-    def exchange_many(self, grads: list[list[np.ndarray]], version: int) -> tuple[int, list[int], list[np.ndarray], int]:
+    def exchange_many(
+        self, grads: list[list[np.ndarray]], version: int
+    ) -> tuple[int, list[int], list[np.ndarray], int]:
         """Several gradients computed from the same parameters (``version``), applied one after another,
         each dropped if by then it is more than ``max_staleness`` versions old; then the latest weights."""
         results = [self.apply(g, version) for g in grads]
@@ -315,7 +317,9 @@ class RayParamServer(ServiceAdapter):
             return
         params = list(self.shards.model.parameters())
         with torch.no_grad():
-            for s, (values, version, dropped, opt_state) in enumerate(self.ray.get([srv.state.remote() for srv in self.servers])):
+            for s, (values, version, dropped, opt_state) in enumerate(
+                self.ray.get([srv.state.remote() for srv in self.servers])
+            ):
                 for i, v in zip(self.shards.shards[s], values):
                     params[i].copy_(torch.from_numpy(np.array(v)))
                 self.shards.versions[s], self.shards.dropped[s] = version, dropped

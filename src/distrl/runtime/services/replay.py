@@ -348,14 +348,18 @@ class ServedPartitions:
         if self._batches and len(next(iter(self._batches[-1].values()))) != batch:
             self._batches = []  # prefetched at another batch size
         if not self._batches:
-            self._batches, self._size = ray.get(self.server.sample.remote(batch, self.prefetch, int(rng.integers(2**63))))
+            self._batches, self._size = ray.get(
+                self.server.sample.remote(batch, self.prefetch, int(rng.integers(2**63)))
+            )
         return {k: v.copy() for k, v in self._batches.pop().items()}  # the object store's arrays are read-only
 
 
 class RayPartitionedReplay(ServiceAdapter):
     def __init__(self, ray, name: str, spec):
         self.ray, self.name = ray, name
-        self.server = start_on_this_node(ray, PartitionServer, (dict(spec.spec), spec.partitions, spec.capacity, spec.window))
+        self.server = start_on_this_node(
+            ray, PartitionServer, (dict(spec.spec), spec.partitions, spec.capacity, spec.window)
+        )
 
     def worker_handle(self, role: str, index: int):
         return ServedPartitions(self.server)

@@ -69,14 +69,14 @@ class SharedWeights:
         self.meta = arrays.arrays["meta"]  # [sequence, version]
 
     @classmethod
-    def create(cls, size: int) -> "SharedWeights":
+    def create(cls, size: int) -> SharedWeights:
         arrays = SharedArrays.create({"flat": ArraySpec((size,), "float32"), "meta": ArraySpec((2,), "int64")})
         weights = cls(arrays)
         weights.meta[1] = -1
         return weights
 
     @classmethod
-    def attach(cls, handle) -> "SharedWeights":
+    def attach(cls, handle) -> SharedWeights:
         return cls(SharedArrays.attach(handle))
 
     def handle(self):

@@ -175,7 +175,9 @@ def test_malformed_or_non_finite_requests_drop_the_stream_before_the_server_sees
         arrays["rewards"] = np.full_like(good["rewards"], np.inf)
     if bad == "huge-reward":  # finite, and an episode's sum of them overflows float32
         arrays["rewards"] = np.full_like(good["rewards"], 3e38)
-    payload = b"".join(np.ascontiguousarray(arrays[k], dtype=s.dtype).tobytes() for k, s in transport.request_specs.items())
+    payload = b"".join(
+        np.ascontiguousarray(arrays[k], dtype=s.dtype).tobytes() for k, s in transport.request_specs.items()
+    )
     if bad == "bool-0xff":  # a bool array's bytes other than 0 or 1 (numpy would take them as True, summed as 255)
         name = next(k for k, s in transport.request_specs.items() if np.dtype(s.dtype) == np.bool_)
         _, spec, offset, nbytes = next(entry for entry in transport.layout if entry[0] == name)

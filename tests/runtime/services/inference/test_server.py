@@ -84,14 +84,18 @@ def test_a_dropped_actor_loses_its_partial_unroll_and_a_new_one_starts_fresh():
     actor = CheckingEnvActor(0, 0)
     req = actor.reset()
     for _ in range(T + 2):  # one complete unroll and a partial one
-        out = server.serve(np.array([0]), req["obs"][None], req["rewards"][None], req["terminated"][None], req["truncated"][None])
+        out = server.serve(
+            np.array([0]), req["obs"][None], req["rewards"][None], req["terminated"][None], req["truncated"][None]
+        )
         req = actor.advance(out["actions"][0])
     server.drop(0)
     assert server.unrolls_dropped == 1 and len(server.take()) == 1
     fresh = CheckingEnvActor(0, 0)
     req = fresh.reset()
     for _ in range(T + 1):
-        out = server.serve(np.array([0]), req["obs"][None], req["rewards"][None], req["terminated"][None], req["truncated"][None])
+        out = server.serve(
+            np.array([0]), req["obs"][None], req["rewards"][None], req["terminated"][None], req["truncated"][None]
+        )
         req = fresh.advance(out["actions"][0])
     (u, _), = server.take()
     np.testing.assert_array_equal(u["obs"][:, 0, 1], np.arange(T + 1))  # the new actor's own steps from 0

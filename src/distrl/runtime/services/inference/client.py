@@ -8,7 +8,8 @@ trip of each request (time spent idle, waiting for actions) and the time spent s
 from __future__ import annotations
 
 import time
-from typing import Callable, Protocol
+from collections.abc import Callable
+from typing import Protocol
 
 import numpy as np
 

@@ -99,9 +99,18 @@ class GrpcTransport:
     ``num_slots + PRE_HELLO_STREAMS + 2`` streams, so idle or silent connections, however many and however often
     renewed, cannot keep real actors out."""
 
-    def __init__(self, request: RequestSpec, action: ArraySpec, num_slots: int, bind: str, actor_config,
-                 token: str = "", handshake_timeout_s: float = HANDSHAKE_TIMEOUT_S, idle_timeout_s: float = IDLE_TIMEOUT_S,
-                 tls: tuple[bytes, bytes] | None = None):
+    def __init__(
+        self,
+        request: RequestSpec,
+        action: ArraySpec,
+        num_slots: int,
+        bind: str,
+        actor_config,
+        token: str = "",
+        handshake_timeout_s: float = HANDSHAKE_TIMEOUT_S,
+        idle_timeout_s: float = IDLE_TIMEOUT_S,
+        tls: tuple[bytes, bytes] | None = None,
+    ):
         import grpc
 
         self.request_specs = request.arrays()
@@ -139,7 +148,7 @@ class GrpcTransport:
         self.address = f"{host}:{self.port}"
         self.server.start()
 
-    def _hello(self, reader: "_Reader") -> bytes | None:
+    def _hello(self, reader: _Reader) -> bytes | None:
         """The stream's first message, or None (it said nothing in time, or a newer stream needed its place)."""
         key = object()
         with self._waiting_lock:
@@ -195,7 +204,8 @@ class GrpcTransport:
         reader = _Reader(request_iterator)
         if not self._admit(self._hello(reader), peer):
             self.rejected += 1
-            context.abort(grpc.StatusCode.UNAUTHENTICATED, "a hello with the run's token is needed (distrl join --token)")
+            context.abort(grpc.StatusCode.UNAUTHENTICATED, "a hello with the run's token is needed (distrl join "
+                                                           "--token)")
         with self._freed:  # a reconnecting actor may arrive just before its old stream's slot is freed
             self._freed.wait_for(lambda: self.free, timeout=2.0)
             slot = self.free.pop(0) if self.free else None
@@ -254,7 +264,9 @@ class GrpcLink:
         if ca is None:
             self.channel = grpc.insecure_channel(address, options=_OPTIONS)
         else:
-            self.channel = grpc.secure_channel(address, grpc.ssl_channel_credentials(root_certificates=ca), options=_OPTIONS)
+            self.channel = grpc.secure_channel(
+                address, grpc.ssl_channel_credentials(root_certificates=ca), options=_OPTIONS
+            )
         grpc.channel_ready_future(self.channel).result(timeout=timeout_s)
         self._out: queue.SimpleQueue = queue.SimpleQueue()
         call = self.channel.stream_stream(METHOD)

@@ -16,7 +16,7 @@ from distrl.runtime.services.inference.server import InferenceServer
 class InlineLink:
     bytes = 0  # the server is in the same process: nothing crosses
 
-    def __init__(self, service: "InlineInference", slot: int):
+    def __init__(self, service: InlineInference, slot: int):
         self.service, self.slot = service, slot
 
     def request(self, arrays: dict[str, np.ndarray], timings: np.ndarray):

@@ -14,7 +14,8 @@ from __future__ import annotations
 import queue
 import threading
 import time
-from typing import Callable, Protocol
+from collections.abc import Callable
+from typing import Protocol
 
 import numpy as np
 
