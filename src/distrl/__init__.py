@@ -84,8 +84,9 @@ def export(run_dir: str | Path, format: str = "onnx", out: str | Path | None = N
            snapshot: str | None = None, force: bool = False) -> dict[str, Any]:
     """Write a run's acting policy as ONNX (``format="onnx"``) or TorchScript (``"torchscript"``) to ``out`` (default
     ``RUN_DIR/policy.onnx`` or ``policy.pt``): a batch of observations in, actions out (recurrent policies take and
-    return their state; ``head="sample"`` draws from an actor-critic's distribution). Checked against
-    :func:`load_policy` before the file appears; needs ``pip install 'distrl[export]'`` for ONNX."""
+    return their state; ``head="sample"`` draws from an actor-critic's distribution). The file is run before it
+    appears and must give the policy network's outputs on a batch of observations; ONNX needs ``pip install
+    'distrl[export]'``."""
     from distrl.api import export as _export
 
     return _export(run_dir, format, out, head=head, snapshot=snapshot, force=force)

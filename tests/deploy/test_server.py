@@ -105,6 +105,23 @@ def test_a_recurrent_policys_state_is_each_sessions_own_and_an_episode_start_cle
     b.close()
 
 
+def _serving_line(process, timeout_s: float = 120.0) -> str:
+    """The server's "serving" line (other lines, a library's banner, may come first), read within a deadline."""
+    lines: list[str] = []
+
+    def read():
+        while line := process.stderr.readline():
+            lines.append(line)
+            if "distrl: serving" in line:
+                return
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    reader.join(timeout_s)
+    assert lines and "distrl: serving" in lines[-1], lines
+    return lines[-1]
+
+
 CLIENT = """
 import gymnasium as gym, json, sys, urllib.request
 url, token = sys.argv[1], sys.argv[2]
@@ -124,7 +141,7 @@ def test_a_client_in_another_process_drives_cartpole_over_http_with_the_token_an
     serve = subprocess.Popen([sys.executable, "-m", "distrl", "serve", str(runs["apex-dqn"]), "--bind",
                               "127.0.0.1:0", "--http", "127.0.0.1:0"], stderr=subprocess.PIPE, text=True, env=env)
     try:
-        line = serve.stderr.readline()
+        line = _serving_line(serve)
         assert "distrl: serving apex-dqn on CartPole-v1" in line, line
         url = line.split(" and ")[1].split(";")[0]
         played = subprocess.run([sys.executable, "-c", CLIENT, url, _token(runs["apex-dqn"])], capture_output=True,
@@ -176,9 +193,9 @@ def test_malformed_http_requests_get_400_with_one_line_and_the_server_goes_on(se
 
 
 def test_oversized_bodies_and_unknown_routes_are_refused(server, runs, monkeypatch):
-    from distrl.deploy import server as server_module
+    from distrl.deploy import http_route
 
-    monkeypatch.setattr(server_module, "MAX_BODY_BYTES", 1000)
+    monkeypatch.setattr(http_route, "MAX_BODY_BYTES", 1000)
     srv = server()
     token = _token(runs["apex-dqn"])
     assert _post(srv.http_address, {"observation": [0.0] * 500}, token)[0] == 413
@@ -253,7 +270,7 @@ def test_requests_waiting_together_are_answered_by_one_forward_pass(runs):
     from distrl.deploy.graphs import acting_graph
 
     policy = distrl.load_policy(runs["apex-dqn"])
-    batcher = Batcher(acting_graph(policy), max_batch=4, max_wait_s=60.0)  # closes at 4 requests, long before 60 s
+    batcher = Batcher(acting_graph(policy), max_batch=4, max_wait_s=20.0)  # closes at 4 requests, long before 20 s
     obs = np.random.default_rng(0).normal(size=(4, 4)).astype(np.float32)
     answers = [None] * 4
 
@@ -265,6 +282,7 @@ def test_requests_waiting_together_are_answered_by_one_forward_pass(runs):
         t.start()
     for t in threads:
         t.join(timeout=30)
+        assert not t.is_alive()
     batcher.close()
     assert batcher.batches == 1 and batcher.requests == 4
     assert answers == [policy.act(o) for o in obs]
@@ -276,6 +294,98 @@ def test_sessions_are_bounded_least_recently_used_first(runs):
 
     batcher = Batcher(acting_graph(distrl.load_policy(runs["r2d2"])), max_sessions=3)
     for s in range(5):
-        batcher.act(np.zeros(4, np.float32), session=s)
+        batcher.act(np.zeros(4, np.float32), session=("http", s))
     batcher.close()
-    assert list(batcher._sessions) == [2, 3, 4]
+    assert list(batcher._sessions) == [("http", 2), ("http", 3), ("http", 4)]
+
+
+def test_recurrent_sessions_batched_together_keep_their_own_state_and_one_sessions_requests_never_share_a_batch(runs):
+    """Two sessions step in the same batches (the batch closes at 2, or 3 with a session's second request held for
+    the next): each gets the actions of its own episode played alone."""
+    from distrl.deploy.batcher import Batcher
+    from distrl.deploy.graphs import acting_graph
+
+    policy = distrl.load_policy(runs["r2d2"])
+    episodes = np.random.default_rng(1).normal(size=(2, 10, 4)).astype(np.float32)
+    expected = []
+    for ep in episodes:
+        policy.reset()
+        expected.append([int(policy.act(o)) for o in ep])
+    batcher = Batcher(acting_graph(policy), max_batch=2, max_wait_s=20.0)
+    got = [[], []]
+
+    def play(i):
+        for t in range(10):
+            got[i].append(int(batcher.act(episodes[i, t], session=("http", i), episode_start=t == 0)))
+
+    threads = [threading.Thread(target=play, args=(i,)) for i in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=60)
+        assert not t.is_alive()
+    batcher.close()
+    assert got == expected and batcher.requests == 20
+
+
+def test_inference_that_fails_answers_a_fixed_line_and_logs_the_detail(server, runs, capsys, monkeypatch):
+    import grpc
+
+    srv = server()
+    token = _token(runs["apex-dqn"])
+
+    def broken(*args):
+        raise RuntimeError("secret internals")
+
+    monkeypatch.setattr(srv.batcher, "module", broken)
+    status, answer = _post(srv.http_address, {"observation": [0, 0, 0, 0]}, token)
+    assert status == 503 and answer["error"] == "inference failed; the server's log says why"
+    with distrl.PolicyClient(srv.address, token) as client:
+        with pytest.raises(RuntimeError, match="inference failed; the server's log says why") as e:
+            client.act(np.zeros(4, np.float32))
+        assert "secret" not in str(e.value)
+    assert "secret internals" in capsys.readouterr().err
+    del grpc
+
+
+@pytest.mark.parametrize("observation", [["1", "2", "3", "4"], [True, False, True, False], [10**400, 0, 0, 0],
+                                         [[0, 0], [0, 0, 0]]])
+def test_observations_that_are_not_numbers_are_refused(server, runs, observation):
+    srv = server()
+    body = json.dumps({"observation": observation}).encode()
+    status, answer = _post(srv.http_address, body, _token(runs["apex-dqn"]))
+    assert status == 400 and "numbers of shape [4]" in answer["error"]
+
+
+def test_a_token_that_is_not_ascii_is_refused_and_counted(server, runs):
+    srv = server()
+    with pytest.raises(ConfigError, match="refused the client"):
+        distrl.PolicyClient(srv.address, "\ud800")
+    assert _post(srv.http_address, {"observation": [0, 0, 0, 0]}, "t\u00e9")[0] in (400, 401)
+    assert srv.refused >= 1
+
+
+def test_silent_peers_never_keep_a_client_out(server, runs):
+    """Twenty streams that never say hello: the longest-waiting ones are dropped, and a client joins at once."""
+    import grpc
+
+    from distrl.deploy.grpc_route import METHOD
+
+    srv = server()
+    channel = grpc.insecure_channel(srv.address)
+    silent = [channel.stream_stream(METHOD)(iter(threading.Event().wait, True)) for _ in range(20)]
+    with distrl.PolicyClient(srv.address, _token(runs["apex-dqn"])) as client:
+        assert client.act(np.zeros(4, np.float32)) in (0, 1)
+    for call in silent:
+        call.cancel()
+    channel.close()
+
+
+def test_a_port_in_use_and_a_bad_certificate_are_one_line(server, runs, tmp_path):
+    srv = server()
+    with pytest.raises(ConfigError, match="cannot listen on"):
+        distrl.serve(runs["apex-dqn"], bind=srv.address, http=None)
+    (tmp_path / "bad.pem").write_text("not a certificate")
+    with pytest.raises(ConfigError, match="not a PEM certificate"):
+        distrl.serve(runs["apex-dqn"], bind="127.0.0.1:0", http=None, tls_cert=str(tmp_path / "bad.pem"),
+                     tls_key=str(tmp_path / "bad.pem"))

@@ -13,6 +13,7 @@ client can grow the server's memory without bound.
 from __future__ import annotations
 
 import queue
+import sys
 import threading
 import time
 from collections import OrderedDict
@@ -44,8 +45,10 @@ class Batcher:
         self.recurrent = graph.recurrent
         if self.recurrent:
             self.state_size = graph.inputs["h"].shape[1]
-        self._sessions: OrderedDict = OrderedDict()  # session -> (h, c), least recently used first
+        self._sessions: OrderedDict = OrderedDict()  # HTTP session -> (h, c), least recently used first
+        self._streams: dict = {}  # gRPC stream -> (h, c)
         self._queue: queue.SimpleQueue = queue.SimpleQueue()
+        self._held: list[_Request] = []  # requests of a session already in the batch being formed
         self._stop = threading.Event()
         self.batches = self.requests = 0
         self._thread = threading.Thread(target=self._loop, name="distrl-serve-inference", daemon=True)
@@ -69,40 +72,69 @@ class Batcher:
         self._stop.set()
         self._queue.put(None)
         self._thread.join(timeout=5.0)
+        pending = self._held
+        while True:  # whoever still waits is answered now, not at their timeout
+            try:
+                item = self._queue.get_nowait()
+            except queue.Empty:
+                break
+            if isinstance(item, _Request):
+                pending.append(item)
+        for r in pending:
+            r.error = "the policy server is shutting down"
+            r.done.set()
 
     def _take(self) -> list[_Request]:
-        first = self._queue.get()
-        batch, deadline = [], time.perf_counter() + self.max_wait_s
-        item = first
-        while True:
-            if item is None:
-                return batch
+        batch: list[_Request] = []
+        sessions: set = set()
+        held, self._held = self._held, []
+
+        def add(item) -> None:
             if isinstance(item, tuple):  # ("end", session): forget its state
+                self._streams.pop(item[1], None)
                 self._sessions.pop(item[1], None)
+            elif item.session is not None and item.session in sessions or len(batch) >= self.max_batch:
+                self._held.append(item)  # after this batch (the session's state this batch leaves)
             else:
                 batch.append(item)
-            if len(batch) >= self.max_batch:
-                return batch
-            try:
-                item = self._queue.get(timeout=max(0.0, deadline - time.perf_counter())) if batch \
-                    else self._queue.get()
-            except queue.Empty:
-                return batch
+                if item.session is not None:
+                    sessions.add(item.session)
+
+        for item in held:
+            add(item)
+        deadline = time.perf_counter() + self.max_wait_s
+        while len(batch) < self.max_batch:
+            item = self._next(deadline) if batch else self._queue.get()
+            if item is None:
+                break
+            add(item)
+        return batch
+
+    def _next(self, deadline: float):
+        """The next queued item, waiting until ``deadline`` at most; None when there is none by then."""
+        try:
+            return self._queue.get(timeout=max(0.0, deadline - time.perf_counter()))
+        except queue.Empty:
+            return None
+
+    def _store(self, session) -> dict:
+        return self._streams if session[0] == "grpc" else self._sessions
 
     def _state(self, batch: list[_Request]) -> tuple[torch.Tensor, torch.Tensor]:
         h = torch.zeros(len(batch), self.state_size)
         c = torch.zeros(len(batch), self.state_size)
         for i, r in enumerate(batch):
-            if r.session is not None and not r.episode_start and r.session in self._sessions:
-                h[i], c[i] = self._sessions[r.session]
-                self._sessions.move_to_end(r.session)
+            if r.session is not None and not r.episode_start and r.session in self._store(r.session):
+                h[i], c[i] = self._store(r.session)[r.session]
         return h, c
 
     def _keep(self, batch: list[_Request], h: torch.Tensor, c: torch.Tensor) -> None:
         for i, r in enumerate(batch):
             if r.session is not None:
-                self._sessions[r.session] = (h[i].clone(), c[i].clone())
-                self._sessions.move_to_end(r.session)
+                store = self._store(r.session)
+                store[r.session] = (h[i].clone(), c[i].clone())
+                if store is self._sessions:
+                    self._sessions.move_to_end(r.session)
         while len(self._sessions) > self.max_sessions:
             self._sessions.popitem(last=False)
 
@@ -123,9 +155,11 @@ class Batcher:
                 actions = action.numpy()
                 for i, r in enumerate(batch):
                     r.action = actions[i]
-            except Exception as e:  # one bad batch answers its callers with the error; the server goes on
+            except Exception as e:  # one bad batch answers its callers with an error; the server goes on
+                print(f"distrl: serve: inference failed on a batch of {len(batch)} ({type(e).__name__}: "
+                      f"{str(e).splitlines()[0][:200] if str(e) else ''})", file=sys.stderr, flush=True)
                 for r in batch:
-                    r.error = f"inference failed ({type(e).__name__}: {str(e)[:200]})"
+                    r.error = "inference failed; the server's log says why"
             self.batches += 1
             self.requests += len(batch)
             for r in batch:

@@ -10,7 +10,9 @@ The stream is the session: a recurrent policy's state follows it from call to ca
 from __future__ import annotations
 
 import json
+import os
 import queue
+from pathlib import Path
 
 import numpy as np
 
@@ -19,8 +21,15 @@ from distrl.errors import ConfigError
 
 
 class PolicyClient:
-    def __init__(self, address: str, token: str, tls_ca: bytes | None = None, timeout_s: float = 10.0):
+    def __init__(self, address: str, token: str, tls_ca: bytes | str | None = None, timeout_s: float = 10.0):
+        """``tls_ca``: the server's certificate (or its authority), as PEM bytes or the path of a PEM file."""
         import grpc
+
+        if isinstance(tls_ca, str | os.PathLike):
+            try:
+                tls_ca = Path(tls_ca).read_bytes()
+            except OSError as e:
+                raise ConfigError(f"cannot read tls_ca '{tls_ca}': {e.strerror}") from None
 
         self._grpc = grpc
         options = [("grpc.max_receive_message_length", 64 << 20)]
@@ -46,9 +55,13 @@ class PolicyClient:
 
     def act(self, obs, episode_start: bool = False) -> np.ndarray:
         """The policy's action for one observation (the server batches it with other clients' requests)."""
-        obs = np.ascontiguousarray(obs, dtype=self.obs_dtype)
-        if obs.shape != self.obs_shape:
-            raise ValueError(f"observation must have shape {list(self.obs_shape)}; got {list(obs.shape)}")
+        given = np.asarray(obs)
+        if given.shape != self.obs_shape:
+            raise ValueError(f"observation must have shape {list(self.obs_shape)}; got {list(given.shape)}")
+        if self.obs_dtype.kind in "iu" and given.size and (given.min() < np.iinfo(self.obs_dtype).min
+                                                           or given.max() > np.iinfo(self.obs_dtype).max):
+            raise ValueError(f"observation values must fit {self.obs_dtype.name}")  # a cast would wrap them
+        obs = np.ascontiguousarray(given, dtype=self.obs_dtype)
         self._out.put(bytes([EPISODE_START if episode_start else 0]) + obs.tobytes())
         try:
             msg = next(self._responses)

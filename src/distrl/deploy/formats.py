@@ -36,7 +36,7 @@ def _needs(modules: tuple[str, ...], fmt: str) -> None:
 
 
 def _write_onnx(graph: Graph, path: Path) -> None:
-    _needs(("onnx", "onnxscript"), "onnx")
+    _needs(("onnx", "onnxscript", "onnxruntime"), "onnx")  # onnxruntime: the written file is run before it appears
     import onnx
 
     batch = torch.export.Dim("batch", min=1)
@@ -90,6 +90,8 @@ def _check(graph: Graph, path: Path, fmt: str) -> None:
     expected = [e.numpy() for e in (expected if isinstance(expected, tuple) else (expected,))]
     try:
         got = run_exported(path, fmt, {k: v.numpy() for k, v in inputs.items()})
+    except ConfigError:
+        raise
     except Exception as e:
         raise RuntimeError(f"the exported {fmt} graph fails on a batch of 3 ({type(e).__name__}): the export kept a "
                            "shape of its example batch of 2") from e
@@ -114,9 +116,15 @@ def write(graph: Graph, fmt: str, out: Path, force: bool = False) -> Path:
         raise ConfigError(f"--out {out}: folder {out.parent} does not exist")
     tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
     try:
+        tmp.write_bytes(b"")  # a folder that cannot be written fails here, in one line, before minutes of export
+    except OSError as e:
+        raise ConfigError(f"cannot write {out}: {e.strerror}") from None
+    try:
         (_write_onnx if fmt == "onnx" else _write_torchscript)(graph, tmp)
         _check(graph, tmp, fmt)
         os.replace(tmp, out)
+    except OSError as e:  # the disk filled, the folder went away
+        raise ConfigError(f"cannot write {out}: {e.strerror or e}") from None
     finally:
         tmp.unlink(missing_ok=True)
     return out

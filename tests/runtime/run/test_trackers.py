@@ -122,3 +122,10 @@ def test_a_run_that_fails_marks_its_tracker_run_failed(tracker, tmp_path, monkey
         exit_record = [r for r in records(log) if r.WhichOneof("record_type") == "exit"]
         assert exit_record[0].exit.exit_code == 1
         assert set(history(log)[0]) >= {"env_steps", "sps"} and "note" not in history(log)[0]
+
+
+def test_a_run_that_fails_before_it_starts_says_only_why(tmp_path, capsys):
+    """No tracker line on top of the real error: a tracker that never started has nothing to finish."""
+    assert main(["train", "a2c", "--run-dir", str(tmp_path / "run"), "--resume", "--set", "tracker=mlflow"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "tracker" not in err

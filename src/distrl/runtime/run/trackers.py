@@ -58,7 +58,7 @@ class TrackerObserver(Observer):
     def __init__(self, run_dir: Path, config: dict, project: str | None, uri: str | None):
         self.run_dir, self.config = Path(run_dir), config
         self.project, self.uri = project or "distrl", uri
-        self.failed = False
+        self.started = self.failed = False
 
     def _saved_id(self) -> str | None:
         try:
@@ -70,15 +70,15 @@ class TrackerObserver(Observer):
     def _save_id(self, run_id: str) -> None:
         (self.run_dir / "tracker.json").write_text(json.dumps({"tracker": self.name, "id": run_id}) + "\n")
 
-    def _guard(self, what: str, call, *args) -> None:
-        if self.failed:
-            return
+    def _guard(self, what: str, call, *args) -> bool:
         try:
             call(*args)
+            return True
         except Exception as e:  # the tracker is an extra: the run dir stays the record, the run goes on
-            self.failed = True
-            print(f"distrl: {self.name} tracker: {what} failed ({type(e).__name__}: {str(e)[:200]}); "
+            first = str(e).strip().splitlines()[0][:200] if str(e).strip() else ""
+            print(f"distrl: {self.name} tracker: {what} failed ({type(e).__name__}: {first}); "
                   "training goes on, logging to the run dir only", file=sys.stderr, flush=True)
+            return False
 
     def _curves(self) -> Path | None:
         from distrl.plotting import plot_runs
@@ -88,13 +88,15 @@ class TrackerObserver(Observer):
         return Path(plot_runs([str(self.run_dir)], str(self.run_dir / "curves.png")))
 
     def on_start(self, trainer) -> None:
-        self._guard("starting", self._start)
+        self.started = self._guard("starting", self._start)
 
     def on_row(self, trainer, row: dict) -> None:
-        self._guard("logging a row", self._log, _numbers(row), int(row["env_steps"]))
+        if self.started and not self.failed:  # after one failure the rows go to the run dir only
+            self.failed = not self._guard("logging a row", self._log, _numbers(row), int(row["env_steps"]))
 
     def on_close(self, trainer, summary: dict | None) -> None:
-        self._guard("finishing", self._finish, summary)
+        if self.started:  # finished even after a failed row: the tracker's run is not left running
+            self._guard("finishing", self._finish, summary)
 
     def _start(self) -> None: ...
 
@@ -109,11 +111,10 @@ class WandbObserver(TrackerObserver):
     def _start(self) -> None:
         import wandb
 
-        os.environ.setdefault("WANDB_MODE", "offline")  # no network unless the user asks for it
-        os.environ.setdefault("WANDB_SILENT", "true")
+        mode = os.environ.get("WANDB_MODE") or "offline"  # no network unless the user asks for it
         self.run = wandb.init(project=self.project, dir=str(self.run_dir), name=self.run_dir.name,
                               config=self.config, id=self._saved_id() or secrets.token_hex(8), resume="allow",
-                              reinit="create_new", settings=wandb.Settings(console="off"))
+                              reinit="create_new", mode=mode, settings=wandb.Settings(console="off", silent=True))
         self._save_id(self.run.id)
 
     def _log(self, numbers: dict[str, float], step: int) -> None:
@@ -138,8 +139,8 @@ class MlflowObserver(TrackerObserver):
         from mlflow.entities import Param
         from mlflow.tracking import MlflowClient
 
-        uri = self.uri or os.environ.get("MLFLOW_TRACKING_URI")
-        if uri is None:  # MLflow's file store, kept in the run dir (MLflow 3 asks for this opt-in to it)
+        uri = self.uri or os.environ.get("MLFLOW_TRACKING_URI") or None
+        if uri is None:  # MLflow's file store, kept in the run dir (MLflow 3 asks for this opt-in, read from the env)
             os.environ.setdefault("MLFLOW_ALLOW_FILE_STORE", "true")
             uri = (self.run_dir / "mlruns").resolve().as_uri()
         self.client = MlflowClient(tracking_uri=uri)
