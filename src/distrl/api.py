@@ -13,7 +13,7 @@ import numpy as np
 import torch
 
 from distrl import config as config_mod
-from distrl.agents.registry import FORMER_NAMES, get_system, saved_run
+from distrl.agents.registry import FORMER_NAMES, SYSTEMS, get_system, saved_run
 from distrl.core.program import Channel
 from distrl.core.system import BuildContext
 from distrl.envs import check_env_id, env_spec, make_env
@@ -214,6 +214,10 @@ def plan_run(system: str, env: str | None = None, *, config_file: str | None = N
     check_env_id(run_cfg.env)
     check_tracker(run_cfg.tracker)
     spec = env_spec(run_cfg.env)
+    if spec.action_mask_size and not module.LEGAL_ACTION_MASKS:
+        able = ", ".join(n for n in SYSTEMS if get_system(n).LEGAL_ACTION_MASKS)
+        raise ConfigError(f"{system} does not honour legal-action masks yet, and {run_cfg.env} has them; "
+                          f"systems that do: {able}")
     if run_cfg.runtime == "ray":
         require_ray()
         from distrl.runtime.backends.ray import check_reachable

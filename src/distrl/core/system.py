@@ -24,6 +24,7 @@ class SystemModule(Protocol):
     Config: type  # a frozen dataclass of settings (distrl.config.setting fields)
     DOC: str
     ACTIONS: tuple[str, ...]  # the gymnasium action spaces it takes (Discrete, MultiDiscrete, MultiBinary, Box)
+    LEGAL_ACTION_MASKS: bool  # it gives a game's illegal actions no probability (envs/multi_agent.py)
     DEFAULT_TOTAL_STEPS: int
     # optional saved_as(system_config) -> (system, system_config) | None: a run saved under its name by an older
     # distrl that is now another system's (agents/registry.saved_run)

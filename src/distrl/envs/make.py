@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import gymnasium as gym
 import numpy as np
 
+from distrl.envs import multi_agent
 from distrl.errors import ConfigError
 
 ATARI_HINT = "Atari needs the atari extra: pip install -e '.[atari]' (from a clone) or pip install 'distrl[atari]'"
@@ -51,6 +52,9 @@ def is_atari(env_id: str) -> bool:
 
 def check_env_id(env_id: str) -> None:
     """Raise ConfigError (with a did-you-mean) unless ``env_id`` names a registered env."""
+    if env_id.startswith(multi_agent.PREFIX):  # a PettingZoo game, registered as a Gymnasium env here
+        multi_agent.register(env_id)
+        return
     if ":" in env_id:
         module, _, name = env_id.partition(":")
         try:
@@ -71,6 +75,8 @@ def check_env_id(env_id: str) -> None:
 
 
 def _strip(env_id: str) -> str:
+    if env_id.startswith(multi_agent.PREFIX):
+        return multi_agent.gym_id(env_id)
     return env_id.split(":", 1)[1] if ":" in env_id else env_id
 
 
@@ -183,6 +189,7 @@ class EnvSpec:
 
     observation_space: gym.Space
     action_space: gym.Space
+    action_mask_size: int = 0  # the observation's last entries are the legal-action mask (two-player games)
 
     @property
     def discrete(self) -> bool:
@@ -243,6 +250,8 @@ def env_spec(env_id: str) -> EnvSpec:
         if not isinstance(obs_space, gym.spaces.Box):  # flattened by make_env: only a space gymnasium cannot flatten
             raise ConfigError(f"env '{env_id}' has observation space {obs_space}, which gymnasium cannot flatten "
                               "into a vector; wrap the env to give Box observations")
-        return EnvSpec(obs_space, action_space)
+        game = env.unwrapped
+        masked = game.action_mask_size if isinstance(game, multi_agent.TwoPlayerSelfPlay) else 0
+        return EnvSpec(obs_space, action_space, masked)
     finally:
         env.close()

@@ -34,9 +34,14 @@ class ActorCritic(nn.Module):
 
     def __init__(self, obs_shape: tuple[int, ...], num_actions: int, discrete: bool, hidden: tuple[int, ...] = (64, 64),
                  obs_norm: bool = False, value_norm: bool = False, value_norm_decay: float = 0.01,
-                 nvec: tuple[int, ...] | None = None):
-        """``nvec``: several categorical actions, with these many options each (``num_actions`` is their sum)."""
+                 nvec: tuple[int, ...] | None = None, action_mask_size: int = 0):
+        """``nvec``: several categorical actions, with these many options each (``num_actions`` is their sum).
+        ``action_mask_size``: the observation's last entries are the legal-action mask (1 legal): illegal actions
+        get no probability, in acting, greedy play and the learner's log-probabilities and entropy alike."""
         super().__init__()
+        if action_mask_size and (not discrete or nvec or action_mask_size != num_actions):
+            raise ValueError("a legal-action mask goes with one categorical action, one entry per action")
+        self.action_mask_size = action_mask_size
         self.discrete = discrete
         self.nvec = tuple(nvec) if nvec else None
         if self.nvec is not None:  # logits [N, sum(nvec)] -> [N, k, max(nvec)], padding ~-inf (probability 0)
@@ -63,7 +68,7 @@ class ActorCritic(nn.Module):
         nvec = env.action_nvec
         n = env.action_space.n if env.discrete else sum(nvec) if nvec else env.action_shape[0]
         return cls(env.obs_shape, n, env.discrete or nvec is not None, tuple(hidden), obs_norm, value_norm,
-                   value_norm_decay, nvec=nvec)
+                   value_norm_decay, nvec=nvec, action_mask_size=env.action_mask_size)
 
     def _multi_logits(self, out: torch.Tensor) -> torch.Tensor:
         """``[N, sum(nvec)]`` logits as ``[N, k, max(nvec)]``, each action's options in a row, the padding at a finite
@@ -77,10 +82,14 @@ class ActorCritic(nn.Module):
         return v if self.popart is None else self.popart.unnormalise(v)
 
     def _heads(self, obs: torch.Tensor, with_value: bool = True):
+        legal = obs[..., -self.action_mask_size:] > 0.5 if self.action_mask_size else None
         if self.obs_norm is not None:
             obs = self.obs_norm(obs)
         feat = self.pi_torso(obs)
         out = self.pi_head(feat)
+        if legal is not None:  # (a mask with no legal action, a finished game's last observation, masks nothing)
+            legal = legal | ~legal.any(-1, keepdim=True)
+            out = torch.where(legal, out, torch.finfo(out.dtype).min / 4)
         if not with_value:
             return out, None
         v_feat = feat if self.shared else self.v_torso(obs)

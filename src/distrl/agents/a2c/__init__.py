@@ -8,6 +8,7 @@ from distrl.agents.a2c.networks import make_model
 DEFAULT_TOTAL_STEPS = 1_000_000  # CartPole-v1 with the default config in a few seconds (docs/systems/a2c.md)
 # the action spaces it takes (observations: any that gymnasium flattens into a vector)
 ACTIONS = ('Discrete', 'MultiDiscrete', 'MultiBinary', 'Box')
+LEGAL_ACTION_MASKS = True  # illegal actions get no probability (a game's legal-action mask)
 DOC = "Synchronous advantage actor-critic: one update per batch over a numpy-vectorised env (GAE or n-step)."
 
 RENAMED_SETTINGS: dict = {}  # none renamed since runs were first saved
@@ -27,5 +28,5 @@ def saved_as(system_config: dict) -> tuple[str, dict] | None:
     return "ppo", system_config
 
 
-__all__ = ["ACTIONS", "DEFAULT_TOTAL_STEPS", "Config", "DOC", "OLDER_RUN_DEFAULTS", "PASSES", "RENAMED_SETTINGS",
-           "build", "make_model", "saved_as"]
+__all__ = ["ACTIONS", "DEFAULT_TOTAL_STEPS", "DOC", "LEGAL_ACTION_MASKS", "OLDER_RUN_DEFAULTS", "PASSES",
+           "RENAMED_SETTINGS", "Config", "build", "make_model", "saved_as"]

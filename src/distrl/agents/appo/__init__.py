@@ -9,6 +9,7 @@ from distrl.agents.impala import PASSES
 DEFAULT_TOTAL_STEPS = 250_000  # solves CartPole-v1 with the default config (docs/systems/appo.md); LunarLander takes 1M
 # the action spaces it takes (observations: any that gymnasium flattens into a vector)
 ACTIONS = ('Discrete', 'MultiDiscrete', 'MultiBinary', 'Box')
+LEGAL_ACTION_MASKS = True  # illegal actions get no probability (a game's legal-action mask)
 DOC = ("Asynchronous PPO: IMPALA's actors, V-trace targets and PPO's clipped surrogate over 4 passes of each batch "
        "(RLlib's and Sample Factory's APPO).")
 
@@ -17,5 +18,5 @@ RENAMED_SETTINGS: dict = {}  # none renamed since runs were first saved
 # impala's value then
 OLDER_RUN_DEFAULTS: dict = {**IMPALA_OLDER_RUN_DEFAULTS, **PASSES}
 
-__all__ = ["ACTIONS", "DEFAULT_TOTAL_STEPS", "Config", "DOC", "OLDER_RUN_DEFAULTS", "RENAMED_SETTINGS", "build",
-           "make_model"]
+__all__ = ["ACTIONS", "DEFAULT_TOTAL_STEPS", "DOC", "LEGAL_ACTION_MASKS", "OLDER_RUN_DEFAULTS", "RENAMED_SETTINGS",
+           "Config", "build", "make_model"]

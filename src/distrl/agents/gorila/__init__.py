@@ -10,8 +10,9 @@ OLDER_RUN_DEFAULTS = {"double_q": False, "dueling": False, "prioritized": False,
                       "lr_schedule": "constant"}
 RENAMED_SETTINGS = {"rmsprop_eps": "optimizer_eps"}
 ACTIONS = ('Discrete',)  # the action spaces it takes (observations: any that gymnasium flattens into a vector)
+LEGAL_ACTION_MASKS = False  # two-player games' legal-action masks: not honoured yet (the actor-critic systems do)
 DOC = ("General Reinforcement Learning Architecture: bundled actor/replay/learner, sharded parameter server "
        "(arXiv:1507.04296).")
 
-__all__ = ["ACTIONS", "DEFAULT_TOTAL_STEPS", "Config", "DOC", "OLDER_RUN_DEFAULTS", "RENAMED_SETTINGS", "build",
-           "make_model"]
+__all__ = ["ACTIONS", "DEFAULT_TOTAL_STEPS", "DOC", "LEGAL_ACTION_MASKS", "OLDER_RUN_DEFAULTS", "RENAMED_SETTINGS",
+           "Config", "build", "make_model"]

@@ -9,6 +9,7 @@ from distrl.agents.impala.networks import make_model
 DEFAULT_TOTAL_STEPS = 1_500_000
 # the action spaces it takes (observations: any that gymnasium flattens into a vector)
 ACTIONS = ('Discrete', 'MultiDiscrete', 'MultiBinary', 'Box')
+LEGAL_ACTION_MASKS = True  # illegal actions get no probability (a game's legal-action mask)
 DOC = "Importance-weighted actor-learner: N actors send unrolls, one V-trace update per batch (arXiv:1802.01561)."
 
 RENAMED_SETTINGS: dict = {}  # none renamed since runs were first saved
@@ -38,5 +39,5 @@ def saved_as(system_config: dict) -> tuple[str, dict] | None:
     return "appo", system_config
 
 
-__all__ = ["ACTIONS", "DEFAULT_TOTAL_STEPS", "Config", "DOC", "OLDER_RUN_DEFAULTS", "PASSES", "RENAMED_SETTINGS",
-           "build", "make_model", "saved_as"]
+__all__ = ["ACTIONS", "DEFAULT_TOTAL_STEPS", "DOC", "LEGAL_ACTION_MASKS", "OLDER_RUN_DEFAULTS", "PASSES",
+           "RENAMED_SETTINGS", "Config", "build", "make_model", "saved_as"]

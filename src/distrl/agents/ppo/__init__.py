@@ -7,6 +7,7 @@ from distrl.agents.ppo.networks import make_model
 DEFAULT_TOTAL_STEPS = 150_000  # solves CartPole-v1 with the default config (docs/systems/ppo.md); LunarLander takes 1M
 # the action spaces it takes (observations: any that gymnasium flattens into a vector)
 ACTIONS = ('Discrete', 'MultiDiscrete', 'MultiBinary', 'Box')
+LEGAL_ACTION_MASKS = True  # illegal actions get no probability (a game's legal-action mask)
 DOC = "Proximal policy optimisation: the clipped surrogate over 4 passes of each synchronous batch (arXiv:1707.06347)."
 
 RENAMED_SETTINGS: dict = {}  # none renamed since runs were first saved
@@ -14,5 +15,5 @@ RENAMED_SETTINGS: dict = {}  # none renamed since runs were first saved
 # value then (before PopArt existed, c6f25de, without it)
 OLDER_RUN_DEFAULTS: dict = {"epochs": 1, "minibatches": 1, "value_norm": False}
 
-__all__ = ["ACTIONS", "DEFAULT_TOTAL_STEPS", "Config", "DOC", "OLDER_RUN_DEFAULTS", "RENAMED_SETTINGS", "build",
-           "make_model"]
+__all__ = ["ACTIONS", "DEFAULT_TOTAL_STEPS", "DOC", "LEGAL_ACTION_MASKS", "OLDER_RUN_DEFAULTS", "RENAMED_SETTINGS",
+           "Config", "build", "make_model"]

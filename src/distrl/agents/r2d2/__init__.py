@@ -10,11 +10,12 @@ DEFAULT_TOTAL_STEPS = 1_000_000  # solves the masked CartPole with the default c
 # SEED + R2D2 takes these too)
 RUN_DEFAULTS: dict = {"eval_interval_steps": 25_000, "eval_episodes": 10}
 ACTIONS = ('Discrete',)  # the action spaces it takes (observations: any that gymnasium flattens into a vector)
+LEGAL_ACTION_MASKS = False  # a game's legal-action mask: not honoured yet (the actor-critic systems do)
 DOC = "Recurrent replay distributed DQN: LSTM, stored state, burn-in, h(x) n-step double-Q, sequence priorities (R2D2)."
 
 RENAMED_SETTINGS: dict = {}  # a new system: nothing renamed
 # runs saved before the normaliser or advantage learning existed ran without them
 OLDER_RUN_DEFAULTS: dict = {"obs_norm": False, "advantage_learning": 0.0}
 
-__all__ = ["ACTIONS", "DEFAULT_TOTAL_STEPS", "Config", "DOC", "OLDER_RUN_DEFAULTS", "RENAMED_SETTINGS", "RUN_DEFAULTS",
-           "build", "make_model"]
+__all__ = ["ACTIONS", "DEFAULT_TOTAL_STEPS", "DOC", "LEGAL_ACTION_MASKS", "OLDER_RUN_DEFAULTS", "RENAMED_SETTINGS",
+           "RUN_DEFAULTS", "Config", "build", "make_model"]

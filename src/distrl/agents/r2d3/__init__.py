@@ -6,10 +6,11 @@ from distrl.agents.r2d3.networks import make_model
 
 DEFAULT_TOTAL_STEPS = 200_000
 ACTIONS = ('Discrete',)  # the action spaces it takes (observations: any that gymnasium flattens into a vector)
+LEGAL_ACTION_MASKS = False  # two-player games' legal-action masks: not honoured yet (the actor-critic systems do)
 DOC = "Recurrent replay distributed DQN from demonstrations: R2D2 + a demo replay, demo ratio rho (R2D3)."
 
 RENAMED_SETTINGS: dict = {}  # a new system: nothing renamed
 OLDER_RUN_DEFAULTS: dict = {}  # a new system: no older runs
 
-__all__ = ["ACTIONS", "DEFAULT_TOTAL_STEPS", "Config", "DOC", "OLDER_RUN_DEFAULTS", "RENAMED_SETTINGS", "build",
-           "make_model"]
+__all__ = ["ACTIONS", "DEFAULT_TOTAL_STEPS", "DOC", "LEGAL_ACTION_MASKS", "OLDER_RUN_DEFAULTS", "RENAMED_SETTINGS",
+           "Config", "build", "make_model"]

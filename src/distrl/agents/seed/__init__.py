@@ -9,6 +9,7 @@ from distrl.agents.seed.networks import make_model
 DEFAULT_TOTAL_STEPS = 200_000  # solves CartPole-v1 with the default config (docs/systems/seed.md); LunarLander takes 1M
 # the action spaces it takes (observations: any that gymnasium flattens into a vector)
 ACTIONS = ('Discrete', 'MultiDiscrete', 'MultiBinary', 'Box')
+LEGAL_ACTION_MASKS = True  # illegal actions get no probability (a game's legal-action mask)
 DOC = ("Scalable efficient deep RL: env-only actors, central batched inference, an APPO or V-trace learner "
        "(arXiv:1910.06591).")
 
@@ -18,5 +19,5 @@ RENAMED_SETTINGS: dict = {}  # none renamed since runs were first saved
 # it makes IMPALA's one update)
 OLDER_RUN_DEFAULTS: dict = {**APPO_OLDER_RUN_DEFAULTS, "num_envs": 128, "learner": "appo"}
 
-__all__ = ["ACTIONS", "DEFAULT_TOTAL_STEPS", "Config", "DOC", "OLDER_RUN_DEFAULTS", "RENAMED_SETTINGS", "build",
-           "make_model"]
+__all__ = ["ACTIONS", "DEFAULT_TOTAL_STEPS", "DOC", "LEGAL_ACTION_MASKS", "OLDER_RUN_DEFAULTS", "RENAMED_SETTINGS",
+           "Config", "build", "make_model"]

@@ -10,10 +10,11 @@ from distrl.agents.seed_r2d2.networks import make_model
 DEFAULT_TOTAL_STEPS = 1_000_000
 # RUN_DEFAULTS: R2D2's periodic evaluation, whose best weights distrl eval plays
 ACTIONS = ('Discrete',)  # the action spaces it takes (observations: any that gymnasium flattens into a vector)
+LEGAL_ACTION_MASKS = False  # a game's legal-action mask: not honoured yet (the actor-critic systems do)
 DOC = "SEED RL's central inference with R2D2's recurrent replay learner (the SEED paper's headline agent)."
 
 RENAMED_SETTINGS: dict = {}  # a new system: nothing renamed
 OLDER_RUN_DEFAULTS: dict = {"obs_norm": False}  # runs saved before the normaliser existed ran without it
 
-__all__ = ["ACTIONS", "DEFAULT_TOTAL_STEPS", "Config", "DOC", "OLDER_RUN_DEFAULTS", "RENAMED_SETTINGS", "RUN_DEFAULTS",
-           "build", "make_model"]
+__all__ = ["ACTIONS", "DEFAULT_TOTAL_STEPS", "DOC", "LEGAL_ACTION_MASKS", "OLDER_RUN_DEFAULTS", "RENAMED_SETTINGS",
+           "RUN_DEFAULTS", "Config", "build", "make_model"]

@@ -1,0 +1,137 @@
+"""PettingZoo's turn-based (AEC) two-player games as Gymnasium envs: one seat learns, the other plays an opponent.
+
+``--env pettingzoo:classic.tictactoe_v3`` (any module under ``pettingzoo.``, or a user's own module with an ``env()``
+factory in PettingZoo's AEC API) becomes the Gymnasium env ``PettingZoo/classic.tictactoe_v3``: the learner takes the
+first seat in even episodes and the second in odd ones (so it learns both; a seeded reset takes the seed's parity),
+the opponent's turns are played inside ``step``, and the reward is the learner's own over the opponent's moves too
+(+1 / 0 / -1 in the classic games).
+
+Observations are the game's own observation, flattened to float32, followed by its legal-action mask (1 legal, 0 not):
+the last ``action_mask_size`` entries, which the actor-critic networks read to give illegal actions no probability
+(``models/actor_critic.py``), in acting, in learning and in evaluation alike. An illegal action ends the episode as a
+loss (-1), as PettingZoo's classic games score one. The opponent is uniformly random over its legal actions by
+default; ``opponent`` takes any callable from (observation, mask) to an action (a league's frozen player).
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+
+import gymnasium as gym
+import numpy as np
+
+from distrl.errors import ConfigError
+
+PREFIX = "pettingzoo:"
+NAMESPACE = "PettingZoo/"
+
+
+def gym_id(env_id: str) -> str:
+    """``pettingzoo:classic.tictactoe_v3`` -> ``PettingZoo/classic.tictactoe_v3``."""
+    return NAMESPACE + env_id[len(PREFIX):]
+
+
+def game_module(path: str):
+    """The game's module: ``pettingzoo.<path>`` where that exists, else ``<path>`` (a user's own)."""
+    errors = []
+    for name in (f"pettingzoo.{path}", path):
+        try:
+            return importlib.import_module(name)
+        except ModuleNotFoundError as e:
+            errors.append(e)
+            if e.name is not None and not name.startswith(e.name):  # the module exists, one of its imports is missing
+                raise ConfigError(f"env 'pettingzoo:{path}': importing {name} failed: {e}") from None
+    raise ConfigError(f"env 'pettingzoo:{path}': no module pettingzoo.{path} or {path} (pip install pettingzoo; "
+                      "a game of your own: run distrl from its folder)")
+
+
+def register(env_id: str) -> str:
+    """Register the Gymnasium env for a ``pettingzoo:`` id (once per process); returns its Gymnasium id."""
+    name = gym_id(env_id)
+    if name not in gym.registry:
+        module = game_module(env_id[len(PREFIX):])
+        if not callable(getattr(module, "env", None)):
+            raise ConfigError(f"env '{env_id}': {module.__name__} has no env() (PettingZoo's AEC factory)")
+        gym.register(name, entry_point=TwoPlayerSelfPlay, kwargs={"make_game": module.env})
+    return name
+
+
+def random_legal(rng: np.random.Generator) -> Callable[[np.ndarray, np.ndarray], int]:
+    def act(observation: np.ndarray, mask: np.ndarray) -> int:
+        return int(rng.choice(np.flatnonzero(mask)))
+
+    return act
+
+
+class TwoPlayerSelfPlay(gym.Env):
+    metadata = {"render_modes": []}
+
+    def __init__(self, make_game: Callable, opponent: Callable | None = None):
+        self.game = make_game()
+        self.game.reset(seed=0)
+        if len(self.game.possible_agents) != 2:
+            raise ConfigError(f"{len(self.game.possible_agents)}-player games are not supported yet: two players")
+        first = self.game.possible_agents[0]
+        space = self.game.observation_space(first)
+        inner = space["observation"] if isinstance(space, gym.spaces.Dict) else space
+        self.action_space = self.game.action_space(first)
+        if not isinstance(self.action_space, gym.spaces.Discrete):
+            raise ConfigError(f"the game's actions are {self.action_space}; two-player games need Discrete ones")
+        self.action_mask_size = int(self.action_space.n)
+        size = int(np.prod(inner.shape)) + self.action_mask_size
+        self.observation_space = gym.spaces.Box(-np.inf, np.inf, (size,), np.float32)
+        self.opponent = opponent
+        self.episodes = 0
+        self._rng = np.random.default_rng(0)
+
+    def _observe(self, agent: str) -> tuple[np.ndarray, np.ndarray]:
+        obs = self.game.observe(agent)
+        if isinstance(obs, dict):
+            return np.asarray(obs["observation"], np.float32).ravel(), np.asarray(obs["action_mask"], np.float32)
+        return np.asarray(obs, np.float32).ravel(), np.ones(self.action_mask_size, np.float32)
+
+    def _obs(self) -> np.ndarray:
+        return np.concatenate(self._observe(self.me))
+
+    def _done(self) -> bool:
+        return not self.game.agents or self.game.terminations[self.me] or self.game.truncations[self.me]
+
+    def _opponent_moves(self) -> float:
+        """Play the opponent's turns until it is the learner's; the learner's reward meanwhile."""
+        gained = 0.0
+        while not self._done() and self.game.agent_selection != self.me:
+            agent = self.game.agent_selection
+            if self.game.terminations[agent] or self.game.truncations[agent]:
+                self.game.step(None)
+                continue
+            observation, mask = self._observe(agent)
+            play = self.opponent or random_legal(self._rng)
+            self.game.step(int(play(observation, mask)))
+            gained += float(self.game.rewards.get(self.me, 0.0))
+        return gained
+
+    def reset(self, *, seed: int | None = None, options=None):
+        super().reset(seed=seed)
+        if seed is not None:  # a seeded episode's seat is its seed's parity (evaluation's seeds s, s+1, ... alternate)
+            self._rng = np.random.default_rng(seed)
+            self.episodes = int(seed) % 2
+        self.game.reset(seed=None if seed is None else int(seed))
+        self.me = self.game.possible_agents[self.episodes % 2]  # first seat, then second, in turn
+        self.episodes += 1
+        self._opponent_moves()
+        return self._obs(), {"seat": self.game.possible_agents.index(self.me)}
+
+    def step(self, action):
+        _, mask = self._observe(self.me)
+        action = int(action)
+        if not 0 <= action < self.action_mask_size or mask[action] < 0.5:  # an illegal move loses
+            return self._obs(), -1.0, True, False, {"illegal": True}
+        self.game.step(action)
+        reward = float(self.game.rewards.get(self.me, 0.0)) + self._opponent_moves()
+        terminated = bool(not self.game.agents or self.game.terminations.get(self.me, True))
+        truncated = bool(self.game.agents and self.game.truncations.get(self.me, False)) and not terminated
+        return self._obs(), reward, terminated, truncated, {}
+
+    def close(self):
+        self.game.close()

@@ -1,0 +1,98 @@
+"""PettingZoo's two-player games as Gymnasium envs: the learner's seat alternates, the opponent moves inside
+``step``, the legal-action mask ends the observation and the actor-critic networks honour it; PPO learns
+tic-tac-toe against a random player; systems that do not honour masks refuse such envs in one line."""
+
+import numpy as np
+import pytest
+import torch
+
+import distrl
+from distrl.envs import env_spec, make_env
+from distrl.errors import ConfigError
+from distrl.models import ActorCritic
+
+GAME = "pettingzoo:classic.tictactoe_v3"
+
+
+def test_the_seat_alternates_the_opponent_moves_and_results_are_the_learners():
+    env = make_env(GAME)
+    rng = np.random.default_rng(0)
+    seats, returns = [], []
+    for episode in range(40):
+        obs, info = env.reset(seed=episode) if episode < 2 else env.reset()
+        seats.append(info["seat"])
+        done, total = False, 0.0
+        while not done:
+            assert obs.shape == (27,) and obs.dtype == np.float32
+            mask = obs[-9:]
+            action = int(rng.choice(np.flatnonzero(mask)))
+            obs, reward, terminated, truncated, info = env.step(action)
+            assert "illegal" not in info
+            total += reward
+            done = terminated or truncated
+        returns.append(total)
+    assert seats[:4] == [0, 1, 0, 1] and set(seats) == {0, 1}
+    assert set(returns) <= {-1.0, 0.0, 1.0} and len(set(returns)) > 1
+
+
+def test_an_illegal_move_loses():
+    env = make_env(GAME)
+    obs, _ = env.reset(seed=1)  # second seat: the opponent has taken a cell
+    taken = int(np.flatnonzero(obs[-9:] == 0)[0])
+    _, reward, terminated, _, info = env.step(taken)
+    assert reward == -1.0 and terminated and info["illegal"]
+
+
+def test_the_actor_critic_gives_illegal_actions_no_probability():
+    spec = env_spec(GAME)
+    assert spec.action_mask_size == 9
+    model = ActorCritic.for_env(spec, (32,))
+    obs = torch.rand(64, 27)
+    obs[:, -9:] = (torch.rand(64, 9) < 0.4).float()
+    obs[0, -9:] = 0  # no legal action at all (a finished game): nothing masked, no NaN
+    legal = obs[:, -9:] > 0.5
+    actions, logp = model.act(obs)
+    ok = legal[torch.arange(64), actions] | ~legal.any(-1)
+    assert ok.all() and torch.isfinite(logp).all()
+    greedy = model.greedy(obs)
+    assert (legal[torch.arange(64), greedy] | ~legal.any(-1)).all()
+    logp_all, entropy, _ = model.evaluate(obs, actions)
+    assert torch.isfinite(logp_all).all() and torch.isfinite(entropy).all()
+
+
+def test_ppo_learns_tic_tac_toe_against_a_random_player(tmp_path):
+    """Greedy play over 100 games, both seats: random against random scores 0 on average; seeds 0-2 here scored
+    0.67, 0.63, 0.56 at this budget (0.98 at 100k env steps of the default batch)."""
+    run = tmp_path / "ttt"
+    distrl.train("ppo", env=GAME, runtime="inline", total_steps=40_000, run_dir=str(run), progress=False,
+                 num_envs=8, unroll_length=128)
+    assert distrl.evaluate(run, episodes=100)["mean_return"] >= 0.4
+
+
+def test_an_exported_game_policy_masks_as_the_run_does(tmp_path):
+    from distrl.deploy import run_exported
+
+    run = tmp_path / "ttt"
+    distrl.train("appo", env=GAME, runtime="inline", total_steps=2000, run_dir=str(run), progress=False,
+                 num_envs=8, unroll_length=16)
+    out = distrl.export(run, "onnx", out=tmp_path / "ttt.onnx")
+    policy = distrl.load_policy(run)
+    env = make_env(GAME)
+    obs = np.stack([env.reset(seed=s)[0] for s in range(8)])
+    actions, _ = run_exported(out["out"], "onnx", {"obs": obs})
+    assert list(actions) == [policy.act(o) for o in obs]
+    assert all(o[-9:][a] == 1 for o, a in zip(obs, actions))
+
+
+@pytest.mark.parametrize("system", ["apex-dqn", "r2d2"])
+def test_systems_that_do_not_honour_masks_refuse_the_game_in_one_line(system):
+    from distrl.api import plan_run
+
+    with pytest.raises(ConfigError, match="does not honour legal-action masks") as e:
+        plan_run(system, GAME, runtime="inline")
+    assert "ppo" in str(e.value) and "\n" not in str(e.value)
+
+
+def test_an_unknown_game_is_one_line():
+    with pytest.raises(ConfigError, match="no module pettingzoo.classic.nogame_v0"):
+        env_spec("pettingzoo:classic.nogame_v0")
