@@ -16,18 +16,28 @@ class PayoffTable:
         self.decay = decay
         self.players: list[str] = []
         self._index: dict[str, int] = {}
-        self._counts = np.zeros((3, 0, 0))  # decayed (games, wins, draws), [home, away]
-        self.totals = np.zeros((3, 0, 0))  # the same, undecayed
+        self._store = np.zeros((2, 3, 8, 8))  # [decayed, undecayed] x (games, wins, draws) x [home, away], capacity 8
 
     def add(self, player: str) -> None:
         if player in self._index:
             raise ValueError(f"player {player!r} is already in the table")
         self._index[player] = len(self.players)
         self.players.append(player)
+        n, capacity = len(self.players), self._store.shape[-1]
+        if n > capacity:  # doubled, so a league of n players costs O(n^2) memory moves in all, not per player
+            grown = np.zeros((2, 3, 2 * capacity, 2 * capacity))
+            grown[..., :capacity, :capacity] = self._store
+            self._store = grown
+
+    @property
+    def _counts(self) -> np.ndarray:
         n = len(self.players)
-        self._counts = np.pad(self._counts, ((0, 0), (0, 1), (0, 1)))
-        self.totals = np.pad(self.totals, ((0, 0), (0, 1), (0, 1)))
-        assert self._counts.shape == (3, n, n)
+        return self._store[0, :, :n, :n]
+
+    @property
+    def totals(self) -> np.ndarray:
+        n = len(self.players)
+        return self._store[1, :, :n, :n]
 
     def record(self, home: str, away: str, result: str) -> None:
         """One game's result for ``home`` ("win", "draw" or "loss"); ``away`` gets the mirror."""
@@ -72,6 +82,7 @@ class PayoffTable:
             raise ValueError(f"a payoff table of {n} players needs finite, non-negative counts of shape (3, {n}, {n})")
         if len(set(players)) != n:
             raise ValueError("a payoff table's players must be distinct")
-        table.players, table._index = players, {p: i for i, p in enumerate(players)}
-        table._counts, table.totals = counts, totals
+        for p in players:
+            table.add(p)
+        table._store[0, :, :n, :n], table._store[1, :, :n, :n] = counts, totals
         return table
