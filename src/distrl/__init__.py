@@ -55,14 +55,16 @@ def load_policy(run_dir: str | Path, snapshot: str | None = None):
 
 
 def evaluate(run_dir: str | Path, episodes: int = 10, seed: int = 12345, video: bool = False,
-             snapshot: str | None = None) -> dict[str, Any]:
+             snapshot: str | None = None, opponent: str | None = None) -> dict[str, Any]:
     """Play ``episodes`` with a run's greedy policy (env seeds ``seed, seed+1, ...``; ``snapshot`` as in
     :func:`load_policy`); returns ``mean_return``, ``std_return``, ``min_return`` and ``max_return`` (the worst and
     the best episode), ``episodes``, ``snapshot`` (which weights played; for ``best`` also ``best_policy``: its
-    evaluation's score, episodes and env steps) and, with ``video``, the path of a GIF of the first episode."""
+    evaluation's score, episodes and env steps) and, with ``video``, the path of a GIF of the first episode. In a
+    two-player game, ``opponent`` (``random``, ``minimax`` for tic-tac-toe, or ``module:function``) plays the other
+    seat and ``wins``, ``draws``, ``losses`` are counted."""
     from distrl.api import evaluate as _evaluate
 
-    return _evaluate(run_dir, episodes, seed=seed, video=video, snapshot=snapshot)
+    return _evaluate(run_dir, episodes, seed=seed, video=video, snapshot=snapshot, opponent=opponent)
 
 
 def record(out: str | Path, run_dir: str | Path | None = None, policy: str | None = None, env: str | None = None,

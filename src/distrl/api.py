@@ -475,15 +475,26 @@ def record(out: str | Path, run_dir: str | Path | None = None, policy: str | Non
 
 
 def evaluate(run_dir: str | Path, episodes: int = 10, seed: int = 12345, video: bool = False,
-             snapshot: str | None = None) -> dict[str, Any]:
+             snapshot: str | None = None, opponent: str | None = None) -> dict[str, Any]:
     """Play ``episodes`` with the greedy policy (of ``snapshot``: see :class:`Policy`); optionally save the first
-    episode as an animated GIF."""
+    episode as an animated GIF. In a two-player game, ``opponent`` (``random``, the default; ``minimax`` for
+    tic-tac-toe; or ``module:function`` of (observation, mask)) plays the other seat, and the wins, draws and losses
+    are counted (the seats alternate with the episodes' seeds)."""
+    from distrl.envs.multi_agent import TwoPlayerSelfPlay
+    from distrl.envs.opponents import opponent as fixed_player
+
     if episodes < 1:
         raise ConfigError(f"--episodes must be >= 1; got {episodes}")
     policy = load_policy(run_dir, snapshot)
     if video:  # frames are drawn off-screen: no display needed, and none of SDL's complaints about one
         os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
     env = make_env(policy.env_id, render_mode="rgb_array" if video else None)
+    game = env.unwrapped if isinstance(env.unwrapped, TwoPlayerSelfPlay) else None
+    if opponent is not None and game is None:
+        env.close()
+        raise ConfigError(f"--opponent goes with a two-player game; {policy.env_id} is not one")
+    if game is not None:
+        game.opponent = fixed_player(opponent or "random", policy.env_id, seed)
     returns, frames = [], []
     for ep in range(episodes):
         obs, _ = env.reset(seed=seed + ep)
@@ -503,6 +514,9 @@ def evaluate(run_dir: str | Path, episodes: int = 10, seed: int = 12345, video: 
               "snapshot": policy.snapshot}
     if policy.snapshot == "best":  # where the choice came from: its own evaluation, on other seeds than these
         result["best_policy"] = headline(policy.best)
+    if game is not None:
+        result.update(opponent=opponent or "random", wins=sum(r > 0 for r in returns),
+                      draws=sum(r == 0 for r in returns), losses=sum(r < 0 for r in returns))
     if video and frames:
         result["video"] = str(_write_gif(Path(run_dir) / "videos" / "eval-episode-0.gif", frames))
     return result

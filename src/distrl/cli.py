@@ -109,6 +109,8 @@ def _build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--seed", type=_count(0), default=12345, help="env seed of the first episode (then +1 each)")
     ev.add_argument("--video", action="store_true", help="also save the first episode as "
                                                          "RUN_DIR/videos/eval-episode-0.gif")
+    ev.add_argument("--opponent", default=None, help="in a two-player game, who plays the other seat: random "
+                    "(default), minimax (tic-tac-toe's perfect player) or module:function of (observation, mask)")
     ev.add_argument("--snapshot", choices=("best", "last"), default=None,
                     help="which weights play: the best periodic evaluation's (run_dir/best, kept where periodic "
                     "evaluation ran: R2D2 and SEED + R2D2 by default) or the last checkpoint's; default: best where "
@@ -360,7 +362,8 @@ def _cmd_eval(args) -> int:
     from distrl.api import evaluate
 
     for run_dir in args.run_dirs:  # each checked and played in turn: a bad one stops there, with one line
-        result = evaluate(run_dir, episodes=args.episodes, seed=args.seed, video=args.video, snapshot=args.snapshot)
+        result = evaluate(run_dir, episodes=args.episodes, seed=args.seed, video=args.video, snapshot=args.snapshot,
+                          opponent=args.opponent)
         _say(json.dumps({"run_dir": run_dir, **result} if len(args.run_dirs) > 1 else result))
     return 0
 

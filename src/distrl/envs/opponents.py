@@ -1,0 +1,76 @@
+"""Fixed players for the two-player games (``envs/multi_agent.py``): what a trained player is evaluated against
+(``distrl eval RUN --opponent ...``). Each is a function from (observation, legal-action mask) to an action, the
+observation as the env flattens it for the player to move."""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from functools import cache
+
+import numpy as np
+
+from distrl.errors import ConfigError
+
+LINES = ((0, 1, 2), (3, 4, 5), (6, 7, 8), (0, 3, 6), (1, 4, 7), (2, 5, 8), (0, 4, 8), (2, 4, 6))
+
+
+def _won(cells: int) -> bool:
+    return any(all(cells >> i & 1 for i in line) for line in LINES)
+
+
+@cache
+def _negamax(mine: int, theirs: int) -> tuple[int, int]:
+    """(value for the player to move: 1 win, 0 draw, -1 loss; its best cell) with both playing perfectly; cells are
+    bit masks over tic-tac-toe's 9 squares, numbered as its actions."""
+    free = [c for c in range(9) if not (mine | theirs) >> c & 1]
+    if not free:
+        return 0, -1
+    best, best_cell = -2, free[0]
+    for c in free:
+        placed = mine | 1 << c
+        value = 1 if _won(placed) else -_negamax(theirs, placed)[0]
+        if value > best:
+            best, best_cell = value, c
+            if best == 1:
+                break
+    return best, best_cell
+
+
+def tictactoe_minimax(observation: np.ndarray, mask: np.ndarray) -> int:
+    """A perfect tic-tac-toe player (negamax over every position): it never loses. PettingZoo's observation holds,
+    per square in action order, the mover's mark then the other player's."""
+    planes = np.asarray(observation).reshape(9, 2) > 0.5
+    mine = sum(1 << c for c in range(9) if planes[c, 0])
+    theirs = sum(1 << c for c in range(9) if planes[c, 1])
+    cell = _negamax(mine, theirs)[1]
+    return cell if cell >= 0 and mask[cell] > 0.5 else int(np.flatnonzero(mask)[0])
+
+
+def uniform_random(seed: int = 0) -> Callable[[np.ndarray, np.ndarray], int]:
+    rng = np.random.default_rng(seed)
+    return lambda observation, mask: int(rng.choice(np.flatnonzero(mask)))
+
+
+NAMED = {"minimax": ("classic.tictactoe", tictactoe_minimax)}
+
+
+def opponent(name: str, env_id: str, seed: int = 0) -> Callable:
+    """``random``, ``minimax`` (tic-tac-toe only) or ``module:function``."""
+    if name == "random":
+        return uniform_random(seed)
+    if name in NAMED:
+        game, player = NAMED[name]
+        if game not in env_id:
+            raise ConfigError(f"--opponent {name} plays {game} only; this run's env is {env_id}")
+        return player
+    module, _, function = name.partition(":")
+    if not function:
+        raise ConfigError(f"--opponent must be random, {', '.join(NAMED)} or module:function; got {name!r}")
+    try:
+        player = getattr(importlib.import_module(module), function)
+    except (ImportError, AttributeError) as e:
+        raise ConfigError(f"--opponent {name}: {type(e).__name__}: {e}") from None
+    if not callable(player):
+        raise ConfigError(f"--opponent {name} is not a function of (observation, mask)")
+    return player
