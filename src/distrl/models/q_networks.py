@@ -10,14 +10,22 @@ from torch import nn
 from distrl.models.normalisers import ObsNormaliser
 from distrl.models.torsos import make_torso
 
+ILLEGAL_Q = -1e30  # an illegal action's Q-value: below any real one, finite (no inf - inf in a TD error)
+
 
 class QNetwork(nn.Module):
     """Q(x, .) for discrete actions. ``dueling`` uses Wang et al. 2016 (arXiv:1511.06581) eq. 9:
     Q = V + A - mean_a A."""
 
     def __init__(self, obs_shape: tuple[int, ...], num_actions: int, hidden: tuple[int, ...] = (64, 64),
-                 dueling: bool = True, obs_norm: bool = False):
+                 dueling: bool = True, obs_norm: bool = False, action_mask_size: int = 0):
+        """``action_mask_size``: the observation's last entries are the legal-action mask (1 legal); an illegal
+        action's Q is ``ILLEGAL_Q``, so the greedy action, the double-Q target's argmax and epsilon-greedy's random
+        draws (``agents/common/exploration.py``) all keep to the legal ones."""
         super().__init__()
+        if action_mask_size not in (0, num_actions):
+            raise ValueError("a legal-action mask has one entry per action")
+        self.action_mask_size = action_mask_size
         self.obs_norm = ObsNormaliser(obs_shape) if obs_norm and len(obs_shape) == 1 else None
         self.torso = make_torso(obs_shape, hidden, nn.ReLU)
         self.dueling = dueling
@@ -25,13 +33,16 @@ class QNetwork(nn.Module):
         self.value = nn.Linear(self.torso.out_dim, 1) if dueling else None
 
     def forward(self, obs: torch.Tensor) -> torch.Tensor:
+        legal = obs[..., -self.action_mask_size:] > 0.5 if self.action_mask_size else None
         if self.obs_norm is not None:
             obs = self.obs_norm(obs)
         feat = self.torso(obs)
         adv = self.advantage(feat)
-        if not self.dueling:
-            return adv
-        return self.value(feat) + adv - adv.mean(dim=-1, keepdim=True)
+        q = adv if not self.dueling else self.value(feat) + adv - adv.mean(dim=-1, keepdim=True)
+        if legal is None:
+            return q
+        legal = legal | ~legal.any(-1, keepdim=True)  # a finished game's last observation: nothing masked
+        return torch.where(legal, q, ILLEGAL_Q)
 
     def greedy(self, obs: torch.Tensor) -> torch.Tensor:
         return self.forward(obs).argmax(dim=-1)

@@ -6,7 +6,7 @@ from distrl.agents.apex_dqn.networks import make_model
 
 DEFAULT_TOTAL_STEPS = 1_000_000
 ACTIONS = ('Discrete',)  # the action spaces it takes (observations: any that gymnasium flattens into a vector)
-LEGAL_ACTION_MASKS = False  # a game's legal-action mask: not honoured yet (the actor-critic systems do)
+LEGAL_ACTION_MASKS = True  # illegal actions: no greedy pick, no random draw, no target (Q at ILLEGAL_Q)
 DOC = "Distributed prioritized replay with n-step double-Q, dueling, epsilon ladder (arXiv:1803.00933)."
 
 RENAMED_SETTINGS: dict = {}  # none renamed since runs were first saved

@@ -13,6 +13,7 @@ from typing import Protocol
 import numpy as np
 import torch
 
+from distrl.models.q_networks import ILLEGAL_Q
 from distrl.ops import epsilon_ladder
 
 
@@ -46,7 +47,12 @@ class EpsilonGreedy:
         """From Q values ``[B, A]`` already computed (a recurrent actor computes them with its state)."""
         greedy = q.argmax(-1)
         explore = rng.random(len(q)) < self.epsilons
-        return np.where(explore, rng.integers(0, self.num_actions, len(q)), greedy)
+        legal = q > ILLEGAL_Q / 2  # a masked Q-value is ILLEGAL_Q (models/q_networks.py)
+        if legal.all():  # nothing masked: the draws as they always were (a seed's run is unchanged)
+            random = rng.integers(0, self.num_actions, len(q))
+        else:  # uniform among each row's legal actions
+            random = np.where(legal, rng.random(q.shape), -1.0).argmax(-1)
+        return np.where(explore, random, greedy)
 
 
 class GaussianNoise:
