@@ -238,3 +238,19 @@ def split_address(text: str) -> tuple[str, int] | None:
     if not host or not port.isdigit() or int(port) > 65535:
         return None
     return host, int(port)
+
+
+def import_function(spec: str, flag: str, example: str):
+    """A user's ``module:function`` (``--policy``, ``--opponent``), imported; one line naming ``flag`` if it is not."""
+    import importlib
+
+    module, _, name = spec.partition(":")
+    if not module or not name:
+        raise ConfigError(f"{flag} must be module:function (e.g. {example}); got '{spec}'")
+    try:
+        fn = getattr(importlib.import_module(module), name)
+    except (ImportError, AttributeError) as e:
+        raise ConfigError(f"cannot load {flag} '{spec}': {e}") from None
+    if not callable(fn):
+        raise ConfigError(f"{flag} '{spec}' is not a function")
+    return fn

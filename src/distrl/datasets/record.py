@@ -3,28 +3,19 @@ function from a batch of observations to actions), into :class:`Episodes`."""
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable
 
 import gymnasium as gym
 import numpy as np
 
+from distrl.config import import_function
 from distrl.datasets.minari_io import Episodes
 from distrl.errors import ConfigError
 
 
 def scripted_policy(spec: str) -> Callable[[np.ndarray], np.ndarray]:
     """``module:function``: a function from a batch of observations ``[B, ...]`` to actions ``[B, ...]``."""
-    module, _, name = spec.partition(":")
-    if not module or not name:
-        raise ConfigError(f"--policy must be module:function (e.g. mypkg.demos:push_with_velocity); got '{spec}'")
-    try:
-        fn = getattr(importlib.import_module(module), name)
-    except (ImportError, AttributeError) as e:
-        raise ConfigError(f"cannot load --policy '{spec}': {e}") from None
-    if not callable(fn):
-        raise ConfigError(f"--policy '{spec}' is not a function")
-    return fn
+    return import_function(spec, "--policy", "mypkg.demos:push_with_velocity")
 
 
 def noisy(action: np.ndarray, space, noise: float, rng: np.random.Generator) -> np.ndarray:

@@ -4,12 +4,12 @@ observation as the env flattens it for the player to move."""
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable
 from functools import cache
 
 import numpy as np
 
+from distrl.config import import_function
 from distrl.errors import ConfigError
 
 LINES = ((0, 1, 2), (3, 4, 5), (6, 7, 8), (0, 3, 6), (1, 4, 7), (2, 5, 8), (0, 4, 8), (2, 4, 6))
@@ -64,13 +64,6 @@ def opponent(name: str, env_id: str, seed: int = 0) -> Callable:
         if game not in env_id:
             raise ConfigError(f"--opponent {name} plays {game} only; this run's env is {env_id}")
         return player
-    module, _, function = name.partition(":")
-    if not function:
+    if ":" not in name:
         raise ConfigError(f"--opponent must be random, {', '.join(NAMED)} or module:function; got {name!r}")
-    try:
-        player = getattr(importlib.import_module(module), function)
-    except (ImportError, AttributeError) as e:
-        raise ConfigError(f"--opponent {name}: {type(e).__name__}: {e}") from None
-    if not callable(player):
-        raise ConfigError(f"--opponent {name} is not a function of (observation, mask)")
-    return player
+    return import_function(name, "--opponent", "mygame.players:greedy")
