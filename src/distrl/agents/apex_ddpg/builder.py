@@ -53,14 +53,8 @@ def build(cfg: ApexDDPGConfig, ctx: BuildContext) -> Program:
     if not env.continuous or len(env.action_shape) != 1 or len(env.obs_shape) != 1:
         raise ConfigError(f"apex-ddpg needs vector observations and a 1-d Box action space; '{ctx.env_id}' has "
                           f"{env.observation_space} / {env.action_space} (use apex-dqn for discrete actions)")
-    actors = Role(
-        "actor",
-        partial(_actor, ctx.env_id, env, cfg),
-        count=cfg.num_actors,
-        uses=("weights",),
-        emits="replay",
-        output=chunk_spec(env, cfg.num_envs, cfg.unroll_length, cfg.n_step),
-    )
+    actors = Role("actor", partial(_actor, ctx.env_id, env, cfg), count=cfg.num_actors, uses=("weights",),
+                  emits="replay", output=chunk_spec(env, cfg.num_envs, cfg.unroll_length, cfg.n_step))
     used = services(env, cfg, ctx)
     return Program(roles=(actors, *evaluator_roles(ctx, partial(make_model, env, cfg))), services=used,
                    make_learner=partial(_learner, env, cfg), learner_uses=replays(used),
