@@ -11,6 +11,7 @@ without, an address other than loopback gets a warning (the token would cross th
 from __future__ import annotations
 
 import ssl
+from pathlib import Path
 
 import torch
 
@@ -50,7 +51,7 @@ class PolicyServer:
                      "observation": {"shape": list(self.check.shape), "dtype": self.check.dtype.name},
                      "action": {"shape": list(self.action_shape), "dtype": self.action_dtype.name},
                      "recurrent": graph.recurrent}
-        pem = None if tls is None else tuple(open(f, "rb").read() for f in tls)
+        pem = None if tls is None else tuple(Path(f).read_bytes() for f in tls)
         self.batcher = Batcher(graph, max_batch=max_batch, max_wait_s=max_wait_s)
         self._grpc = self._http = None
         try:
