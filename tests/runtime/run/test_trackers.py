@@ -129,3 +129,27 @@ def test_a_run_that_fails_before_it_starts_says_only_why(tmp_path, capsys):
     assert main(["train", "a2c", "--run-dir", str(tmp_path / "run"), "--resume", "--set", "tracker=mlflow"]) == 2
     err = capsys.readouterr().err.strip()
     assert "\n" not in err and "tracker" not in err
+
+
+def test_a_slow_tracker_never_holds_the_trainer_and_gets_every_row_by_the_end(tmp_path, monkeypatch):
+    """Rows leave from the tracker's own thread: on_row returns while the tracker is stuck, and close waits for them."""
+    import threading
+
+    from distrl.runtime.run import trackers
+
+    release, logged = threading.Event(), []
+
+    def stuck(self, numbers, step):
+        release.wait(30)
+        logged.append(step)
+
+    monkeypatch.setattr(trackers.MlflowObserver, "_log", stuck)
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    observer = trackers.tracker_observer("mlflow", tmp_path, {"system": "a2c"})
+    observer.on_start(None)
+    for step in range(5):
+        observer.on_row(None, {"env_steps": step, "sps": 1.0})  # returns at once: the tracker is stuck
+    assert logged == []
+    release.set()
+    observer.on_close(None, {"env_steps": 4})
+    assert logged == [0, 1, 2, 3, 4] and not observer.failed

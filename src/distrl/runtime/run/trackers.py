@@ -5,8 +5,10 @@ the tracker's config or params, and at the end the summary and the learning curv
 plot`` draws them) with ``metrics.csv``. Nothing here needs a network by default: W&B runs offline unless
 ``WANDB_MODE`` says otherwise (``wandb sync RUN_DIR/wandb/offline-run-*`` uploads later), and MLflow writes a file
 store in the run dir unless ``tracker_uri`` (or ``MLFLOW_TRACKING_URI``) names a server. The tracker's run id is kept
-in ``RUN_DIR/tracker.json``, so ``--resume`` continues the same tracker run. A tracker that fails mid-run (a full
-disk, a server gone) says so once and the training goes on: the run dir remains the record.
+in ``RUN_DIR/tracker.json``, so ``--resume`` continues the same tracker run. Rows leave from a thread of their own
+(a slow server never holds the trainer; a thousand rows behind, it misses rows, which the run dir keeps). A tracker
+that fails mid-run (a full disk, a server gone) says so once and the training goes on: the run dir remains the
+record.
 """
 
 from __future__ import annotations
@@ -15,8 +17,10 @@ import importlib.util
 import json
 import math
 import os
+import queue
 import secrets
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +28,8 @@ from distrl.errors import ConfigError
 from distrl.runtime.run.observers import Observer
 
 TRACKERS = ("none", "wandb", "mlflow")
+ROWS_QUEUED = 1000  # rows waiting for a slow tracker; beyond, a row goes to the run dir only
+CLOSE_TIMEOUT_S = 60.0  # at the end, how long the rows still queued may take to leave
 PACKAGES = {"wandb": "wandb", "mlflow": "mlflow"}  # tracker -> the module it imports (extra of the same name)
 
 
@@ -89,13 +95,27 @@ class TrackerObserver(Observer):
 
     def on_start(self, trainer) -> None:
         self.started = self._guard("starting", self._start)
+        if self.started:  # rows leave from a thread of their own: a slow tracker server never holds the trainer
+            self._rows: queue.Queue = queue.Queue(maxsize=ROWS_QUEUED)
+            self._sender = threading.Thread(target=self._send_rows, name=f"distrl-{self.name}", daemon=True)
+            self._sender.start()
+
+    def _send_rows(self) -> None:
+        while (item := self._rows.get()) is not None:
+            if not self.failed:  # after one failure the rows go to the run dir only
+                self.failed = not self._guard("logging a row", self._log, *item)
 
     def on_row(self, trainer, row: dict) -> None:
-        if self.started and not self.failed:  # after one failure the rows go to the run dir only
-            self.failed = not self._guard("logging a row", self._log, _numbers(row), int(row["env_steps"]))
+        if self.started and not self.failed:
+            try:
+                self._rows.put_nowait((_numbers(row), int(row["env_steps"])))
+            except queue.Full:  # the tracker is this far behind: the row stays in the run dir only
+                pass
 
     def on_close(self, trainer, summary: dict | None) -> None:
         if self.started:  # finished even after a failed row: the tracker's run is not left running
+            self._rows.put(None)
+            self._sender.join(timeout=CLOSE_TIMEOUT_S)
             self._guard("finishing", self._finish, summary)
 
     def _start(self) -> None: ...
