@@ -265,6 +265,16 @@ def test_bad_serve_options_are_one_line(runs, tmp_path, capsys):
     assert main(["serve", str(tmp_path / "no-token")]) == 2
 
 
+def _in_threads(fn, n: int, timeout_s: float = 60.0) -> None:
+    """``fn(0) ... fn(n - 1)`` at once, each in its own thread; every one must finish within ``timeout_s``."""
+    threads = [threading.Thread(target=fn, args=(i,)) for i in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=timeout_s)
+        assert not t.is_alive()
+
+
 def test_requests_waiting_together_are_answered_by_one_forward_pass(runs):
     from distrl.deploy.batcher import Batcher
     from distrl.deploy.graphs import acting_graph
@@ -277,12 +287,7 @@ def test_requests_waiting_together_are_answered_by_one_forward_pass(runs):
     def ask(i):
         answers[i] = batcher.act(obs[i])
 
-    threads = [threading.Thread(target=ask, args=(i,)) for i in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(timeout=30)
-        assert not t.is_alive()
+    _in_threads(ask, 4)
     batcher.close()
     assert batcher.batches == 1 and batcher.requests == 4
     assert answers == [policy.act(o) for o in obs]
@@ -300,8 +305,8 @@ def test_sessions_are_bounded_least_recently_used_first(runs):
 
 
 def test_recurrent_sessions_batched_together_keep_their_own_state_and_one_sessions_requests_never_share_a_batch(runs):
-    """Two sessions step in the same batches (the batch closes at 2, or 3 with a session's second request held for
-    the next): each gets the actions of its own episode played alone."""
+    """Two sessions step in the same batches (each closes at 2 requests): each session gets the actions of its own
+    episode played alone."""
     from distrl.deploy.batcher import Batcher
     from distrl.deploy.graphs import acting_graph
 
@@ -318,12 +323,7 @@ def test_recurrent_sessions_batched_together_keep_their_own_state_and_one_sessio
         for t in range(10):
             got[i].append(int(batcher.act(episodes[i, t], session=("http", i), episode_start=t == 0)))
 
-    threads = [threading.Thread(target=play, args=(i,)) for i in range(2)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(timeout=60)
-        assert not t.is_alive()
+    _in_threads(play, 2)
     batcher.close()
     assert got == expected and batcher.requests == 20
 
