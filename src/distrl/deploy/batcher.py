@@ -13,7 +13,6 @@ client can grow the server's memory without bound.
 from __future__ import annotations
 
 import queue
-import sys
 import threading
 import time
 from collections import OrderedDict
@@ -22,6 +21,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
+from distrl.deploy.checks import warn
 from distrl.deploy.graphs import Graph
 
 MAX_SESSIONS = 4096
@@ -156,8 +156,8 @@ class Batcher:
                 for i, r in enumerate(batch):
                     r.action = actions[i]
             except Exception as e:  # one bad batch answers its callers with an error; the server goes on
-                print(f"distrl: serve: inference failed on a batch of {len(batch)} ({type(e).__name__}: "
-                      f"{str(e).splitlines()[0][:200] if str(e) else ''})", file=sys.stderr, flush=True)
+                warn(f"inference failed on a batch of {len(batch)} ({type(e).__name__}: "
+                     f"{str(e).splitlines()[0][:200] if str(e) else ''})")
                 for r in batch:
                     r.error = "inference failed; the server's log says why"
             self.batches += 1
