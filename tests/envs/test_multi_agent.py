@@ -120,3 +120,44 @@ def test_systems_that_do_not_honour_masks_refuse_the_game_in_one_line(system):
 def test_an_unknown_game_is_one_line():
     with pytest.raises(ConfigError, match="no module pettingzoo.classic.nogame_v0"):
         env_spec("pettingzoo:classic.nogame_v0")
+
+
+def test_an_opponent_named_in_the_id_sits_in_the_other_seat():
+    env = make_env(GAME + "?opponent=minimax")
+    rng = np.random.default_rng(0)
+    returns = []
+    for episode in range(30):
+        obs, _ = env.reset(seed=episode)
+        done, total = False, 0.0
+        while not done:
+            obs, reward, terminated, truncated, _ = env.step(int(rng.choice(np.flatnonzero(obs[-9:]))))
+            total, done = total + reward, terminated or truncated
+        returns.append(total)
+    assert max(returns) <= 0 and min(returns) == -1  # random play never beats minimax
+
+
+@pytest.mark.parametrize("query, says", [
+    ("?colour=red", "opponent=NAME, or league=DIR&player=ID"),
+    ("?opponent=", "opponent=NAME, or league=DIR&player=ID"),
+    ("?opponent=random&opponent=minimax", "each once"),
+    ("?league=/tmp/l", "league=DIR&player=ID together"),
+    ("?league=/tmp/l&player=main&opponent=random", "and no opponent="),
+    ("?opponent=perfect", "--opponent must be random"),
+])
+def test_a_bad_opponent_in_the_id_is_one_line(query, says):
+    with pytest.raises(ConfigError, match=says) as e:
+        make_env(GAME + query)
+    assert "\n" not in str(e.value)
+
+
+def test_minimax_plays_tic_tac_toe_only():
+    pytest.importorskip("pettingzoo.classic.connect_four_v3")
+    with pytest.raises(ConfigError, match="plays classic.tictactoe only"):
+        make_env("pettingzoo:classic.connect_four_v3?opponent=minimax")
+
+
+def test_a_runs_identity_is_the_game_whoever_sits_opposite():
+    from distrl.envs.multi_agent import identity
+
+    assert identity(GAME + "?opponent=minimax") == identity(GAME + "?league=/x&player=main") == GAME
+    assert identity("CartPole-v1") == "CartPole-v1"

@@ -80,6 +80,11 @@ def _strip(env_id: str) -> str:
     return env_id.split(":", 1)[1] if ":" in env_id else env_id
 
 
+def _kwargs(env_id: str, training: bool) -> dict:
+    """What ``gym.make`` passes the env: a two-player game's opponent, from its id's ``?`` part."""
+    return multi_agent.game_kwargs(env_id, training) if env_id.startswith(multi_agent.PREFIX) else {}
+
+
 def _atari_env(env_id: str, training: bool, render_mode: str | None = None) -> gym.Env:
     """Nature-DQN preprocessing: no-op starts, frame skip 4 (max-pooled), 84x84 grey, frame stack 4,
     a life loss ends the training episode. Rewards are clipped by the learner, not here, so the
@@ -133,7 +138,8 @@ def make_env(
         if is_atari(name):
             env = _atari_env(name, training, render_mode)
         else:  # only pass render_mode when asked: a user's env need not accept it
-            env = gym.make(name, render_mode=render_mode) if render_mode else gym.make(name)
+            kwargs = _kwargs(env_id, training)
+            env = gym.make(name, render_mode=render_mode, **kwargs) if render_mode else gym.make(name, **kwargs)
     except gym.error.DependencyNotInstalled as e:
         raise missing_dependency(env_id, e) from None
     env = flat_observations(env)
@@ -177,7 +183,7 @@ def make_vec_env(env_id: str, num_envs: int, seed: int, *, training: bool = True
     elif gym.spec(name).vector_entry_point is not None:
         env = gym.make_vec(name, num_envs=num_envs, vectorization_mode="vector_entry_point")
     else:
-        env = gym.make_vec(name, num_envs=num_envs, vectorization_mode="sync")
+        env = gym.make_vec(name, num_envs=num_envs, vectorization_mode="sync", **_kwargs(env_id, training))
     env.reset(seed=seed)
     env.action_space.seed(seed)
     return env

@@ -9,8 +9,15 @@ the opponent's turns are played inside ``step``, and the reward is the learner's
 Observations are the game's own observation, flattened to float32, followed by its legal-action mask (1 legal, 0 not):
 the last ``action_mask_size`` entries, which the actor-critic networks read to give illegal actions no probability
 (``models/actor_critic.py``), in acting, in learning and in evaluation alike. An illegal action ends the episode as a
-loss (-1), as PettingZoo's classic games score one. The opponent is uniformly random over its legal actions by
-default; ``opponent`` takes any callable from (observation, mask) to an action (a league's frozen player).
+loss (-1), as PettingZoo's classic games score one.
+
+The opponent is uniformly random over its legal actions by default. The id may name another after a ``?``:
+``pettingzoo:classic.tictactoe_v3?opponent=minimax`` (any of ``envs/opponents.py``'s players, or ``module:function``)
+trains against a fixed player, and ``?league=DIR&player=ID`` against the opponents a running league's coordinator
+chooses for that player, one per episode (``distrl league``; ``league/opponent.py``). Evaluation (``training=False``)
+keeps a fixed ``opponent`` and plays random in place of a league's, which it cannot rely on being up. An opponent with
+an ``episode_starts(result)`` method hears, at each reset, how the episode before ended for the learner (``win``,
+``draw``, ``loss``, or None where it was cut short).
 """
 
 from __future__ import annotations
@@ -25,11 +32,42 @@ from distrl.errors import ConfigError
 
 PREFIX = "pettingzoo:"
 NAMESPACE = "PettingZoo/"
+QUERY = ("opponent", "league", "player")
+
+
+def split_id(env_id: str) -> tuple[str, dict[str, str]]:
+    """``pettingzoo:classic.tictactoe_v3?opponent=minimax`` -> (the game's id, {"opponent": "minimax"})."""
+    game, marked, query = env_id.partition("?")
+    params: dict[str, str] = {}
+    for part in query.split("&") if marked else ():
+        key, eq, value = part.partition("=")
+        if not eq or key not in QUERY or not value or key in params:
+            raise ConfigError(f"env '{env_id}': after '?' give opponent=NAME, or league=DIR&player=ID, each once "
+                              f"(got {part!r})")
+        params[key] = value
+    if ("league" in params) != ("player" in params) or ("league" in params and "opponent" in params):
+        raise ConfigError(f"env '{env_id}': a league's opponents need league=DIR&player=ID together, and no opponent=")
+    return game, params
+
+
+def identity(env_id: str) -> str:
+    """The env a checkpoint's weights fit: a game's id without its ``?`` part (who sits in the other seat is how the
+    run trained, like a seed, not what its policy takes and gives: a league moved elsewhere still resumes)."""
+    return split_id(env_id)[0] if env_id.startswith(PREFIX) else env_id
 
 
 def gym_id(env_id: str) -> str:
-    """``pettingzoo:classic.tictactoe_v3`` -> ``PettingZoo/classic.tictactoe_v3``."""
-    return NAMESPACE + env_id[len(PREFIX):]
+    """``pettingzoo:classic.tictactoe_v3`` (with or without a ``?`` part) -> ``PettingZoo/classic.tictactoe_v3``."""
+    return NAMESPACE + split_id(env_id)[0][len(PREFIX):]
+
+
+def game_kwargs(env_id: str, training: bool) -> dict:
+    """What ``gym.make`` passes the game for the id's ``?`` part: the opponent's name and its arguments."""
+    game, params = split_id(env_id)
+    if "league" in params:
+        return {"opponent": "league", "opponent_args": {"league": params["league"], "player": params["player"]},
+                "game_id": game} if training else {"game_id": game}
+    return {"opponent": params["opponent"], "game_id": game} if "opponent" in params else {"game_id": game}
 
 
 def game_module(path: str):
@@ -50,7 +88,7 @@ def register(env_id: str) -> str:
     """Register the Gymnasium env for a ``pettingzoo:`` id (once per process); returns its Gymnasium id."""
     name = gym_id(env_id)
     if name not in gym.registry:
-        module = game_module(env_id[len(PREFIX):])
+        module = game_module(split_id(env_id)[0][len(PREFIX):])
         if not callable(getattr(module, "env", None)):
             raise ConfigError(f"env '{env_id}': {module.__name__} has no env() (PettingZoo's AEC factory)")
         gym.register(name, entry_point=TwoPlayerSelfPlay, kwargs={"make_game": module.env})
@@ -67,7 +105,8 @@ def random_legal(rng: np.random.Generator) -> Callable[[np.ndarray, np.ndarray],
 class TwoPlayerSelfPlay(gym.Env):
     metadata = {"render_modes": []}
 
-    def __init__(self, make_game: Callable, opponent: Callable | None = None):
+    def __init__(self, make_game: Callable, opponent: Callable | str | None = None, opponent_args: dict | None = None,
+                 game_id: str = ""):
         self.game = make_game()
         self.game.reset(seed=0)
         if len(self.game.possible_agents) != 2:
@@ -81,9 +120,14 @@ class TwoPlayerSelfPlay(gym.Env):
         self.action_mask_size = int(self.action_space.n)
         size = int(np.prod(inner.shape)) + self.action_mask_size
         self.observation_space = gym.spaces.Box(-np.inf, np.inf, (size,), np.float32)
+        if isinstance(opponent, str):
+            from distrl.envs.opponents import opponent as named
+
+            opponent = named(opponent, game_id, 0, **(opponent_args or {}))
         self.opponent = opponent
         self.episodes = 0
         self._rng = np.random.default_rng(0)
+        self._return, self._ended = 0.0, False
 
     def _observe(self, agent: str) -> tuple[np.ndarray, np.ndarray]:
         obs = self.game.observe(agent)
@@ -116,21 +160,29 @@ class TwoPlayerSelfPlay(gym.Env):
         if seed is not None:  # a seeded episode's seat is its seed's parity (evaluation's seeds s, s+1, ... alternate)
             self._rng = np.random.default_rng(seed)
             self.episodes = int(seed) % 2
+        starts = getattr(self.opponent, "episode_starts", None)
+        if starts is not None:
+            ended = self._ended and self.episodes > 0
+            starts(None if not ended else "win" if self._return > 0 else "loss" if self._return < 0 else "draw")
         self.game.reset(seed=None if seed is None else int(seed))
         self.me = self.game.possible_agents[self.episodes % 2]  # first seat, then second, in turn
         self.episodes += 1
-        self._opponent_moves()
+        self._return = self._opponent_moves()
+        self._ended = self._done()
         return self._obs(), {"seat": self.game.possible_agents.index(self.me)}
 
     def step(self, action):
         _, mask = self._observe(self.me)
         action = int(action)
         if not 0 <= action < self.action_mask_size or mask[action] < 0.5:  # an illegal move loses
+            self._return, self._ended = -1.0, True
             return self._obs(), -1.0, True, False, {"illegal": True}
         self.game.step(action)
         reward = float(self.game.rewards.get(self.me, 0.0)) + self._opponent_moves()
         terminated = bool(not self.game.agents or self.game.terminations.get(self.me, True))
         truncated = bool(self.game.agents and self.game.truncations.get(self.me, False)) and not terminated
+        self._return += reward
+        self._ended = terminated
         return self._obs(), reward, terminated, truncated, {}
 
     def close(self):

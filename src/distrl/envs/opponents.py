@@ -53,10 +53,15 @@ def uniform_random(seed: int = 0) -> Callable[[np.ndarray, np.ndarray], int]:
 
 
 NAMED = {"minimax": ("classic.tictactoe", tictactoe_minimax)}
+# opponents built elsewhere, loaded by path as a user's module:function is (the league sits above the env layer)
+FACTORIES = {"league": "distrl.league.opponent:LeagueOpponent"}
 
 
-def opponent(name: str, env_id: str, seed: int = 0) -> Callable:
-    """``random``, ``minimax`` (tic-tac-toe only) or ``module:function``."""
+def opponent(name: str, env_id: str, seed: int = 0, **args) -> Callable:
+    """``random``, ``minimax`` (tic-tac-toe only), ``module:function``, or ``league`` (with ``league`` and
+    ``player``: the opponents a running league's coordinator chooses)."""
+    if name in FACTORIES:
+        return import_function(FACTORIES[name], "opponent", FACTORIES[name])(**args)
     if name == "random":
         return uniform_random(seed)
     if name in NAMED:
