@@ -32,7 +32,10 @@ from distrl.errors import ConfigError
 from distrl.pbt.controller import Controller, MemberRecord
 from distrl.pbt.search import Explore
 from distrl.runtime.run.checkpoint import latest_checkpoint
+from distrl.runtime.run.run_dir import append_row as _append
 from distrl.runtime.run.run_dir import prepare_run_dir
+from distrl.runtime.run.run_dir import read_rows as _rows
+from distrl.runtime.run.run_dir import write_json as _write_json
 
 PLACEMENTS = ("local", "ray")
 
@@ -370,18 +373,6 @@ def _fmt(x):
     return round(x, 4) if isinstance(x, float) and math.isfinite(x) else None
 
 
-def _append(path: Path, row: list) -> None:
-    with path.open("a", newline="") as f:
-        csv.writer(f).writerow(row)
-
-
-def _rows(path: Path) -> list[dict]:
-    if not path.is_file():
-        return []
-    with path.open(newline="") as f:
-        return list(csv.DictReader(f))
-
-
 def _read_json(path: Path, what: str) -> dict:
     try:
         data = json.loads(path.read_text())
@@ -392,9 +383,3 @@ def _read_json(path: Path, what: str) -> dict:
     if not isinstance(data, dict):
         raise ConfigError(f"cannot resume: {path} is not a mapping")
     return data
-
-
-def _write_json(path: Path, data: dict) -> None:
-    tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(data, indent=1, allow_nan=False))
-    tmp.replace(path)

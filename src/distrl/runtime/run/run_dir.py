@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import csv
+import json
+import os
 import shutil
 import time
 from dataclasses import asdict
@@ -84,3 +87,22 @@ def _plain(x):
     if isinstance(x, (list, tuple)):
         return [_plain(v) for v in x]
     return x
+
+
+def write_json(path: Path, data) -> None:
+    """Whole or not at all: a killed command leaves the file it had, never half of a new one."""
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_text(json.dumps(data, indent=1, allow_nan=False))
+    os.replace(tmp, path)
+
+
+def append_row(path: Path, row: list) -> None:
+    with path.open("a", newline="") as f:
+        csv.writer(f).writerow(row)
+
+
+def read_rows(path: Path) -> list[dict]:
+    if not path.is_file():
+        return []
+    with path.open(newline="") as f:
+        return list(csv.DictReader(f))
