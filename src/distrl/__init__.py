@@ -105,6 +105,17 @@ def serve(run_dir: str | Path, bind: str = "127.0.0.1:8500", http: str | None = 
     return _serve(run_dir, bind, http, token, **options)
 
 
+def train_league(system: str, env: str | None = None, **options: Any) -> dict[str, Any]:
+    """Train a self-play league of ``system`` in a two-player game (``distrl league``): learning players whose
+    opponents a coordinator chooses each episode; returns the league's summary. ``options``: ``players``
+    (``"main=1,main_exploiter=1"``), ``mode`` (naive, uniform, pfsp), ``snapshot_rule``, ``snapshot_steps``,
+    ``slice_steps``, ``total_steps`` (per player), ``runtime``, ``seed``, ``run_dir``, ``resume``, ``force``,
+    ``bind``, ``settings`` (a dict of any setting of every player), ``log`` (a function of one line)."""
+    from distrl.league.run import run_league
+
+    return run_league(system, env, **options)
+
+
 def __getattr__(name: str):
     """``distrl.PolicyClient`` (the gRPC client of ``distrl serve``), imported on first use."""
     if name == "PolicyClient":
@@ -124,4 +135,4 @@ def join(address: str, timeout_s: float = 30.0, token: str | None = None, env: s
 
 
 __all__ = ["PolicyClient", "__version__", "evaluate", "export", "join", "load_policy", "make_trainer", "record",
-           "serve", "train"]
+           "serve", "train", "train_league"]

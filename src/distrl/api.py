@@ -17,6 +17,7 @@ from distrl.agents.registry import FORMER_NAMES, SYSTEMS, get_system, saved_run
 from distrl.core.program import Channel
 from distrl.core.system import BuildContext
 from distrl.envs import check_env_id, env_spec, make_env
+from distrl.envs.multi_agent import identity as env_identity
 from distrl.errors import ConfigError
 from distrl.models import load_flat
 from distrl.models.device import resolve_device
@@ -278,7 +279,7 @@ def make_trainer(system: str, env: str | None = None, *, config_file: str | None
     run_dir = Path(run_cfg.run_dir) if run_cfg.run_dir else default_run_dir(system, run_cfg.env)
     prepare_run_dir(run_dir, resume=resume, force=force)
     run_cfg = dataclasses.replace(run_cfg, run_dir=str(run_dir))
-    identity = {"system": system, "env": run_cfg.env, "observation_space": repr(spec.observation_space),
+    identity = {"system": system, "env": env_identity(run_cfg.env), "observation_space": repr(spec.observation_space),
                 "action_space": repr(spec.action_space)}
     setup_compute(run_cfg.torch_threads)
     torch.manual_seed(run_cfg.seed)
@@ -364,7 +365,7 @@ class Policy:
             raise ConfigError(f"{source} cannot be loaded into a {self.system} model for {self.env_id} "
                               f"({first}){hint}") from None
         if self.snapshot == "last":  # the counters resume trusts only once checked; a policy is read no more trustingly
-            check_counters(counters, {"system": self.system, "env": self.env_id}, source, former)
+            check_counters(counters, {"system": self.system, "env": env_identity(self.env_id)}, source, former)
             if not all_finite(self.model.parameters()):
                 raise ConfigError(f"{source} holds weights that are NaN or inf: no policy to play")
         self.model.eval()
@@ -479,7 +480,8 @@ def evaluate(run_dir: str | Path, episodes: int = 10, seed: int = 12345, video: 
     """Play ``episodes`` with the greedy policy (of ``snapshot``: see :class:`Policy`); optionally save the first
     episode as an animated GIF. In a two-player game, ``opponent`` (``random``, the default; ``minimax`` for
     tic-tac-toe; or ``module:function`` of (observation, mask)) plays the other seat, and the wins, draws and losses
-    are counted (the seats alternate with the episodes' seeds)."""
+    are counted, in all and per seat (``seats``: the first seat's, then the second's; the seats alternate with the
+    episodes' seeds)."""
     from distrl.envs.multi_agent import TwoPlayerSelfPlay
     from distrl.envs.opponents import opponent as fixed_player
 
@@ -495,9 +497,10 @@ def evaluate(run_dir: str | Path, episodes: int = 10, seed: int = 12345, video: 
         raise ConfigError(f"--opponent goes with a two-player game; {policy.env_id} is not one")
     if game is not None:
         game.opponent = fixed_player(opponent or "random", policy.env_id, seed)
-    returns, frames = [], []
+    returns, frames, seats = [], [], []
     for ep in range(episodes):
-        obs, _ = env.reset(seed=seed + ep)
+        obs, info = env.reset(seed=seed + ep)
+        seats.append(info.get("seat"))
         policy.reset()
         done, total = False, 0.0
         while not done:
@@ -515,8 +518,11 @@ def evaluate(run_dir: str | Path, episodes: int = 10, seed: int = 12345, video: 
     if policy.snapshot == "best":  # where the choice came from: its own evaluation, on other seeds than these
         result["best_policy"] = headline(policy.best)
     if game is not None:
-        result.update(opponent=opponent or "random", wins=sum(r > 0 for r in returns),
-                      draws=sum(r == 0 for r in returns), losses=sum(r < 0 for r in returns))
+        def outcomes(rs: list[float]) -> dict[str, int]:
+            return {"wins": sum(r > 0 for r in rs), "draws": sum(r == 0 for r in rs), "losses": sum(r < 0 for r in rs)}
+
+        result.update(opponent=opponent or "random", **outcomes(returns),
+                      seats=[outcomes([r for r, s in zip(returns, seats) if s == seat]) for seat in (0, 1)])
     if video and frames:
         result["video"] = str(_write_gif(Path(run_dir) / "videos" / "eval-episode-0.gif", frames))
     return result

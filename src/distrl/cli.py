@@ -1,4 +1,4 @@
-"""The ``distrl`` command: train, eval, record, export, serve, list, plot, join, pbt, bench.
+"""The ``distrl`` command: train, eval, record, export, serve, list, plot, join, pbt, league, bench.
 
 Flags of ``distrl train`` are generated from :class:`distrl.run_config.RunConfig` (fields marked
 ``cli``); every other setting, of the run or the system, is reachable with ``--set key=value``
@@ -203,6 +203,39 @@ def _build_parser() -> argparse.ArgumentParser:
     _run_flags(pbt, "any setting of every member, repeatable (see 'distrl list')", "the population in --run-dir",
                "an existing population in --run-dir", "no line per ready member")
 
+    league = sub.add_parser("league", help="self-play: learning players of a system in a two-player game, their "
+                            "opponents chosen by a coordinator (AlphaStar's league)", formatter_class=_Help,
+                            description="Train learning players of SYSTEM in a PettingZoo two-player game; a "
+                                        "coordinator chooses each episode's opponent among the players and their "
+                                        "frozen snapshots (naive self-play, uniform fictitious self-play or "
+                                        "AlphaStar's prioritized fictitious self-play) and keeps the payoff table "
+                                        "and Elo ratings.")
+    league.add_argument("system", help="one whose policy honours legal-action masks: a2c, ppo, impala, appo, seed, "
+                                       "apex-dqn")
+    league.add_argument("--env", default=None, help="the game: pettingzoo:GAME (e.g. pettingzoo:classic.tictactoe_v3); "
+                                                    "not with --resume")
+    league.add_argument("--players", default="main=1", help="KIND=COUNT,... of main, main_exploiter, league_exploiter")
+    league.add_argument("--mode", default="pfsp", help="naive (self-play), uniform (over the snapshots) or pfsp "
+                                                        "(AlphaStar's league)")
+    league.add_argument("--snapshot-rule", default="schedule", help="schedule (every --snapshot-steps) or win_rate "
+                                                                    "(beats what it should > 0.7, or 2x the steps)")
+    league.add_argument("--snapshot-steps", type=_count(1), default=20_000, help="a player's env steps between its "
+                                                                                  "snapshots")
+    league.add_argument("--slice-steps", type=_count(1), default=5_000, help="env steps a player trains in its turn")
+    league.add_argument("--total-steps", type=_count(1), default=None, help="env steps per learning player (default: "
+                                                                            "100,000; with --resume: raise the "
+                                                                            "budget)")
+    league.add_argument("--runtime", default="local", help="where the players run: local (in turn on this machine) "
+                                                           "or ray (each a Ray actor, all at once)")
+    league.add_argument("--player-runtime", default=None, help="each player's own runtime: local or inline (default: "
+                                                               "the system's; inline on ray)")
+    league.add_argument("--seed", type=_count(0), default=0, help="player i trains with seed + i")
+    league.add_argument("--bind", default="127.0.0.1:0", help="where the coordinator listens (HOST:PORT)")
+    league.add_argument("--run-dir", default=None, help="the league's directory (default: "
+                                                        "runs/league-SYSTEM-GAME-TIME)")
+    _run_flags(league, "any setting of every player, repeatable (see 'distrl list')", "the league in --run-dir",
+               "an existing league in --run-dir", "no line per slice")
+
     bench = sub.add_parser("bench", help="the unified benchmark: every system's throughput against this machine's "
                            "ceiling and its time to threshold, in one run; writes report.md, report.json and plots",
                            formatter_class=_Help)
@@ -286,6 +319,29 @@ def _cmd_pbt(args) -> int:
              f"{summary['best_member']} (score {summary['best_score']}, {summary['best_hyperparameters']})\n"
              f"  run dir: {summary['run_dir']}  (next: distrl eval {summary['best_run_dir']}; distrl plot "
              f"{summary['run_dir']})")
+    else:
+        _say(json.dumps(summary))
+    return 130 if summary.get("interrupted") else 0
+
+
+def _cmd_league(args) -> int:
+    from distrl.config import parse_assignments
+    from distrl.league.run import run_league
+
+    summary = run_league(
+        args.system, args.env, players=args.players, mode=args.mode, snapshot_rule=args.snapshot_rule,
+        snapshot_steps=args.snapshot_steps, slice_steps=args.slice_steps, total_steps=args.total_steps,
+        runtime=args.runtime, player_runtime=args.player_runtime, seed=args.seed, run_dir=args.run_dir,
+        resume=args.resume, force=args.force,
+        bind=args.bind, settings=parse_assignments(args.assignments),
+        log=None if args.quiet else (lambda line: print(f"distrl league: {line}", file=sys.stderr, flush=True)),
+    )
+    if sys.stdout.isatty() and not args.json:
+        main = summary["players"][0]
+        _say(f"{summary['system']} league on {summary['env']}: {len(summary['players'])} learning players, "
+             f"{len(summary['snapshots'])} snapshots, {summary['games']:,} games; {main['id']} rated "
+             f"{main['rating']}\n  run dir: {summary['run_dir']}  (next: distrl eval {summary['main_run_dir']} "
+             "--opponent random)")
     else:
         _say(json.dumps(summary))
     return 130 if summary.get("interrupted") else 0
@@ -460,7 +516,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         args = _build_parser().parse_args(argv)
         handler = {"train": _cmd_train, "eval": _cmd_eval, "list": _cmd_list, "plot": _cmd_plot, "join": _cmd_join,
-                   "pbt": _cmd_pbt, "record": _cmd_record, "bench": _cmd_bench,
+                   "pbt": _cmd_pbt, "league": _cmd_league, "record": _cmd_record, "bench": _cmd_bench,
                    "export": _cmd_export, "serve": _cmd_serve}[args.command]
         return handler(args)
     except ConfigError as e:  # one line, whatever the input had in it (a value typed with a newline)

@@ -97,6 +97,9 @@ def shortened(command: str) -> str | None:
         return command + f" --quiet{actors} --total-steps 1000 --set max_wall_s={2 if offline else 60}"
     if words[1] == "pbt":
         return command + " --set max_wall_s=2"  # the population, cut short the same way
+    if words[1] == "league":  # one slice of one small batch per player (a system with PPO's or IMPALA's actors)
+        return command + (" --quiet --total-steps 1024 --slice-steps 1024 --set num_envs=8 --set unroll_length=128 "
+                          "--set max_wall_s=60")
     return command
 
 

@@ -69,6 +69,15 @@ class Matchmaker:
         self.players[player.id] = player
         return player
 
+    def restore(self, player: Player) -> Player:
+        """A player of a saved league, learning or frozen, back in (its row of the payoff table kept, if there)."""
+        if player.id in self.players:
+            raise ValueError(f"player {player.id!r} is already in the league")
+        if player.id not in self.payoff.players:
+            self.payoff.add(player.id)
+        self.players[player.id] = player
+        return player
+
     def snapshot(self, player_id: str, steps: int) -> tuple[str, bool]:
         """Freeze ``player_id``'s weights as a new snapshot; returns its id and whether the learning player now
         starts again from its initial weights."""

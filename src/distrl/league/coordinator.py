@@ -1,0 +1,127 @@
+"""The league's coordinator: the state every player's games reach, one per league, in the league's process.
+
+It answers three requests (``league/server.py`` carries them, each a JSON object):
+
+- ``hello``: how to build a policy of the pool (the system, its settings, the game), once per client;
+- ``next``: the opponent of a player's next episode, chosen by the matchmaker there and then, with the result of
+  the player's episode before (the payoff table and the ratings count it). It waits for the player's own first
+  weights (published as its learner is built, which may be while its envs reset); an opponent whose first weights
+  are not in the pool yet (a player still starting) is replaced by the player itself;
+- ``pull``: a policy's weights by id (safetensors bytes) and their version: a frozen snapshot is published once and
+  never changes (version 1); a learning player's latest weights get a new version each time the league publishes
+  them. Clients keep what they pulled, so a policy travels once per process and version, never per episode.
+
+Every request is checked before it touches the state: a message that is not one of these, or names a player or a
+policy the league does not hold, is refused with one line and changes nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Mapping
+
+import numpy as np
+import torch
+from safetensors.torch import save
+
+from distrl.league.matchmaking import Matchmaker
+from distrl.league.payoff import RESULTS
+from distrl.league.ratings import EloRatings
+
+REQUEST_BYTES = 4096
+FIRST_WEIGHTS_TIMEOUT_S = 300.0
+OUTCOMES = tuple(RESULTS)  # win, draw, loss: the tally's columns
+
+
+class Coordinator:
+    def __init__(self, matchmaker: Matchmaker, ratings: EloRatings, recipe: Mapping):
+        self.lock = threading.Lock()
+        self.published = threading.Condition(self.lock)
+        self.matchmaker, self.ratings = matchmaker, ratings
+        self.recipe = dict(recipe)  # {"system", "settings", "game"}: what a client builds a pool policy with
+        self.pool: dict[str, tuple[int, bytes]] = {}
+        self.steps: dict[str, int] = {}  # a learning player's env steps, for the ratings' history
+        self.tally: dict[str, np.ndarray] = {}  # a learning player's wins, draws, losses since the last take
+        self.opponents: dict[str, dict[str, int]] = {}  # a learning player's opponents since the last take
+
+    # --- what the league does between slices -----------------------------------------------------
+    def publish(self, policy_id: str, tensors: Mapping[str, torch.Tensor]) -> int:
+        """Put ``policy_id``'s weights in the pool; returns their version."""
+        data = save({k: v.detach().cpu().contiguous() for k, v in tensors.items()})
+        with self.lock:
+            version = self.pool.get(policy_id, (0, b""))[0] + 1
+            self.pool[policy_id] = (version, data)
+            self.published.notify_all()
+        return version
+
+    def add_player(self, player_id: str, kind: str, steps: int = 0) -> None:
+        with self.lock:
+            self.matchmaker.add(player_id, kind)
+            self.ratings.add(player_id, steps)
+            self.steps[player_id] = steps
+
+    def snapshot(self, player_id: str, tensors: Mapping[str, torch.Tensor]) -> tuple[str, bool]:
+        """Freeze a learning player's weights into the league; (the snapshot's id, reset the player?)."""
+        with self.lock:
+            frozen, reset = self.matchmaker.snapshot(player_id, self.steps[player_id])
+            self.ratings.add(frozen, self.steps[player_id], like=player_id)
+        self.publish(frozen, tensors)
+        return frozen, reset
+
+    def take(self, player_id: str) -> tuple[np.ndarray, dict[str, int]]:
+        """The player's (wins, draws, losses) and opponents since the last take."""
+        with self.lock:
+            tally = self.tally.pop(player_id, np.zeros(3, np.int64))
+            return tally, self.opponents.pop(player_id, {})
+
+    # --- the requests ----------------------------------------------------------------------------
+    def answer(self, request: bytes) -> bytes:
+        """The reply to one request; ValueError (one line) for a request that is not one."""
+        if len(request) > REQUEST_BYTES:
+            raise ValueError(f"a request is at most {REQUEST_BYTES} bytes")
+        try:
+            message = json.loads(request.decode())
+        except (UnicodeDecodeError, ValueError, RecursionError):
+            raise ValueError("a request is one JSON object") from None
+        if not isinstance(message, dict) or message.get("op") not in ("hello", "next", "pull"):
+            raise ValueError('a request is a JSON object whose "op" is hello, next or pull')
+        if message["op"] == "hello":
+            return json.dumps(self.recipe).encode()
+        if message["op"] == "pull":
+            return self._pull(message.get("id"))
+        return json.dumps(self._next(message.get("player"), message.get("last"))).encode()
+
+    def _pull(self, policy_id) -> bytes:
+        with self.lock:
+            if not isinstance(policy_id, str) or policy_id not in self.pool:
+                raise ValueError(f"no policy {str(policy_id)[:80]!r} in the league's pool")
+            version, data = self.pool[policy_id]
+        return json.dumps({"id": policy_id, "version": version}).encode() + b"\n" + data
+
+    def _next(self, player, last) -> dict:
+        with self.lock:
+            if not isinstance(player, str) or player not in self.steps:
+                raise ValueError(f"{str(player)[:80]!r} is not a learning player of this league")
+            # a player's first weights reach the pool as its learner is built, which may be while its envs reset
+            if not self.published.wait_for(lambda: player in self.pool, timeout=FIRST_WEIGHTS_TIMEOUT_S):
+                raise ValueError(f"{player}'s weights did not reach the league's pool in {FIRST_WEIGHTS_TIMEOUT_S} s")
+            if last is not None:
+                if not isinstance(last, dict) or set(last) != {"opponent", "result"} \
+                        or last["result"] not in OUTCOMES or not isinstance(last["opponent"], str) \
+                        or last["opponent"] not in self.matchmaker.players:
+                    raise ValueError('"last" is null or {"opponent": a player of the league, "result": win, draw or '
+                                     "loss}")
+                self._record(player, last["opponent"], last["result"])
+            opponent = self.matchmaker.opponent(player)
+            if opponent not in self.pool:  # a player not started yet: until it is, its games are self-play
+                opponent = player
+            return {"opponent": opponent, "version": self.pool[opponent][0]}
+
+    def _record(self, home: str, away: str, result: str) -> None:
+        self.tally.setdefault(home, np.zeros(3, np.int64))[OUTCOMES.index(result)] += 1
+        seen = self.opponents.setdefault(home, {})
+        seen[away] = seen.get(away, 0) + 1
+        if home != away:  # a player against its own latest weights moves no win rate and no rating
+            self.matchmaker.payoff.record(home, away, result)
+            self.ratings.record(home, away, result, self.steps[home])

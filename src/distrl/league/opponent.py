@@ -1,0 +1,81 @@
+"""A league player's opponent, inside its game env (``pettingzoo:GAME?league=DIR&player=ID``).
+
+At each episode's start the env tells it how the episode before ended; it sends that to the coordinator with the
+request for the next opponent (one call per episode), and plays that opponent's policy on the other seat: a frozen
+snapshot or a learning player's latest weights, pulled from the pool once per process and version and kept
+(``Pool``). An actor-critic policy plays as it was trained, sampling its masked distribution; a Q-network greedily.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import OrderedDict
+
+import numpy as np
+import torch
+from safetensors.torch import load
+
+from distrl.league.server import LeagueClient
+
+KEPT_POLICIES = 32  # per process and league, the least recently played dropped first
+
+
+class Pool:
+    """The policies one process has pulled from a league, built from the league's recipe."""
+
+    _open: dict[str, Pool] = {}
+
+    def __init__(self, client: LeagueClient):
+        self.client = client
+        self.recipe = json.loads(client.request({"op": "hello"}))
+        self.models: OrderedDict[str, tuple[int, torch.nn.Module]] = OrderedDict()
+
+    @classmethod
+    def of(cls, league_dir: str) -> Pool:
+        if league_dir not in cls._open:
+            cls._open[league_dir] = cls(LeagueClient.of(league_dir))
+        return cls._open[league_dir]
+
+    def _build(self) -> torch.nn.Module:
+        from distrl.api import resolve_configs
+        from distrl.envs import env_spec
+
+        game = self.recipe["game"]
+        module, _, sys_cfg = resolve_configs(self.recipe["system"], {**self.recipe["settings"], "env": game})
+        return module.make_model(env_spec(game), sys_cfg).eval()
+
+    def policy(self, policy_id: str, version: int) -> torch.nn.Module:
+        kept = self.models.pop(policy_id, None)
+        if kept is None or kept[0] != version:
+            header, _, data = self.client.request({"op": "pull", "id": policy_id}).partition(b"\n")
+            model = kept[1] if kept is not None else self._build()
+            model.load_state_dict(load(data))
+            kept = (int(json.loads(header)["version"]), model)
+        self.models[policy_id] = kept
+        while len(self.models) > KEPT_POLICIES:
+            self.models.popitem(last=False)
+        return kept[1]
+
+
+class LeagueOpponent:
+    def __init__(self, league: str, player: str):
+        self.league, self.player = league, player
+        self.current: str | None = None
+        self.model: torch.nn.Module | None = None
+
+    def episode_starts(self, result: str | None) -> None:
+        pool = Pool.of(self.league)
+        last = {"opponent": self.current, "result": result} if result is not None and self.current else None
+        chosen = json.loads(pool.client.request({"op": "next", "player": self.player, "last": last}))
+        self.current = chosen["opponent"]
+        self.model = pool.policy(chosen["opponent"], int(chosen["version"]))
+
+    def __call__(self, observation: np.ndarray, mask: np.ndarray) -> int:
+        if self.model is None:
+            self.episode_starts(None)
+        from distrl.models.actor_critic import ActorCritic
+
+        x = torch.as_tensor(np.concatenate([observation, mask]).astype(np.float32)).unsqueeze(0)
+        with torch.inference_mode():
+            action = self.model.act(x)[0] if isinstance(self.model, ActorCritic) else self.model.greedy(x)
+        return int(action[0])

@@ -1,0 +1,368 @@
+"""``distrl league``: learning players of one system in a two-player game, their opponents chosen by a coordinator.
+
+    LEAGUE/league.json        the league's settings (what --resume reads back)
+    LEAGUE/players/ID/        each learning player's own run dir (config.yaml, metrics.csv, checkpoints, ...)
+    LEAGUE/pool/ID.safetensors  each frozen snapshot's weights, written once when it joins
+    LEAGUE/league.csv         one row per player and slice: env steps, games won, drawn and lost, its rating
+    LEAGUE/joined.csv         one row per snapshot: when it joined, from whom, its rating, whether its player reset
+    LEAGUE/state.json         the payoff table, players, ratings and the matchmaker's random state (after each slice)
+    LEAGUE/payoff.png, ratings.png, summary.json   at the end
+
+The players are trainers of the league's system, each training in slices of ``slice_steps`` env steps in turn in
+this process (on its own runtime, ``local`` or ``inline``: its actors have the machine during its slice, as a PBT
+member's do), or, on ``ray``, all at once, each a Ray actor (``players.py``). Their games are played in their own
+envs: the other seat's policy is the one the coordinator chose for that episode (``league/opponent.py``), pulled
+from its pool. After each slice the league publishes the player's latest weights and asks the matchmaker whether
+they join as a snapshot; a main exploiter that did starts again from its initial weights (AlphaStar's reset; a
+league exploiter with probability 0.25).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import secrets
+import shutil
+import time
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+from safetensors.torch import load_file, save_file
+
+from distrl.errors import ConfigError
+from distrl.league.coordinator import Coordinator
+from distrl.league.matchmaking import KINDS, MODES, RULES, Matchmaker, Player
+from distrl.league.payoff import PayoffTable
+from distrl.league.players import LocalPlayers, RayPlayers
+from distrl.league.ratings import EloRatings
+from distrl.league.server import LeagueClient, LeagueServer
+from distrl.runtime.run.run_dir import append_row, prepare_run_dir, read_rows, write_json
+
+PLACEMENTS = ("local", "ray")
+PLAYER_RUNTIMES = ("local", "inline")
+DEFAULT_TOTAL_STEPS = 100_000
+SET_BY_LEAGUE = ("env", "runtime", "run_dir", "seed", "total_steps")
+
+
+def parse_players(text: str) -> list[tuple[str, str]]:
+    """``main=1,main_exploiter=1`` -> [(player id, kind)]: ``main``, ``main_exploiter`` (``main_0``, ``main_1``
+    where a kind has several)."""
+    counts: dict[str, int] = {}
+    for part in str(text).split(","):
+        kind, eq, n = part.strip().partition("=")
+        if kind not in KINDS or not eq or not n.isdigit() or kind in counts:
+            raise ConfigError(f"--players is KIND=COUNT,... with each kind once, kinds {', '.join(KINDS)}; "
+                              f"got {text!r}")
+        counts[kind] = int(n)
+    if counts.get("main", 0) < 1:
+        raise ConfigError(f"--players needs at least one main agent (main=1); got {text!r}")
+    if sum(counts.values()) > 16:
+        raise ConfigError(f"--players: at most 16 learning players; got {sum(counts.values())}")
+    return [(kind if n == 1 else f"{kind}_{i}", kind) for kind, n in counts.items() for i in range(n)]
+
+
+def _check(saved: dict) -> None:
+    """The league's own numbers and names (the command's, or a resumed league.json's), each in its range."""
+    def count(x):
+        return isinstance(x, int) and not isinstance(x, bool) and x >= 1
+
+    parse_players(saved["players"])
+    if saved["mode"] not in MODES:
+        raise ConfigError(f"--mode must be one of {', '.join(MODES)}; got {saved['mode']!r}")
+    if saved["snapshot_rule"] not in RULES:
+        raise ConfigError(f"--snapshot-rule must be one of {', '.join(RULES)}; got {saved['snapshot_rule']!r}")
+    for key in ("snapshot_steps", "slice_steps", "total_steps"):
+        if not count(saved[key]):
+            raise ConfigError(f"--{key.replace('_', '-')} must be a whole number >= 1; got {saved[key]!r}")
+    if saved["runtime"] not in PLACEMENTS:
+        raise ConfigError(f"--runtime must be one of {', '.join(PLACEMENTS)} (the players in turn on this machine, or "
+                          f"each a Ray actor); got {saved['runtime']!r}")
+    if saved["player_runtime"] is not None and saved["player_runtime"] not in PLAYER_RUNTIMES:
+        raise ConfigError(f"--player-runtime must be one of {', '.join(PLAYER_RUNTIMES)}; got "
+                          f"{saved['player_runtime']!r}")
+    if saved["runtime"] == "ray" and saved["player_runtime"] not in (None, "inline"):
+        raise ConfigError(f"on --runtime ray every player is one Ray actor running its system inline; "
+                          f"--player-runtime {saved['player_runtime']} is not possible there")
+
+
+def _plan(system: str, env: str, runtime: str, total_steps: int, settings: dict):
+    """The players' run, checked as ``distrl train`` checks it: the system, the game, the settings."""
+    from distrl.api import plan_run
+    from distrl.envs.multi_agent import PREFIX, split_id
+
+    if not isinstance(env, str) or not env.startswith(PREFIX) or split_id(env)[1]:
+        raise ConfigError(f"a league plays a two-player game: --env pettingzoo:GAME (e.g. "
+                          f"pettingzoo:classic.tictactoe_v3), without a '?' part; got {env!r}")
+    module, run_cfg, _, spec, program = plan_run(system, env, runtime=runtime, total_steps=total_steps, **settings)
+    if program.make_learner is None or not module.LEGAL_ACTION_MASKS:
+        raise ConfigError(f"a league's players need a learner whose policy honours legal-action masks, and {system} "
+                          "is not such a system; systems that are: a2c, ppo, impala, appo, seed, apex-dqn")
+    if run_cfg.num_learners > 1:
+        raise ConfigError(f"a league's player runs one learner; num_learners={run_cfg.num_learners} (valid: 1)")
+    return run_cfg
+
+
+def run_league(system: str, env: str | None = None, *, players: str = "main=1", mode: str = "pfsp",
+               snapshot_rule: str = "schedule", snapshot_steps: int = 20_000, slice_steps: int = 5_000,
+               total_steps: int | None = None, runtime: str = "local", player_runtime: str | None = None,
+               seed: int = 0, run_dir: str | None = None, resume: bool = False, force: bool = False,
+               bind: str = "127.0.0.1:0", settings: dict[str, Any] | None = None, log=None) -> dict[str, Any]:
+    """Train a league; return (and write) its summary. Every input is checked before anything is written;
+    ``resume`` continues the league in ``run_dir`` with the settings it was started with. ``total_steps`` is each
+    learning player's budget of env steps (100,000 by default; given with ``resume``, the league's new budget).
+    ``runtime`` places the players: ``local`` (in turn in this process) or ``ray`` (each a Ray actor, all at once);
+    ``player_runtime`` is each player's own (by default its system's: ``local``, or ``inline`` for A2C and PPO;
+    ``inline`` on ``ray``)."""
+    if resume:
+        if not run_dir:
+            raise ConfigError("--resume needs --run-dir naming the league to continue")
+        if force:
+            raise ConfigError("--resume and --force exclude each other: resume continues a league, force starts "
+                              "it anew")
+        league_dir = Path(run_dir)
+        saved = _read(league_dir / "league.json")
+        missing = {"system", "env", "players", "mode", "snapshot_rule", "snapshot_steps", "slice_steps",
+                   "total_steps", "runtime", "player_runtime", "seed", "settings"} - set(saved)
+        if missing:
+            raise ConfigError(f"cannot resume: {league_dir / 'league.json'} lacks {', '.join(sorted(missing))}")
+        try:
+            _check(saved)
+        except (ConfigError, TypeError, AttributeError) as e:
+            raise ConfigError(f"cannot resume: {league_dir / 'league.json'}: {e}") from None
+        if total_steps is not None:  # a larger budget: the players resume with it
+            saved = {**saved, "total_steps": total_steps}
+            _check(saved)
+            write_json(league_dir / "league.json", saved)
+        _check_bind(bind)
+        return _League(league_dir.resolve(), saved, resume=True, bind=bind, log=log).run()
+    settings = dict(settings or {})
+    for key in SET_BY_LEAGUE:
+        if key in settings:
+            raise ConfigError(f"--set {key}=... is set by the league itself (use --env, --runtime, --run-dir, --seed, "
+                              "--total-steps)")
+    saved = {"system": system, "env": env, "players": players, "mode": mode, "snapshot_rule": snapshot_rule,
+             "snapshot_steps": snapshot_steps, "slice_steps": slice_steps,
+             "total_steps": DEFAULT_TOTAL_STEPS if total_steps is None else total_steps,
+             "runtime": runtime, "player_runtime": player_runtime, "seed": seed, "settings": settings}
+    _check(saved)
+    _check_bind(bind)
+    if runtime == "ray":
+        from distrl.api import require_ray
+
+        require_ray()
+        player_runtime = "inline"
+    # None: the system's default
+    saved["player_runtime"] = _plan(system, env, player_runtime, saved["total_steps"], settings).runtime
+    league_dir = Path(run_dir) if run_dir else \
+        Path("runs") / f"league-{system}-{env.split(':', 1)[1]}-{time.strftime('%Y%m%d-%H%M%S')}"
+    prepare_run_dir(league_dir, resume=False, force=force, marker="league.json")
+    for folder in ("players", "pool"):
+        (league_dir / folder).mkdir(exist_ok=True)
+    write_json(league_dir / "league.json", saved)
+    try:
+        league = _League(league_dir.resolve(), saved, resume=False, bind=bind, log=log)
+    except BaseException:  # the coordinator could not listen there: the command leaves no league behind
+        shutil.rmtree(league_dir, ignore_errors=True)
+        raise
+    return league.run()
+
+
+def _check_bind(bind) -> None:
+    host, _, port = str(bind).rpartition(":")
+    if not host or not port.isdigit() or int(port) > 65535:
+        raise ConfigError(f"the league's coordinator cannot listen on {bind!r} (give HOST:PORT, port 0 for any)")
+
+
+class _League:
+    def __init__(self, league_dir: Path, saved: dict, resume: bool, bind: str, log):
+        from distrl.api import write_token
+
+        self.dir, self.saved, self.resume, self.log = league_dir, saved, resume, log
+        self.players = parse_players(saved["players"])
+        state = _read(league_dir / "state.json") if resume and (league_dir / "state.json").is_file() else None
+        self.coordinator = self._coordinator(state)
+        write_token(league_dir, secrets.token_urlsafe(24))  # a new secret each session: the old games are gone
+        self.server = LeagueServer(self.coordinator, (league_dir / "token").read_text().strip(), bind)
+        self.server.write(league_dir)
+        self.pool = None
+        self.started = time.perf_counter()
+        if not (league_dir / "league.csv").is_file():
+            append_row(league_dir / "league.csv", ["wall_s", "player", "kind", "env_steps", "games", "wins", "draws",
+                                                   "losses", "rating", "opponents", "node"])
+        if not (league_dir / "joined.csv").is_file():
+            append_row(league_dir / "joined.csv", ["wall_s", "snapshot", "player", "env_steps", "rating", "reset"])
+
+    # --- the league's state ----------------------------------------------------------------------
+    def _coordinator(self, state: dict | None) -> Coordinator:
+        s = self.saved
+        recipe = {"system": s["system"], "settings": s["settings"], "game": s["env"]}
+        ratings = EloRatings(keep_history=False)
+        if state is None:
+            matchmaker = Matchmaker(s["mode"], s["snapshot_rule"], s["snapshot_steps"], seed=s["seed"])
+            coordinator = Coordinator(matchmaker, ratings, recipe)
+            for pid, kind in self.players:
+                coordinator.add_player(pid, kind)
+            return coordinator
+        try:
+            payoff = PayoffTable.from_state(state["payoff"])
+            matchmaker = Matchmaker(s["mode"], s["snapshot_rule"], s["snapshot_steps"], payoff, seed=s["seed"])
+            matchmaker.rng.bit_generator.state = state["rng"]
+            coordinator = Coordinator(matchmaker, ratings, recipe)
+            for p in state["players"]:
+                player = matchmaker.restore(_player(p))
+                ratings.ratings[player.id] = float(state["ratings"][player.id])
+                if player.kind != "snapshot":
+                    coordinator.steps[player.id] = int(p["env_steps"])
+                else:
+                    coordinator.publish(player.id, load_file(self.dir / "pool" / f"{player.id}.safetensors"))
+        except (KeyError, TypeError, ValueError, OSError) as e:
+            raise ConfigError(f"cannot resume: {self.dir / 'state.json'} or the pool is damaged "
+                              f"({type(e).__name__}: {str(e)[:120]}); restore it or start the league anew") from None
+        if [(p.id, p.kind) for p in matchmaker.players.values() if p.kind != "snapshot"] != self.players:
+            raise ConfigError(f"cannot resume: state.json's learning players differ from league.json's {s['players']}")
+        return coordinator
+
+    def _save_state(self) -> None:
+        c = self.coordinator
+        with c.lock:
+            payoff = c.matchmaker.payoff.state_dict()
+            write_json(self.dir / "state.json", {
+                "payoff": {"decay": payoff["decay"], "players": payoff["players"], "counts": payoff["counts"].tolist(),
+                           "totals": payoff["totals"].tolist()},
+                "players": [{"id": p.id, "kind": p.kind, "parent": p.parent, "last_snapshot_steps":
+                             p.last_snapshot_steps, "env_steps": c.steps.get(p.id, 0)}
+                            for p in c.matchmaker.players.values()],
+                "ratings": dict(c.ratings.ratings),
+                "rng": c.matchmaker.rng.bit_generator.state,
+            })
+
+    # --- the players -----------------------------------------------------------------------------
+    def _makers(self) -> tuple[dict, dict]:
+        s, makers, folders = self.saved, {}, {}
+        for index, (pid, _) in enumerate(self.players):
+            folder = self.dir / "players" / pid
+            again = self.resume and (folder / "config.yaml").is_file()
+            env = f"{s['env']}?league={self.dir}&player={pid}"  # the league's folder now (a league may move)
+            settings = {"env": env, "run_dir": str(folder), "total_steps": s["total_steps"]} if again else \
+                {**s["settings"], "env": env, "run_dir": str(folder), "seed": s["seed"] + index,
+                 "total_steps": s["total_steps"], "runtime": s["player_runtime"]}
+            makers[pid], folders[pid] = partial(make_player_trainer, s["system"], settings, again), str(folder)
+        return makers, folders
+
+    def _after_slice(self, pid: str, kind: str, report: dict) -> None:
+        c, steps, model = self.coordinator, report["env_steps"], report["model"]
+        with c.lock:
+            c.steps[pid] = steps
+        c.publish(pid, model)
+        wall = round(time.perf_counter() - self.started, 3)
+        if c.matchmaker.ready_to_snapshot(pid, steps):
+            frozen, reset = c.snapshot(pid, model)
+            save_file({k: v.contiguous() for k, v in model.items()}, self.dir / "pool" / f"{frozen}.safetensors")
+            if reset:
+                c.publish(pid, self.pool.reset(pid))
+            append_row(self.dir / "joined.csv", [wall, frozen, pid, steps, round(c.ratings.ratings[frozen], 2),
+                                                 int(reset)])
+            self._say(f"{frozen} joined the league ({steps:,} env steps of {pid}" + (", which starts again)" if reset
+                                                                                    else ")"))
+        tally, opponents = c.take(pid)
+        append_row(self.dir / "league.csv", [wall, pid, kind, steps, int(tally.sum()), *map(int, tally),
+                                             round(c.ratings.ratings[pid], 2),
+                                             " ".join(f"{k}:{v}" for k, v in sorted(opponents.items())),
+                                             report["node"]])
+        self._say(f"{pid}: {steps:,} env steps, {int(tally.sum())} games ("
+                  + ", ".join(f"{n} {o}" for n, o in zip(tally, ("won", "drawn", "lost"))) +
+                  f"), rating {c.ratings.ratings[pid]:.0f}")
+        self._save_state()
+
+    def _say(self, line: str) -> None:
+        if self.log is not None:
+            self.log(line)
+
+    def run(self) -> dict[str, Any]:
+        interrupted, started_ray, kinds = False, False, dict(self.players)
+        makers, folders = self._makers()
+        try:
+            if self.saved["runtime"] == "ray":
+                from distrl.runtime.backends.ray import connect_ray
+
+                address = self.saved["settings"].get("ray_address") or os.environ.get("RAY_ADDRESS")
+                started_ray = connect_ray(address, len(makers))
+                self.pool = RayPlayers(makers, folders, self.coordinator.publish)
+            else:
+                self.pool = LocalPlayers(makers, folders, self.coordinator.publish)
+            for pid in makers:
+                self.pool.submit(pid, self.saved["slice_steps"])
+            while self.pool.pending():
+                pid, report = self.pool.wait_any()
+                self._after_slice(pid, kinds[pid], report)
+                if not report["done"]:
+                    self.pool.submit(pid, self.saved["slice_steps"])
+        except KeyboardInterrupt:
+            interrupted = True
+        finally:
+            if self.pool is not None:
+                self.pool.close()  # every player's checkpoint and summary
+            LeagueClient.close_all()  # this process's own games' (inline players)
+            self.server.close()
+            if started_ray:
+                import ray
+
+                ray.shutdown()
+        self._save_state()
+        from distrl.league.reports import write_reports
+
+        write_reports(self.dir, self.coordinator)
+        summary = self._summary(interrupted)
+        write_json(self.dir / "summary.json", summary)
+        return summary
+
+    def _summary(self, interrupted: bool) -> dict[str, Any]:
+        c = self.coordinator
+        rows = read_rows(self.dir / "league.csv")
+        games = {pid: [sum(int(r[k]) for r in rows if r["player"] == pid) for k in ("wins", "draws", "losses")]
+                 for pid, _ in self.players}
+        return {
+            "system": self.saved["system"], "env": self.saved["env"], "mode": self.saved["mode"],
+            "players": [{"id": pid, "kind": kind, "env_steps": c.steps.get(pid, 0),
+                         "rating": _rounded(c.ratings.ratings[pid]), "run_dir": str(self.dir / "players" / pid),
+                         **dict(zip(("wins", "draws", "losses"), games[pid]))} for pid, kind in self.players],
+            "snapshots": [p.id for p in c.matchmaker.players.values() if p.kind == "snapshot"],
+            "games": int(sum(map(sum, games.values()))),
+            "main_run_dir": str(self.dir / "players" / self.players[0][0]),
+            "interrupted": interrupted,
+            "run_dir": str(self.dir),
+        }
+
+
+def make_player_trainer(system: str, settings: dict, resume: bool):
+    """A player's trainer, not started (module-level, so that Ray can send it to the player's actor)."""
+    from distrl.api import make_trainer
+
+    if resume:
+        return make_trainer(system, resume=True, **settings)
+    return make_trainer(system, force=True, **settings)
+
+
+def _player(p: dict) -> Player:
+    kind = str(p["kind"])
+    if kind not in (*KINDS, "snapshot"):
+        raise ValueError(f"player kind {kind!r}")
+    return Player(str(p["id"]), kind, None if p["parent"] is None else str(p["parent"]), int(p["last_snapshot_steps"]))
+
+
+def _rounded(x: float) -> float | None:
+    return round(float(x), 2) if math.isfinite(x) else None
+
+
+def _read(path: Path) -> dict:
+    import json
+
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        raise ConfigError(f"cannot resume: '{path.parent}' holds no readable {path.name}") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"cannot resume: {path} is not a mapping")
+    return data
+

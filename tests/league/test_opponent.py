@@ -1,0 +1,86 @@
+"""A league player's games: each episode's opponent comes from the coordinator with the result of the episode before,
+its policy is pulled once per process and version (not per episode), and it plays only legal moves."""
+
+import json
+
+import numpy as np
+import pytest
+
+from distrl.api import resolve_configs
+from distrl.envs import env_spec, make_env, make_vec_env
+from distrl.league import EloRatings, Matchmaker
+from distrl.league.coordinator import Coordinator
+from distrl.league.server import LeagueClient, LeagueServer
+
+GAME = "pettingzoo:classic.tictactoe_v3"
+
+
+class Counting(Coordinator):
+    def answer(self, request: bytes) -> bytes:
+        op = json.loads(request)["op"]
+        self.calls[op] = self.calls.get(op, 0) + 1
+        return super().answer(request)
+
+
+@pytest.fixture
+def league(tmp_path):
+    c = Counting(Matchmaker("uniform", seed=0), EloRatings(), {"system": "ppo", "settings": {}, "game": GAME})
+    c.calls = {}
+    module, _, cfg = resolve_configs("ppo", {"env": GAME})
+    model = module.make_model(env_spec(GAME), cfg)
+    c.add_player("main", "main")
+    c.publish("main", model.state_dict())
+    c.snapshot("main", model.state_dict())
+    server = LeagueServer(c, "t")
+    server.write(tmp_path)
+    (tmp_path / "token").write_text("t")
+    yield c, f"{GAME}?league={tmp_path}&player=main"
+    LeagueClient.close_all()
+    server.close()
+
+
+def test_the_coordinator_chooses_each_episode_and_hears_each_result(league):
+    c, env_id = league
+    env = make_vec_env(env_id, 2, seed=0)
+    rng = np.random.default_rng(0)
+    obs, _ = env.reset(seed=0)
+    finished = 0
+    for _ in range(200):
+        mask = obs[:, -9:]
+        # a finished game's last observation has no legal move: the step after it resets, whatever the action
+        actions = np.array([rng.choice(np.flatnonzero(m)) if m.any() else 0 for m in mask])
+        obs, rewards, terminated, truncated, infos = env.step(actions)
+        assert "illegal" not in infos  # the learner's random legal moves; the opponent's are checked by the game
+        finished += int(terminated.sum())
+    env.close()
+    tally, opponents = c.take("main")
+    # every finished episode is reported at the next reset (next-step autoreset): all but those ended on the last step
+    assert finished - 2 <= tally.sum() <= finished and opponents == {"main@0": tally.sum()}
+    assert c.matchmaker.payoff.games("main", "main@0") == tally.sum()
+    assert c.calls["hello"] == 1 and c.calls["pull"] == 1  # one process, one policy: pulled once
+    assert c.calls["next"] >= finished
+
+
+def test_a_new_version_is_pulled_once(league):
+    c, env_id = league
+    c.matchmaker.mode = "naive"  # the player against its own latest weights
+    env = make_vec_env(env_id, 1, seed=0)
+    obs, _ = env.reset(seed=0)
+    for step in range(60):
+        if step == 30:
+            c.publish("main", _weights(c))
+        obs, *_ = env.step(np.array([np.argmax(obs[0, -9:])]))
+    env.close()
+    assert c.calls["pull"] == 2
+
+
+def _weights(c):
+    from safetensors.torch import load
+
+    return load(c.pool["main"][1])
+
+
+def test_evaluation_plays_random_in_place_of_the_league(league):
+    _, env_id = league
+    env = make_env(env_id)  # no coordinator is asked: evaluation cannot rely on the league being up
+    assert env.unwrapped.opponent is None

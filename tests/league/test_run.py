@@ -1,0 +1,141 @@
+"""``distrl league``: players train in turn against the coordinator's choices, snapshots join on their schedule, a
+main exploiter starts again after its snapshot, the records and pictures are written, a resumed league keeps its
+payoff counts and pool, and bad input is one line with nothing written."""
+
+import csv
+import json
+
+import pytest
+
+import distrl
+from distrl.cli import main
+from distrl.league.run import run_league
+
+GAME = "pettingzoo:classic.tictactoe_v3"
+SMALL = {"num_envs": 8, "unroll_length": 128}  # PPO's batches of 1,024 env steps
+
+
+def _rows(path):
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+@pytest.fixture(scope="module")
+def league(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("league") / "ttt"
+    summary = run_league("ppo", GAME, players="main=1,main_exploiter=1", total_steps=2048, slice_steps=1024,
+                         snapshot_steps=1024, player_runtime="inline", run_dir=str(folder), settings=SMALL)
+    return folder, summary
+
+
+def test_players_train_in_turn_and_snapshots_join_on_their_schedule(league):
+    folder, summary = league
+    rows = _rows(folder / "league.csv")
+    assert [(r["player"], int(r["env_steps"])) for r in rows] == [
+        ("main", 1024), ("main_exploiter", 1024), ("main", 2048), ("main_exploiter", 2048)]
+    assert all(int(r["games"]) == int(r["wins"]) + int(r["draws"]) + int(r["losses"]) > 0 for r in rows)
+    joined = _rows(folder / "joined.csv")
+    assert [(r["snapshot"], r["player"], r["reset"]) for r in joined] == [
+        ("main@0", "main", "0"), ("main_exploiter@0", "main_exploiter", "1"), ("main@1", "main", "0"),
+        ("main_exploiter@1", "main_exploiter", "1")]
+    assert sorted(p.name for p in (folder / "pool").iterdir()) == sorted(f"{r['snapshot']}.safetensors"
+                                                                         for r in joined)
+    assert summary["snapshots"] == [r["snapshot"] for r in joined]
+    assert summary["games"] == sum(int(r["games"]) for r in rows)
+    # the main exploiter plays the main agent (its latest weights, then its snapshot) from its first slice on
+    assert "main" in rows[1]["opponents"]
+    for name in ("payoff.png", "ratings.png", "summary.json", "state.json"):
+        assert (folder / name).stat().st_size > 0
+    state = json.loads((folder / "state.json").read_text())
+    assert sum(map(sum, state["payoff"]["totals"][0])) > 0  # games between different players were counted
+
+
+def test_a_player_is_an_ordinary_run_that_eval_plays(league):
+    folder, _ = league
+    result = distrl.evaluate(folder / "players" / "main", episodes=10, opponent="random")
+    assert result["wins"] + result["draws"] + result["losses"] == 10
+
+
+def test_a_resumed_league_keeps_its_counts_and_its_pool(league, tmp_path):
+    import shutil
+
+    folder = tmp_path / "again"
+    shutil.copytree(league[0], folder)  # a league moved elsewhere: its players are bound to its new folder
+    before = json.loads((folder / "state.json").read_text())
+    summary = run_league("ppo", resume=True, run_dir=str(folder), total_steps=3072)
+    after = json.loads((folder / "state.json").read_text())
+    old = len(before["payoff"]["players"])
+    for i in range(old):
+        for j in range(old):
+            assert after["payoff"]["totals"][0][i][j] >= before["payoff"]["totals"][0][i][j]
+    assert sum(map(sum, after["payoff"]["totals"][0])) > sum(map(sum, before["payoff"]["totals"][0]))
+    assert [p["env_steps"] for p in summary["players"]] == [3072, 3072]
+    assert len(_rows(folder / "league.csv")) == 6 and summary["snapshots"][:4] == league[1]["snapshots"]
+
+
+def test_a_league_on_local_plays_its_games_in_actor_processes(tmp_path):
+    folder = tmp_path / "local"
+    summary = run_league("appo", GAME, total_steps=512, slice_steps=256, snapshot_steps=256, player_runtime="local",
+                         run_dir=str(folder), settings={"num_actors": 2, "num_envs": 4, "unroll_length": 32})
+    assert summary["players"][0]["env_steps"] >= 512 and summary["games"] > 0
+    assert summary["snapshots"][0] == "main@0"
+
+
+@pytest.mark.parametrize("argv, says", [
+    (["--players", "main=0"], "at least one main agent"),
+    (["--players", "boss=1"], "kinds main, main_exploiter, league_exploiter"),
+    (["--players", "main=1,main=2"], "each kind once"),
+    (["--mode", "chaos"], "--mode must be one of naive, uniform, pfsp"),
+    (["--snapshot-rule", "never"], "--snapshot-rule must be one of schedule, win_rate"),
+    (["--runtime", "k8s"], "--runtime must be one of local, ray"),
+    (["--player-runtime", "ray"], "--player-runtime must be one of local, inline"),
+    (["--runtime", "ray", "--player-runtime", "local"], "running its system inline"),
+    (["--set", "seed=3"], "set by the league itself"),
+    (["--env", "CartPole-v1"], "a league plays a two-player game"),
+    (["--env", GAME + "?opponent=random"], "without a '?' part"),
+    (["--bind", "nowhere"], "cannot listen on 'nowhere'"),
+])
+def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys, argv, says):
+    folder = tmp_path / "league"
+    assert main(["league", "ppo", "--env", GAME, "--run-dir", str(folder), *argv]) == 2
+    err = capsys.readouterr().err.strip()
+    assert says in err and len(err.splitlines()) == 1
+    assert not folder.exists()
+
+
+@pytest.mark.parametrize("system, says", [("gorila", "legal-action masks"), ("a3c", "need a learner")])
+def test_systems_that_cannot_be_players_are_refused(tmp_path, capsys, system, says):
+    assert main(["league", system, "--env", GAME, "--run-dir", str(tmp_path / "l")]) == 2
+    assert says in capsys.readouterr().err
+
+
+def test_a_damaged_league_is_one_line_on_resume_and_left_as_it_was(league, tmp_path, capsys):
+    import shutil
+
+    folder = tmp_path / "damaged"
+    shutil.copytree(league[0], folder)
+    (folder / "state.json").write_text('{"payoff": {"players": ["main"]}}')
+    before = {p: p.read_bytes() for p in folder.rglob("*") if p.is_file()}
+    assert main(["league", "ppo", "--resume", "--run-dir", str(folder)]) == 2
+    assert "state.json or the pool is damaged" in capsys.readouterr().err
+    assert {p: p.read_bytes() for p in folder.rglob("*") if p.is_file()} == before
+
+
+def test_players_spread_over_a_two_node_ray_cluster(tmp_path):
+    ray = pytest.importorskip("ray", reason="ray extra not installed")
+    from tests.ray_cluster import two_node_cluster
+
+    cluster = two_node_cluster()
+    try:
+        ray.init(address=cluster.address, include_dashboard=False, logging_level="ERROR")
+        folder = tmp_path / "ray"
+        summary = run_league("ppo", GAME, players="main=1,main_exploiter=1", total_steps=2048, slice_steps=1024,
+                             snapshot_steps=1024, runtime="ray", run_dir=str(folder), settings=SMALL)
+        rows = _rows(folder / "league.csv")
+        assert len({r["node"] for r in rows}) == 2  # one player on each node, their games played there
+        assert sorted((r["player"], int(r["env_steps"])) for r in rows) == [
+            ("main", 1024), ("main", 2048), ("main_exploiter", 1024), ("main_exploiter", 2048)]
+        assert all(int(r["games"]) > 0 for r in rows) and summary["games"] == sum(int(r["games"]) for r in rows)
+        assert "main@0" in summary["snapshots"] and "main_exploiter@0" in summary["snapshots"]
+    finally:
+        ray.shutdown()
