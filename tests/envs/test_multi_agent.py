@@ -142,7 +142,7 @@ def test_an_opponent_named_in_the_id_sits_in_the_other_seat():
     ("?opponent=random&opponent=minimax", "each once"),
     ("?league=/tmp/l", "league=DIR&player=ID together"),
     ("?league=/tmp/l&player=main&opponent=random", "and no opponent="),
-    ("?opponent=perfect", "--opponent must be random"),
+    ("?opponent=perfect", "is random, minimax or module:function"),
 ])
 def test_a_bad_opponent_in_the_id_is_one_line(query, says):
     with pytest.raises(ConfigError, match=says) as e:

@@ -102,3 +102,13 @@ def test_any_bytes_are_an_answer_or_one_value_error(request_):
         assert "\n" not in str(e)
     else:
         assert isinstance(reply, bytes)
+
+
+def test_a_fixed_player_is_named_not_pulled():
+    c = _coordinator("uniform")
+    c.add_fixed("random")
+    assert _ask(c, op="next", player="main", last=None) == {"opponent": "random", "version": 0, "fixed": True}
+    _ask(c, op="next", player="main", last={"opponent": "random", "result": "win"})
+    assert c.matchmaker.payoff.games("main", "random") == 1 and c.ratings.ratings["main"] > 1000
+    with pytest.raises(ValueError, match="no policy"):
+        c.answer(b'{"op": "pull", "id": "random"}')

@@ -99,3 +99,16 @@ def test_the_win_rate_rule_waits_for_the_player_to_beat_its_past_or_twice_the_st
 def test_bad_settings_are_refused(args):
     with pytest.raises(ValueError):
         Matchmaker(*args)
+
+
+def test_a_fixed_player_is_chosen_as_the_snapshots_are_and_never_as_a_rivals_past():
+    m = _league("uniform", exploiters=1)
+    m.add_fixed("random")
+    assert {m.opponent("main") for _ in range(20)} == {"random"}  # the one frozen player there is yet
+    m.snapshot("main", 100)
+    assert Counter(m.opponent("main") for _ in range(2000)).keys() == {"random", "main@0"}
+    m.mode = "pfsp"
+    for _ in range(20):
+        m.payoff.record("main", "random", "win")  # beaten always: PFSP's squared weighting gives it nothing
+    assert "random" not in {m.opponent("main") for _ in range(500)}
+    assert "random" not in {m.opponent("exploiter0") for _ in range(500)}  # an exploiter plays the mains' own

@@ -23,8 +23,9 @@ def _rows(path):
 @pytest.fixture(scope="module")
 def league(tmp_path_factory):
     folder = tmp_path_factory.mktemp("league") / "ttt"
-    summary = run_league("ppo", GAME, players="main=1,main_exploiter=1", total_steps=2048, slice_steps=1024,
-                         snapshot_steps=1024, player_runtime="inline", run_dir=str(folder), settings=SMALL)
+    summary = run_league("ppo", GAME, players="main=1,main_exploiter=1", fixed="random", total_steps=2048,
+                         slice_steps=1024, snapshot_steps=1024, player_runtime="inline", run_dir=str(folder),
+                         settings=SMALL)
     return folder, summary
 
 
@@ -94,6 +95,9 @@ def test_a_league_on_local_plays_its_games_in_actor_processes(tmp_path):
     (["--env", "CartPole-v1"], "a league plays a two-player game"),
     (["--env", GAME + "?opponent=random"], "without a '?' part"),
     (["--bind", "nowhere"], "cannot listen on 'nowhere'"),
+    (["--fixed", "perfect"], "is random, minimax or module:function"),
+    (["--fixed", "random,random"], "each fixed player once"),
+    (["--fixed", "main"], "each fixed player once"),
 ])
 def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys, argv, says):
     folder = tmp_path / "league"

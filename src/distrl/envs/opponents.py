@@ -70,5 +70,6 @@ def opponent(name: str, env_id: str, seed: int = 0, **args) -> Callable:
             raise ConfigError(f"--opponent {name} plays {game} only; this run's env is {env_id}")
         return player
     if ":" not in name:
-        raise ConfigError(f"--opponent must be random, {', '.join(NAMED)} or module:function; got {name!r}")
+        raise ConfigError(f"an opponent (--opponent, --fixed, ?opponent=) is random, {', '.join(NAMED)} or "
+                          f"module:function; got {name!r}")
     return import_function(name, "--opponent", "mygame.players:greedy")

@@ -61,6 +61,13 @@ class Coordinator:
             self.ratings.add(player_id, steps)
             self.steps[player_id] = steps
 
+    def add_fixed(self, player_id: str) -> None:
+        """A scripted player (``envs/opponents.py``'s ``random``, ``minimax``, or ``module:function``): the games
+        build it themselves, by its name; nothing of it is in the pool."""
+        with self.lock:
+            self.matchmaker.add_fixed(player_id)
+            self.ratings.add(player_id)
+
     def snapshot(self, player_id: str, tensors: Mapping[str, torch.Tensor]) -> tuple[str, bool]:
         """Freeze a learning player's weights into the league; (the snapshot's id, reset the player?)."""
         with self.lock:
@@ -114,6 +121,8 @@ class Coordinator:
                                      "loss}")
                 self._record(player, last["opponent"], last["result"])
             opponent = self.matchmaker.opponent(player)
+            if self.matchmaker.players[opponent].kind == "fixed":
+                return {"opponent": opponent, "version": 0, "fixed": True}
             if opponent not in self.pool:  # a player not started yet: until it is, its games are self-play
                 opponent = player
             return {"opponent": opponent, "version": self.pool[opponent][0]}

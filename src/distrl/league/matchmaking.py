@@ -13,6 +13,10 @@ Modes (``mode``):
   exploiter plays the main agents while it wins more than 0.1 of its games against them, else PFSP (variance) over
   their snapshots; a league exploiter plays PFSP (linear capped) over every snapshot.
 
+Fixed players (``add_fixed``: random play, a scripted player) are frozen members from the start, chosen as the
+snapshots are wherever every frozen player is a candidate (``uniform``; PFSP over every snapshot), never as a
+learning player's own past.
+
 Snapshots (``snapshot_rule``): ``schedule`` takes one every ``snapshot_steps`` of a player's env steps; ``win_rate``
 takes one once ``snapshot_steps`` have passed and the player beats what it should (a main agent and a league
 exploiter: every snapshot, a main exploiter: every main agent) more than 0.7 of the time, and at ``2 x
@@ -39,7 +43,7 @@ LEAGUE_EXPLOITER_RESET = 0.25
 @dataclass
 class Player:
     id: str
-    kind: str  # one of KINDS, or "snapshot"
+    kind: str  # one of KINDS, "snapshot", or "fixed" (a scripted player: random play, a search, a user's function)
     parent: str | None = None  # a snapshot's learning player
     last_snapshot_steps: int = 0  # a learning player's env steps at its latest snapshot
 
@@ -63,6 +67,11 @@ class Matchmaker:
         if kind not in KINDS:
             raise ValueError(f"a learning player's kind is one of {', '.join(KINDS)}; got {kind!r}")
         return self._join(Player(player_id, kind))
+
+    def add_fixed(self, player_id: str) -> Player:
+        """A scripted player that never learns: frozen from the start, chosen as the snapshots are (``uniform``,
+        the PFSP weightings over every frozen player), never as a rival's past."""
+        return self._join(Player(player_id, "fixed"))
 
     def _join(self, player: Player) -> Player:
         self.payoff.add(player.id)
@@ -93,8 +102,10 @@ class Matchmaker:
         return [p.id for p in self.players.values() if p.kind == kind]
 
     def _snapshots(self, parents=None) -> list[str]:
-        return [p.id for p in self.players.values()
-                if p.kind == "snapshot" and (parents is None or p.parent in parents)]
+        """The frozen players: every snapshot and fixed player, or the snapshots of ``parents``."""
+        if parents is None:
+            return [p.id for p in self.players.values() if p.kind in ("snapshot", "fixed")]
+        return [p.id for p in self.players.values() if p.kind == "snapshot" and p.parent in parents]
 
     def _pfsp(self, home: str, candidates: list[str], weighting: str) -> str:
         p = pfsp_probabilities(self.payoff.win_rates(home, candidates), weighting)

@@ -3,7 +3,8 @@
 At each episode's start the env tells it how the episode before ended; it sends that to the coordinator with the
 request for the next opponent (one call per episode), and plays that opponent's policy on the other seat: a frozen
 snapshot or a learning player's latest weights, pulled from the pool once per process and version and kept
-(``Pool``). An actor-critic policy plays as it was trained, sampling its masked distribution; a Q-network greedily.
+(``Pool``), or a fixed player the league holds (random play, ``module:function``), built here by its name. An
+actor-critic policy plays as it was trained, sampling its masked distribution; a Q-network greedily.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ class Pool:
         self.client = client
         self.recipe = json.loads(client.request({"op": "hello"}))
         self.models: OrderedDict[str, tuple[int, torch.nn.Module]] = OrderedDict()
+        self.scripted: dict = {}
 
     @classmethod
     def of(cls, league_dir: str) -> Pool:
@@ -43,6 +45,14 @@ class Pool:
         game = self.recipe["game"]
         module, _, sys_cfg = resolve_configs(self.recipe["system"], {**self.recipe["settings"], "env": game})
         return module.make_model(env_spec(game), sys_cfg).eval()
+
+    def fixed(self, name: str):
+        """A scripted player, built here by its name (once per process)."""
+        if name not in self.scripted:
+            from distrl.envs.opponents import opponent
+
+            self.scripted[name] = opponent(name, self.recipe["game"], seed=len(self.scripted))
+        return self.scripted[name]
 
     def policy(self, policy_id: str, version: int) -> torch.nn.Module:
         kept = self.models.pop(policy_id, None)
@@ -62,17 +72,24 @@ class LeagueOpponent:
         self.league, self.player = league, player
         self.current: str | None = None
         self.model: torch.nn.Module | None = None
+        self.fixed = None
 
     def episode_starts(self, result: str | None) -> None:
         pool = Pool.of(self.league)
         last = {"opponent": self.current, "result": result} if result is not None and self.current else None
         chosen = json.loads(pool.client.request({"op": "next", "player": self.player, "last": last}))
         self.current = chosen["opponent"]
-        self.model = pool.policy(chosen["opponent"], int(chosen["version"]))
+        if chosen.get("fixed"):
+            self.model = None
+            self.fixed = pool.fixed(chosen["opponent"])
+        else:
+            self.model = pool.policy(chosen["opponent"], int(chosen["version"]))
 
     def __call__(self, observation: np.ndarray, mask: np.ndarray) -> int:
-        if self.model is None:
+        if self.model is None and self.current is None:
             self.episode_starts(None)
+        if self.model is None:
+            return int(self.fixed(observation, mask))
         from distrl.models.actor_critic import ActorCritic
 
         x = torch.as_tensor(np.concatenate([observation, mask]).astype(np.float32)).unsqueeze(0)

@@ -62,12 +62,23 @@ def parse_players(text: str) -> list[tuple[str, str]]:
     return [(kind if n == 1 else f"{kind}_{i}", kind) for kind, n in counts.items() for i in range(n)]
 
 
+def fixed_players(text) -> list[str]:
+    """``random,minimax`` -> ["random", "minimax"] (empty: none)."""
+    if not isinstance(text, str):
+        raise ConfigError(f"--fixed is a comma-separated list of players; got {text!r}")
+    return [name.strip() for name in text.split(",") if name.strip()]
+
+
 def _check(saved: dict) -> None:
     """The league's own numbers and names (the command's, or a resumed league.json's), each in its range."""
     def count(x):
         return isinstance(x, int) and not isinstance(x, bool) and x >= 1
 
-    parse_players(saved["players"])
+    ids = {pid for pid, _ in parse_players(saved["players"])}
+    names = fixed_players(saved["fixed"])
+    if len(set(names)) != len(names) or ids & set(names) or any("@" in n for n in names):
+        raise ConfigError(f"--fixed names each fixed player once, none a learning player's id or with '@'; got "
+                          f"{saved['fixed']!r}")
     if saved["mode"] not in MODES:
         raise ConfigError(f"--mode must be one of {', '.join(MODES)}; got {saved['mode']!r}")
     if saved["snapshot_rule"] not in RULES:
@@ -86,7 +97,7 @@ def _check(saved: dict) -> None:
                           f"--player-runtime {saved['player_runtime']} is not possible there")
 
 
-def _plan(system: str, env: str, runtime: str, total_steps: int, settings: dict):
+def _plan(system: str, env: str, runtime: str, total_steps: int, settings: dict, fixed: list[str]):
     """The players' run, checked as ``distrl train`` checks it: the system, the game, the settings."""
     from distrl.api import plan_run
     from distrl.envs.multi_agent import PREFIX, split_id
@@ -95,6 +106,10 @@ def _plan(system: str, env: str, runtime: str, total_steps: int, settings: dict)
         raise ConfigError(f"a league plays a two-player game: --env pettingzoo:GAME (e.g. "
                           f"pettingzoo:classic.tictactoe_v3), without a '?' part; got {env!r}")
     module, run_cfg, _, spec, program = plan_run(system, env, runtime=runtime, total_steps=total_steps, **settings)
+    from distrl.envs.opponents import opponent
+
+    for name in fixed:  # each is one a game's env can build: one line now, not a crash in a player's env later
+        opponent(name, env)
     if program.make_learner is None or not module.LEGAL_ACTION_MASKS:
         raise ConfigError(f"a league's players need a learner whose policy honours legal-action masks, and {system} "
                           "is not such a system; systems that are: a2c, ppo, impala, appo, seed, apex-dqn")
@@ -103,7 +118,7 @@ def _plan(system: str, env: str, runtime: str, total_steps: int, settings: dict)
     return run_cfg
 
 
-def run_league(system: str, env: str | None = None, *, players: str = "main=1", mode: str = "pfsp",
+def run_league(system: str, env: str | None = None, *, players: str = "main=1", fixed: str = "", mode: str = "pfsp",
                snapshot_rule: str = "schedule", snapshot_steps: int = 20_000, slice_steps: int = 5_000,
                total_steps: int | None = None, runtime: str = "local", player_runtime: str | None = None,
                seed: int = 0, run_dir: str | None = None, resume: bool = False, force: bool = False,
@@ -113,7 +128,8 @@ def run_league(system: str, env: str | None = None, *, players: str = "main=1", 
     learning player's budget of env steps (100,000 by default; given with ``resume``, the league's new budget).
     ``runtime`` places the players: ``local`` (in turn in this process) or ``ray`` (each a Ray actor, all at once);
     ``player_runtime`` is each player's own (by default its system's: ``local``, or ``inline`` for A2C and PPO;
-    ``inline`` on ``ray``)."""
+    ``inline`` on ``ray``). ``fixed`` names scripted players the league holds from the start, comma-separated
+    (``random``, ``minimax``, ``module:function``: ``envs/opponents.py``)."""
     if resume:
         if not run_dir:
             raise ConfigError("--resume needs --run-dir naming the league to continue")
@@ -123,7 +139,7 @@ def run_league(system: str, env: str | None = None, *, players: str = "main=1", 
         league_dir = Path(run_dir)
         saved = _read(league_dir / "league.json")
         missing = {"system", "env", "players", "mode", "snapshot_rule", "snapshot_steps", "slice_steps",
-                   "total_steps", "runtime", "player_runtime", "seed", "settings"} - set(saved)
+                   "total_steps", "runtime", "player_runtime", "seed", "settings", "fixed"} - set(saved)
         if missing:
             raise ConfigError(f"cannot resume: {league_dir / 'league.json'} lacks {', '.join(sorted(missing))}")
         try:
@@ -141,8 +157,8 @@ def run_league(system: str, env: str | None = None, *, players: str = "main=1", 
         if key in settings:
             raise ConfigError(f"--set {key}=... is set by the league itself (use --env, --runtime, --run-dir, --seed, "
                               "--total-steps)")
-    saved = {"system": system, "env": env, "players": players, "mode": mode, "snapshot_rule": snapshot_rule,
-             "snapshot_steps": snapshot_steps, "slice_steps": slice_steps,
+    saved = {"system": system, "env": env, "players": players, "fixed": fixed, "mode": mode,
+             "snapshot_rule": snapshot_rule, "snapshot_steps": snapshot_steps, "slice_steps": slice_steps,
              "total_steps": DEFAULT_TOTAL_STEPS if total_steps is None else total_steps,
              "runtime": runtime, "player_runtime": player_runtime, "seed": seed, "settings": settings}
     _check(saved)
@@ -153,7 +169,8 @@ def run_league(system: str, env: str | None = None, *, players: str = "main=1", 
         require_ray()
         player_runtime = "inline"
     # None: the system's default
-    saved["player_runtime"] = _plan(system, env, player_runtime, saved["total_steps"], settings).runtime
+    saved["player_runtime"] = _plan(system, env, player_runtime, saved["total_steps"], settings,
+                                    fixed_players(fixed)).runtime
     league_dir = Path(run_dir) if run_dir else \
         Path("runs") / f"league-{system}-{env.split(':', 1)[1]}-{time.strftime('%Y%m%d-%H%M%S')}"
     prepare_run_dir(league_dir, resume=False, force=force, marker="league.json")
@@ -203,6 +220,8 @@ class _League:
             coordinator = Coordinator(matchmaker, ratings, recipe)
             for pid, kind in self.players:
                 coordinator.add_player(pid, kind)
+            for name in fixed_players(s["fixed"]):
+                coordinator.add_fixed(name)
             return coordinator
         try:
             payoff = PayoffTable.from_state(state["payoff"])
@@ -212,14 +231,14 @@ class _League:
             for p in state["players"]:
                 player = matchmaker.restore(_player(p))
                 ratings.ratings[player.id] = float(state["ratings"][player.id])
-                if player.kind != "snapshot":
+                if player.kind in KINDS:
                     coordinator.steps[player.id] = int(p["env_steps"])
-                else:
+                elif player.kind == "snapshot":
                     coordinator.publish(player.id, load_file(self.dir / "pool" / f"{player.id}.safetensors"))
         except (KeyError, TypeError, ValueError, OSError) as e:
             raise ConfigError(f"cannot resume: {self.dir / 'state.json'} or the pool is damaged "
                               f"({type(e).__name__}: {str(e)[:120]}); restore it or start the league anew") from None
-        if [(p.id, p.kind) for p in matchmaker.players.values() if p.kind != "snapshot"] != self.players:
+        if [(p.id, p.kind) for p in matchmaker.players.values() if p.kind in KINDS] != self.players:
             raise ConfigError(f"cannot resume: state.json's learning players differ from league.json's {s['players']}")
         return coordinator
 
@@ -346,7 +365,7 @@ def make_player_trainer(system: str, settings: dict, resume: bool):
 
 def _player(p: dict) -> Player:
     kind = str(p["kind"])
-    if kind not in (*KINDS, "snapshot"):
+    if kind not in (*KINDS, "snapshot", "fixed"):
         raise ValueError(f"player kind {kind!r}")
     return Player(str(p["id"]), kind, None if p["parent"] is None else str(p["parent"]), int(p["last_snapshot_steps"]))
 
