@@ -213,10 +213,11 @@ def _build_parser() -> argparse.ArgumentParser:
     league.add_argument("system", help="one whose policy honours legal-action masks: a2c, ppo, impala, appo, seed, "
                                        "apex-dqn")
     league.add_argument("--env", default=None, help="the game: pettingzoo:GAME (e.g. pettingzoo:classic.tictactoe_v3); "
-                                                    "not with --resume")
+                                                    "no default, and not with --resume")
     league.add_argument("--players", default="main=1", help="KIND=COUNT,... of main, main_exploiter, league_exploiter")
     league.add_argument("--fixed", default="", help="scripted players the league holds from the start, "
-                                                    "comma-separated: random, minimax (tic-tac-toe), module:function")
+                                                    "comma-separated: random, minimax (tic-tac-toe), "
+                                                    "module:function (none by default)")
     league.add_argument("--mode", default="pfsp", help="naive (self-play), uniform (over the snapshots) or pfsp "
                                                         "(AlphaStar's league)")
     league.add_argument("--snapshot-rule", default="schedule", help="schedule (every --snapshot-steps) or win_rate "
@@ -340,8 +341,9 @@ def _cmd_league(args) -> int:
     )
     if sys.stdout.isatty() and not args.json:
         main = summary["players"][0]
-        _say(f"{summary['system']} league on {summary['env']}: {len(summary['players'])} learning players, "
-             f"{len(summary['snapshots'])} snapshots, {summary['games']:,} games; {main['id']} rated "
+        n, k = len(summary["players"]), len(summary["snapshots"])
+        _say(f"{summary['system']} league on {summary['env']}: {n} learning player{'s' * (n != 1)}, "
+             f"{k} snapshot{'s' * (k != 1)}, {summary['games']:,} games; {main['id']} rated "
              f"{main['rating']}\n  run dir: {summary['run_dir']}  (next: distrl eval {summary['main_run_dir']} "
              "--opponent random)")
     else:

@@ -143,3 +143,36 @@ def test_players_spread_over_a_two_node_ray_cluster(tmp_path):
         assert "main@0" in summary["snapshots"] and "main_exploiter@0" in summary["snapshots"]
     finally:
         ray.shutdown()
+
+
+def test_sigterm_ends_a_league_with_every_player_checkpointed_and_no_process_left(tmp_path):
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+
+    import psutil
+
+    folder = tmp_path / "stopped"
+    root = Path(__file__).resolve().parents[2]
+    env = dict(os.environ, PYTHONPATH=str(root / "src") + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    proc = subprocess.Popen([sys.executable, "-m", "distrl", "league", "appo", "--env", GAME, "--total-steps",
+                             "10000000", "--slice-steps", "256", "--run-dir", str(folder), "--quiet", "--set",
+                             "num_actors=2", "--set", "num_envs=4", "--set", "unroll_length=32"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    deadline = time.monotonic() + 180
+    while len(_rows(folder / "league.csv") if (folder / "league.csv").is_file() else []) < 1 \
+            and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.1)  # a bounded wait for the first slice to end
+    assert proc.poll() is None, proc.stderr.read()
+    family = psutil.Process(proc.pid).children(recursive=True)
+    assert family  # the player's actor processes
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=120) == 130
+    summary = json.loads((folder / "summary.json").read_text())
+    assert summary["interrupted"] and (folder / "players" / "main" / "checkpoints").is_dir()
+    assert any((folder / "players" / "main" / "checkpoints").iterdir())
+    gone, alive = psutil.wait_procs(family, timeout=30)
+    assert not alive, [p.cmdline() for p in alive]

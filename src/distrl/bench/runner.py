@@ -8,11 +8,9 @@ Everything a finished cell measured is kept in ``OUT/cells/<cell>/result.json`` 
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import time
@@ -26,6 +24,7 @@ from distrl.bench import report
 from distrl.bench.cell import first_crossing, run_cell, steady_sps
 from distrl.bench.suite import SUITES, SYSTEM_ENVS, THRESHOLDS, Cell, cells
 from distrl.errors import ConfigError
+from distrl.runtime.run.stop_signals import stop_signals
 
 DEMO_EPISODES = 20  # R2D3's demonstrations: the scripted MountainCar controller (datasets/demonstrators.py)
 
@@ -187,7 +186,7 @@ def run_bench(out: str | Path, suite: str = "quick", systems: list[str] | None =
     say = log or (lambda line: None)
     results, peer_results = [], []
     t0 = time.time()
-    with _stop_signals(), _Progress(total, progress) as bar:
+    with stop_signals(), _Progress(total, progress) as bar:
         for cell in todo:
             folder = out / "cells" / cell.key
             saved = _read_json(folder / "result.json")
@@ -220,22 +219,6 @@ def run_bench(out: str | Path, suite: str = "quick", systems: list[str] | None =
     return {"report": str(out / "report.md"), "files": [str(f) for f in files], "cells": len(results),
             "failed": sum("error" in r for r in results) + sum("error" in p for p in peer_results),
             "wall_s": round(time.time() - t0, 1), "pong": pong}
-
-
-@contextlib.contextmanager
-def _stop_signals():
-    """SIGTERM and SIGHUP stop the bench as Ctrl-C does: the running cell ends with its checkpoint, finished
-    cells stay for ``--resume``, no process is left behind."""
-    def interrupt(signum, frame):
-        raise KeyboardInterrupt
-
-    stops = [s for s in (signal.SIGTERM, getattr(signal, "SIGHUP", None)) if s is not None]
-    previous = {s: signal.signal(s, interrupt) for s in stops}
-    try:
-        yield
-    finally:
-        for s, handler in previous.items():
-            signal.signal(s, handler)
 
 
 def _line(r: dict) -> str:

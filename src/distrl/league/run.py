@@ -38,6 +38,7 @@ from distrl.league.players import LocalPlayers, RayPlayers
 from distrl.league.ratings import EloRatings
 from distrl.league.server import LeagueClient, LeagueServer
 from distrl.runtime.run.run_dir import append_row, prepare_run_dir, read_rows, write_json
+from distrl.runtime.run.stop_signals import stop_signals
 
 PLACEMENTS = ("local", "ray")
 PLAYER_RUNTIMES = ("local", "inline")
@@ -299,6 +300,10 @@ class _League:
             self.log(line)
 
     def run(self) -> dict[str, Any]:
+        with stop_signals():  # SIGTERM and SIGHUP end the league as Ctrl-C does: every player checkpointed
+            return self._run()
+
+    def _run(self) -> dict[str, Any]:
         interrupted, started_ray, kinds = False, False, dict(self.players)
         makers, folders = self._makers()
         try:
