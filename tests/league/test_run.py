@@ -176,3 +176,37 @@ def test_sigterm_ends_a_league_with_every_player_checkpointed_and_no_process_lef
     assert any((folder / "players" / "main" / "checkpoints").iterdir())
     gone, alive = psutil.wait_procs(family, timeout=30)
     assert not alive, [p.cmdline() for p in alive]
+
+
+def test_a_killed_actor_of_a_player_is_restarted_and_the_counts_go_on(tmp_path):
+    import os
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+
+    import psutil
+
+    folder = tmp_path / "killed"
+    root = Path(__file__).resolve().parents[2]
+    env = dict(os.environ, PYTHONPATH=str(root / "src") + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    proc = subprocess.Popen([sys.executable, "-m", "distrl", "league", "appo", "--env", GAME, "--total-steps", "4096",
+                             "--slice-steps", "256", "--snapshot-steps", "1024", "--run-dir", str(folder), "--quiet",
+                             "--set", "num_actors=2", "--set", "num_envs=4", "--set", "unroll_length=32"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    deadline = time.monotonic() + 180
+    while len(_rows(folder / "league.csv") if (folder / "league.csv").is_file() else []) < 1 \
+            and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.1)  # a bounded wait for the first slice to end
+    assert proc.poll() is None, proc.stderr.read()
+    games_before = sum(int(r["games"]) for r in _rows(folder / "league.csv"))
+    forkservers = [p for p in psutil.Process(proc.pid).children() if "forkserver" in " ".join(p.cmdline())]
+    actors = [a for f in forkservers for a in f.children()]  # the forkserver's children: the player's actors
+    assert actors
+    actors[-1].kill()
+    out, err = proc.communicate(timeout=300)
+    assert proc.returncode == 0, err[-2000:]
+    summary = json.loads(out.strip().splitlines()[-1])
+    player = json.loads((folder / "players" / "main" / "summary.json").read_text())
+    assert player["actor_restarts"] >= 1 and summary["players"][0]["env_steps"] >= 4096
+    assert summary["games"] > games_before  # the restarted actor's games reach the coordinator too
