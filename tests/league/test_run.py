@@ -210,3 +210,15 @@ def test_a_killed_actor_of_a_player_is_restarted_and_the_counts_go_on(tmp_path):
     player = json.loads((folder / "players" / "main" / "summary.json").read_text())
     assert player["actor_restarts"] >= 1 and summary["players"][0]["env_steps"] >= 4096
     assert summary["games"] > games_before  # the restarted actor's games reach the coordinator too
+
+
+def test_a_league_plays_an_openspiel_game_and_its_main_agent_is_scored_by_nash_conv(tmp_path):
+    pytest.importorskip("pyspiel", reason="games extra not installed")
+    from distrl.league.exploitability import nash_conv
+
+    folder = tmp_path / "kuhn"
+    summary = run_league("ppo", "openspiel:kuhn_poker", total_steps=2048, slice_steps=1024, snapshot_steps=1024,
+                         run_dir=str(folder), settings=SMALL)
+    assert summary["games"] > 500 and summary["snapshots"] == ["main@0", "main@1"]
+    score = nash_conv(distrl.load_policy(folder / "players" / "main").model, "kuhn_poker")
+    assert 0.0 <= score <= 3.0  # Kuhn's NashConv: 0 at an equilibrium, 0.92 for uniform play

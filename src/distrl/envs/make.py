@@ -52,7 +52,7 @@ def is_atari(env_id: str) -> bool:
 
 def check_env_id(env_id: str) -> None:
     """Raise ConfigError (with a did-you-mean) unless ``env_id`` names a registered env."""
-    if env_id.startswith(multi_agent.PREFIX):  # a PettingZoo game, registered as a Gymnasium env here
+    if multi_agent.is_game(env_id):  # a PettingZoo or OpenSpiel game, registered as a Gymnasium env here
         multi_agent.register(env_id)
         return
     if ":" in env_id:
@@ -75,14 +75,14 @@ def check_env_id(env_id: str) -> None:
 
 
 def _strip(env_id: str) -> str:
-    if env_id.startswith(multi_agent.PREFIX):
+    if multi_agent.is_game(env_id):
         return multi_agent.gym_id(env_id)
     return env_id.split(":", 1)[1] if ":" in env_id else env_id
 
 
 def _kwargs(env_id: str, training: bool) -> dict:
     """What ``gym.make`` passes the env: a two-player game's opponent, from its id's ``?`` part."""
-    return multi_agent.game_kwargs(env_id, training) if env_id.startswith(multi_agent.PREFIX) else {}
+    return multi_agent.game_kwargs(env_id, training) if multi_agent.is_game(env_id) else {}
 
 
 def _atari_env(env_id: str, training: bool, render_mode: str | None = None) -> gym.Env:

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
+from functools import partial
 
 import gymnasium as gym
 import numpy as np
@@ -31,7 +32,17 @@ import numpy as np
 from distrl.errors import ConfigError
 
 PREFIX = "pettingzoo:"
-NAMESPACE = "PettingZoo/"
+OPENSPIEL = "openspiel:"  # OpenSpiel's two-player turn-based games (envs/openspiel.py)
+PREFIXES = (PREFIX, OPENSPIEL)
+NAMESPACES = {PREFIX: "PettingZoo/", OPENSPIEL: "OpenSpiel/"}
+
+
+def is_game(env_id: str) -> bool:
+    return env_id.startswith(PREFIXES)
+
+
+def _prefix(env_id: str) -> str:
+    return next(p for p in PREFIXES if env_id.startswith(p))
 QUERY = ("opponent", "league", "player")
 
 
@@ -53,12 +64,14 @@ def split_id(env_id: str) -> tuple[str, dict[str, str]]:
 def identity(env_id: str) -> str:
     """The env a checkpoint's weights fit: a game's id without its ``?`` part (who sits in the other seat is how the
     run trained, like a seed, not what its policy takes and gives: a league moved elsewhere still resumes)."""
-    return split_id(env_id)[0] if env_id.startswith(PREFIX) else env_id
+    return split_id(env_id)[0] if is_game(env_id) else env_id
 
 
 def gym_id(env_id: str) -> str:
-    """``pettingzoo:classic.tictactoe_v3`` (with or without a ``?`` part) -> ``PettingZoo/classic.tictactoe_v3``."""
-    return NAMESPACE + split_id(env_id)[0][len(PREFIX):]
+    """``pettingzoo:classic.tictactoe_v3`` (with or without a ``?`` part) -> ``PettingZoo/classic.tictactoe_v3``;
+    ``openspiel:kuhn_poker`` -> ``OpenSpiel/kuhn_poker``."""
+    prefix = _prefix(env_id)
+    return NAMESPACES[prefix] + split_id(env_id)[0][len(prefix):]
 
 
 def game_kwargs(env_id: str, training: bool) -> dict:
@@ -85,8 +98,15 @@ def game_module(path: str):
 
 
 def register(env_id: str) -> str:
-    """Register the Gymnasium env for a ``pettingzoo:`` id (once per process); returns its Gymnasium id."""
+    """Register the Gymnasium env for a ``pettingzoo:`` or ``openspiel:`` id (once per process); returns its
+    Gymnasium id."""
     name = gym_id(env_id)
+    if name not in gym.registry and env_id.startswith(OPENSPIEL):
+        from distrl.envs import openspiel
+
+        game = split_id(env_id)[0][len(OPENSPIEL):]
+        openspiel.load(game)  # one line now, where it is not a game we can play
+        gym.register(name, entry_point=TwoPlayerSelfPlay, kwargs={"make_game": partial(openspiel.OpenSpielGame, game)})
     if name not in gym.registry:
         module = game_module(split_id(env_id)[0][len(PREFIX):])
         if not callable(getattr(module, "env", None)):

@@ -101,11 +101,11 @@ def _check(saved: dict) -> None:
 def _plan(system: str, env: str, runtime: str, total_steps: int, settings: dict, fixed: list[str]):
     """The players' run, checked as ``distrl train`` checks it: the system, the game, the settings."""
     from distrl.api import plan_run
-    from distrl.envs.multi_agent import PREFIX, split_id
+    from distrl.envs.multi_agent import is_game, split_id
 
-    if not isinstance(env, str) or not env.startswith(PREFIX) or split_id(env)[1]:
-        raise ConfigError(f"a league plays a two-player game: --env pettingzoo:GAME (e.g. "
-                          f"pettingzoo:classic.tictactoe_v3), without a '?' part; got {env!r}")
+    if not isinstance(env, str) or not is_game(env) or split_id(env)[1]:
+        raise ConfigError(f"a league plays a two-player game: --env pettingzoo:GAME or openspiel:GAME (e.g. "
+                          f"pettingzoo:classic.tictactoe_v3, openspiel:kuhn_poker), without a '?' part; got {env!r}")
     module, run_cfg, _, spec, program = plan_run(system, env, runtime=runtime, total_steps=total_steps, **settings)
     from distrl.envs.opponents import opponent
 
