@@ -108,9 +108,10 @@ def serve(run_dir: str | Path, bind: str = "127.0.0.1:8500", http: str | None = 
 def train_league(system: str, env: str | None = None, **options: Any) -> dict[str, Any]:
     """Train a self-play league of ``system`` in a two-player game (``distrl league``): learning players whose
     opponents a coordinator chooses each episode; returns the league's summary. ``options``: ``players``
-    (``"main=1,main_exploiter=1"``), ``mode`` (naive, uniform, pfsp), ``snapshot_rule``, ``snapshot_steps``,
-    ``slice_steps``, ``total_steps`` (per player), ``runtime``, ``seed``, ``run_dir``, ``resume``, ``force``,
-    ``bind``, ``settings`` (a dict of any setting of every player), ``log`` (a function of one line)."""
+    (``"main=1,main_exploiter=1"``), ``fixed`` (``"random"``), ``mode`` (naive, uniform, pfsp), ``snapshot_rule``,
+    ``snapshot_steps``, ``slice_steps``, ``total_steps`` (per player), ``runtime`` (local, ray),
+    ``player_runtime``, ``seed``, ``run_dir``, ``resume``, ``force``, ``bind``, ``settings`` (a dict of any
+    setting of every player), ``log`` (a function of one line)."""
     from distrl.league.run import run_league
 
     return run_league(system, env, **options)

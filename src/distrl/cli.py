@@ -205,15 +205,17 @@ def _build_parser() -> argparse.ArgumentParser:
 
     league = sub.add_parser("league", help="self-play: learning players of a system in a two-player game, their "
                             "opponents chosen by a coordinator (AlphaStar's league)", formatter_class=_Help,
-                            description="Train learning players of SYSTEM in a PettingZoo two-player game; a "
+                            description="Train learning players of SYSTEM in a two-player game (PettingZoo's or "
+                                        "OpenSpiel's); a "
                                         "coordinator chooses each episode's opponent among the players and their "
                                         "frozen snapshots (naive self-play, uniform fictitious self-play or "
                                         "AlphaStar's prioritized fictitious self-play) and keeps the payoff table "
                                         "and Elo ratings.")
     league.add_argument("system", help="one whose policy honours legal-action masks: a2c, ppo, impala, appo, seed, "
                                        "apex-dqn")
-    league.add_argument("--env", default=None, help="the game: pettingzoo:GAME (e.g. pettingzoo:classic.tictactoe_v3); "
-                                                    "no default, and not with --resume")
+    league.add_argument("--env", default=None, help="the game: pettingzoo:GAME or openspiel:GAME (e.g. "
+                                                    "pettingzoo:classic.tictactoe_v3, openspiel:kuhn_poker); no "
+                                                    "default")
     league.add_argument("--players", default="main=1", help="KIND=COUNT,... of main, main_exploiter, league_exploiter")
     league.add_argument("--fixed", default="", help="scripted players the league holds from the start, "
                                                     "comma-separated: random, minimax (tic-tac-toe), "

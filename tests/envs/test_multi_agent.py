@@ -143,6 +143,7 @@ def test_an_opponent_named_in_the_id_sits_in_the_other_seat():
     ("?league=/tmp/l", "league=DIR&player=ID together"),
     ("?league=/tmp/l&player=main&opponent=random", "and no opponent="),
     ("?opponent=perfect", "is random, minimax or module:function"),
+    ("?opponent=league", "is the league's own"),
 ])
 def test_a_bad_opponent_in_the_id_is_one_line(query, says):
     with pytest.raises(ConfigError, match=says) as e:

@@ -81,6 +81,9 @@ def _weights(c):
 
 
 def test_evaluation_plays_random_in_place_of_the_league(league):
-    _, env_id = league
+    c, env_id = league
+    calls = dict(c.calls)
     env = make_env(env_id)  # no coordinator is asked: evaluation cannot rely on the league being up
-    assert env.unwrapped.opponent is None
+    env.reset(seed=1)
+    env.step(int(np.argmax(env.reset(seed=1)[0][-9:])))
+    assert env.unwrapped.opponent is None and c.calls == calls

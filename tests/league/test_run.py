@@ -5,6 +5,7 @@ payoff counts and pool, and bad input is one line with nothing written."""
 import csv
 import json
 
+import numpy as np
 import pytest
 
 import distrl
@@ -22,7 +23,7 @@ def _rows(path):
 
 @pytest.fixture(scope="module")
 def league(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("league") / "ttt"
+    folder = tmp_path_factory.mktemp("league") / "ttt&co?"  # quoted in the players' env ids
     summary = run_league("ppo", GAME, players="main=1,main_exploiter=1", fixed="random", total_steps=2048,
                          slice_steps=1024, snapshot_steps=1024, player_runtime="inline", run_dir=str(folder),
                          settings=SMALL)
@@ -44,7 +45,7 @@ def test_players_train_in_turn_and_snapshots_join_on_their_schedule(league):
     assert summary["snapshots"] == [r["snapshot"] for r in joined]
     assert summary["games"] == sum(int(r["games"]) for r in rows)
     # the main exploiter plays the main agent (its latest weights, then its snapshot) from its first slice on
-    assert "main" in rows[1]["opponents"]
+    assert "main" in dict(pair.rsplit(":", 1) for pair in rows[1]["opponents"].split())
     for name in ("payoff.png", "ratings.png", "summary.json", "state.json"):
         assert (folder / name).stat().st_size > 0
     state = json.loads((folder / "state.json").read_text())
@@ -113,16 +114,30 @@ def test_systems_that_cannot_be_players_are_refused(tmp_path, capsys, system, sa
     assert says in capsys.readouterr().err
 
 
-def test_a_damaged_league_is_one_line_on_resume_and_left_as_it_was(league, tmp_path, capsys):
+@pytest.mark.parametrize("damage, says", [
+    (lambda f: (f / "state.json").write_text('{"payoff": {"players": ["main"]}}'), "state.json or the pool is damaged"),
+    (lambda f: next((f / "pool").iterdir()).write_bytes(b"not safetensors"), "state.json or the pool is damaged"),
+    (lambda f: (f / "state.json").write_text((f / "state.json").read_text().replace(
+        '"main": ', '"main": NaN, "was": ', 1)), "state.json or the pool is damaged"),
+])
+def test_a_damaged_league_is_one_line_on_resume_and_left_as_it_was(league, tmp_path, capsys, damage, says):
     import shutil
 
     folder = tmp_path / "damaged"
     shutil.copytree(league[0], folder)
-    (folder / "state.json").write_text('{"payoff": {"players": ["main"]}}')
+    damage(folder)
     before = {p: p.read_bytes() for p in folder.rglob("*") if p.is_file()}
-    assert main(["league", "ppo", "--resume", "--run-dir", str(folder)]) == 2
-    assert "state.json or the pool is damaged" in capsys.readouterr().err
-    assert {p: p.read_bytes() for p in folder.rglob("*") if p.is_file()} == before
+    assert main(["league", "ppo", "--resume", "--run-dir", str(folder), "--total-steps", "9999"]) == 2
+    err = capsys.readouterr().err
+    assert says in err and len(err.strip().splitlines()) == 1
+    assert {p: p.read_bytes() for p in folder.rglob("*") if p.is_file()} == before  # league.json too
+
+
+@pytest.mark.parametrize("argv, says", [(["appo"], "another system 'appo'"),
+                                        (["ppo", "--env", "openspiel:kuhn_poker"], "another env")])
+def test_a_resume_with_other_settings_is_refused(league, capsys, argv, says):
+    assert main(["league", *argv, "--resume", "--run-dir", str(league[0])]) == 2
+    assert says in capsys.readouterr().err
 
 
 def test_players_spread_over_a_two_node_ray_cluster(tmp_path):
@@ -145,60 +160,52 @@ def test_players_spread_over_a_two_node_ray_cluster(tmp_path):
         ray.shutdown()
 
 
-def test_sigterm_ends_a_league_with_every_player_checkpointed_and_no_process_left(tmp_path):
+def _league_process(folder, *argv):
+    """``distrl league appo`` in a process of its own, once its first slice has ended (a bounded wait)."""
     import os
-    import signal
     import subprocess
     import sys
     import time
     from pathlib import Path
 
+    root = Path(__file__).resolve().parents[2]
+    env = dict(os.environ, PYTHONPATH=str(root / "src") + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    proc = subprocess.Popen([sys.executable, "-m", "distrl", "league", "appo", "--env", GAME, "--run-dir", str(folder),
+                             "--quiet", "--set", "num_actors=2", "--set", "num_envs=4", "--set", "unroll_length=32",
+                             *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    deadline = time.monotonic() + 180
+    while not _rows_if(folder / "league.csv") and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert proc.poll() is None, proc.stderr.read()
+    return proc
+
+
+def _rows_if(path):
+    return _rows(path) if path.is_file() else []
+
+
+def test_sigterm_ends_a_league_with_every_player_checkpointed_and_no_process_left(tmp_path):
+    import signal
+
     import psutil
 
     folder = tmp_path / "stopped"
-    root = Path(__file__).resolve().parents[2]
-    env = dict(os.environ, PYTHONPATH=str(root / "src") + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    proc = subprocess.Popen([sys.executable, "-m", "distrl", "league", "appo", "--env", GAME, "--total-steps",
-                             "10000000", "--slice-steps", "256", "--run-dir", str(folder), "--quiet", "--set",
-                             "num_actors=2", "--set", "num_envs=4", "--set", "unroll_length=32"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-    deadline = time.monotonic() + 180
-    while len(_rows(folder / "league.csv") if (folder / "league.csv").is_file() else []) < 1 \
-            and proc.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.1)  # a bounded wait for the first slice to end
-    assert proc.poll() is None, proc.stderr.read()
+    proc = _league_process(folder, "--total-steps", "10000000", "--slice-steps", "256")
     family = psutil.Process(proc.pid).children(recursive=True)
     assert family  # the player's actor processes
     proc.send_signal(signal.SIGTERM)
     assert proc.wait(timeout=120) == 130
     summary = json.loads((folder / "summary.json").read_text())
-    assert summary["interrupted"] and (folder / "players" / "main" / "checkpoints").is_dir()
-    assert any((folder / "players" / "main" / "checkpoints").iterdir())
+    assert summary["interrupted"] and any((folder / "players" / "main" / "checkpoints").iterdir())
     gone, alive = psutil.wait_procs(family, timeout=30)
     assert not alive, [p.cmdline() for p in alive]
 
 
-def test_a_killed_actor_of_a_player_is_restarted_and_the_counts_go_on(tmp_path):
-    import os
-    import subprocess
-    import sys
-    import time
-    from pathlib import Path
-
+def test_a_killed_actor_of_a_player_is_restarted_and_the_league_goes_on(tmp_path):
     import psutil
 
     folder = tmp_path / "killed"
-    root = Path(__file__).resolve().parents[2]
-    env = dict(os.environ, PYTHONPATH=str(root / "src") + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    proc = subprocess.Popen([sys.executable, "-m", "distrl", "league", "appo", "--env", GAME, "--total-steps", "4096",
-                             "--slice-steps", "256", "--snapshot-steps", "1024", "--run-dir", str(folder), "--quiet",
-                             "--set", "num_actors=2", "--set", "num_envs=4", "--set", "unroll_length=32"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-    deadline = time.monotonic() + 180
-    while len(_rows(folder / "league.csv") if (folder / "league.csv").is_file() else []) < 1 \
-            and proc.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.1)  # a bounded wait for the first slice to end
-    assert proc.poll() is None, proc.stderr.read()
+    proc = _league_process(folder, "--total-steps", "4096", "--slice-steps", "256", "--snapshot-steps", "1024")
     games_before = sum(int(r["games"]) for r in _rows(folder / "league.csv"))
     forkservers = [p for p in psutil.Process(proc.pid).children() if "forkserver" in " ".join(p.cmdline())]
     actors = [a for f in forkservers for a in f.children()]  # the forkserver's children: the player's actors
@@ -209,7 +216,7 @@ def test_a_killed_actor_of_a_player_is_restarted_and_the_counts_go_on(tmp_path):
     summary = json.loads(out.strip().splitlines()[-1])
     player = json.loads((folder / "players" / "main" / "summary.json").read_text())
     assert player["actor_restarts"] >= 1 and summary["players"][0]["env_steps"] >= 4096
-    assert summary["games"] > games_before  # the restarted actor's games reach the coordinator too
+    assert summary["games"] > games_before  # the league went on counting games after the kill
 
 
 def test_a_league_plays_an_openspiel_game_and_its_main_agent_is_scored_by_nash_conv(tmp_path):
@@ -221,4 +228,4 @@ def test_a_league_plays_an_openspiel_game_and_its_main_agent_is_scored_by_nash_c
                          run_dir=str(folder), settings=SMALL)
     assert summary["games"] > 500 and summary["snapshots"] == ["main@0", "main@1"]
     score = nash_conv(distrl.load_policy(folder / "players" / "main").model, "kuhn_poker")
-    assert 0.0 <= score <= 3.0  # Kuhn's NashConv: 0 at an equilibrium, 0.92 for uniform play
+    assert np.isfinite(score) and score >= 0.0  # what NashConv is; its value at scale: benchmarks/league_kuhn.py

@@ -25,6 +25,7 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable
 from functools import partial
+from urllib.parse import unquote
 
 import gymnasium as gym
 import numpy as np
@@ -55,7 +56,7 @@ def split_id(env_id: str) -> tuple[str, dict[str, str]]:
         if not eq or key not in QUERY or not value or key in params:
             raise ConfigError(f"env '{env_id}': after '?' give opponent=NAME, or league=DIR&player=ID, each once "
                               f"(got {part!r})")
-        params[key] = value
+        params[key] = unquote(value)
     if ("league" in params) != ("player" in params) or ("league" in params and "opponent" in params):
         raise ConfigError(f"env '{env_id}': a league's opponents need league=DIR&player=ID together, and no opponent=")
     return game, params
@@ -140,14 +141,16 @@ class TwoPlayerSelfPlay(gym.Env):
         self.action_mask_size = int(self.action_space.n)
         size = int(np.prod(inner.shape)) + self.action_mask_size
         self.observation_space = gym.spaces.Box(-np.inf, np.inf, (size,), np.float32)
-        if isinstance(opponent, str):
+        if opponent == "random":  # the env's own stream, reseeded by a seeded reset (each env copy its own)
+            opponent = None
+        elif isinstance(opponent, str):
             from distrl.envs.opponents import opponent as named
 
             opponent = named(opponent, game_id, 0, **(opponent_args or {}))
         self.opponent = opponent
         self.episodes = 0
         self._rng = np.random.default_rng(0)
-        self._return, self._ended = 0.0, False
+        self._return, self._ended, self._played = 0.0, False, False
 
     def _observe(self, agent: str) -> tuple[np.ndarray, np.ndarray]:
         obs = self.game.observe(agent)
@@ -182,8 +185,9 @@ class TwoPlayerSelfPlay(gym.Env):
             self.episodes = int(seed) % 2
         starts = getattr(self.opponent, "episode_starts", None)
         if starts is not None:
-            ended = self._ended and self.episodes > 0
+            ended = self._ended and self._played
             starts(None if not ended else "win" if self._return > 0 else "loss" if self._return < 0 else "draw")
+        self._played = True
         self.game.reset(seed=None if seed is None else int(seed))
         self.me = self.game.possible_agents[self.episodes % 2]  # first seat, then second, in turn
         self.episodes += 1

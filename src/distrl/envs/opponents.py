@@ -61,6 +61,9 @@ def opponent(name: str, env_id: str, seed: int = 0, **args) -> Callable:
     """``random``, ``minimax`` (tic-tac-toe only), ``module:function``, or ``league`` (with ``league`` and
     ``player``: the opponents a running league's coordinator chooses)."""
     if name in FACTORIES:
+        if not args:  # a league's opponents come with the league's folder and the player (its env id's ?league=)
+            raise ConfigError(f"opponent {name!r} is the league's own (an env id's ?league=DIR&player=ID), not one "
+                              "to name")
         return import_function(FACTORIES[name], "opponent", FACTORIES[name])(**args)
     if name == "random":
         return uniform_random(seed)

@@ -34,6 +34,10 @@ FIRST_WEIGHTS_TIMEOUT_S = 300.0
 OUTCOMES = tuple(RESULTS)  # win, draw, loss: the tally's columns
 
 
+def _bytes(tensors: Mapping[str, torch.Tensor]) -> bytes:
+    return save({k: v.detach().cpu().contiguous() for k, v in tensors.items()})
+
+
 class Coordinator:
     def __init__(self, matchmaker: Matchmaker, ratings: EloRatings, recipe: Mapping):
         self.lock = threading.Lock()
@@ -44,16 +48,26 @@ class Coordinator:
         self.steps: dict[str, int] = {}  # a learning player's env steps, for the ratings' history
         self.tally: dict[str, np.ndarray] = {}  # a learning player's wins, draws, losses since the last take
         self.opponents: dict[str, dict[str, int]] = {}  # a learning player's opponents since the last take
+        self.closed = False
 
     # --- what the league does between slices -----------------------------------------------------
     def publish(self, policy_id: str, tensors: Mapping[str, torch.Tensor]) -> int:
         """Put ``policy_id``'s weights in the pool; returns their version."""
-        data = save({k: v.detach().cpu().contiguous() for k, v in tensors.items()})
+        data = _bytes(tensors)
         with self.lock:
-            version = self.pool.get(policy_id, (0, b""))[0] + 1
-            self.pool[policy_id] = (version, data)
-            self.published.notify_all()
+            return self._publish(policy_id, data)
+
+    def _publish(self, policy_id: str, data: bytes) -> int:  # with the lock held
+        version = self.pool.get(policy_id, (0, b""))[0] + 1
+        self.pool[policy_id] = (version, data)
+        self.published.notify_all()
         return version
+
+    def close(self) -> None:
+        """Calls still waiting for a player's first weights end (the league is stopping)."""
+        with self.lock:
+            self.closed = True
+            self.published.notify_all()
 
     def add_player(self, player_id: str, kind: str, steps: int = 0) -> None:
         with self.lock:
@@ -68,12 +82,21 @@ class Coordinator:
             self.matchmaker.add_fixed(player_id)
             self.ratings.add(player_id)
 
-    def snapshot(self, player_id: str, tensors: Mapping[str, torch.Tensor]) -> tuple[str, bool]:
-        """Freeze a learning player's weights into the league; (the snapshot's id, reset the player?)."""
+    def snapshot_due(self, player_id: str) -> bool:
         with self.lock:
+            return self.matchmaker.ready_to_snapshot(player_id, self.steps[player_id])
+
+    def snapshot(self, player_id: str, tensors: Mapping[str, torch.Tensor], keep=None) -> tuple[str, bool]:
+        """Freeze a learning player's weights into the league; (the snapshot's id, reset the player?).
+        ``keep(id)`` saves them first (the pool's file): a snapshot the league holds always has its file, and no
+        game is sent to it before its weights are in the pool."""
+        data = _bytes(tensors)
+        with self.lock:
+            if keep is not None:
+                keep(self.matchmaker.next_snapshot_id(player_id))
             frozen, reset = self.matchmaker.snapshot(player_id, self.steps[player_id])
             self.ratings.add(frozen, self.steps[player_id], like=player_id)
-        self.publish(frozen, tensors)
+            self._publish(frozen, data)
         return frozen, reset
 
     def take(self, player_id: str) -> tuple[np.ndarray, dict[str, int]]:
@@ -111,8 +134,10 @@ class Coordinator:
             if not isinstance(player, str) or player not in self.steps:
                 raise ValueError(f"{str(player)[:80]!r} is not a learning player of this league")
             # a player's first weights reach the pool as its learner is built, which may be while its envs reset
-            if not self.published.wait_for(lambda: player in self.pool, timeout=FIRST_WEIGHTS_TIMEOUT_S):
-                raise ValueError(f"{player}'s weights did not reach the league's pool in {FIRST_WEIGHTS_TIMEOUT_S} s")
+            there = self.published.wait_for(lambda: player in self.pool or self.closed, FIRST_WEIGHTS_TIMEOUT_S)
+            if not there or self.closed:
+                raise ValueError(f"{player}'s weights did not reach the league's pool in {FIRST_WEIGHTS_TIMEOUT_S} s"
+                                 if not self.closed else "the league is stopping")
             if last is not None:
                 if not isinstance(last, dict) or set(last) != {"opponent", "result"} \
                         or last["result"] not in OUTCOMES or not isinstance(last["opponent"], str) \

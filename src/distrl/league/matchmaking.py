@@ -91,12 +91,15 @@ class Matchmaker:
         """Freeze ``player_id``'s weights as a new snapshot; returns its id and whether the learning player now
         starts again from its initial weights."""
         player = self.players[player_id]
-        count = sum(p.parent == player_id for p in self.players.values())
-        frozen = self._join(Player(f"{player_id}@{count}", "snapshot", parent=player_id))
+        frozen = self._join(Player(self.next_snapshot_id(player_id), "snapshot", parent=player_id))
         player.last_snapshot_steps = steps
         reset = player.kind == "main_exploiter" or (
             player.kind == "league_exploiter" and self.rng.random() < LEAGUE_EXPLOITER_RESET)
         return frozen.id, bool(reset)
+
+    def next_snapshot_id(self, player_id: str) -> str:
+        """The id ``player_id``'s next snapshot will have: ``main@0``, ``main@1``, ..."""
+        return f"{player_id}@{sum(p.parent == player_id for p in self.players.values())}"
 
     def _of_kind(self, kind: str) -> list[str]:
         return [p.id for p in self.players.values() if p.kind == kind]
@@ -172,5 +175,6 @@ class Matchmaker:
             return False
         if self.rule == "schedule" or passed >= 2 * self.snapshot_steps:
             return True
-        against = self._of_kind("main") if player.kind == "main_exploiter" else self._snapshots()
+        # the learning players' snapshots, not the fixed players (a perfect one can only be drawn against)
+        against = self._of_kind("main") if player.kind == "main_exploiter" else self._of_kind("snapshot")
         return not against or bool(self.payoff.win_rates(player_id, against).min() > SNAPSHOT_WIN_RATE)

@@ -10,6 +10,7 @@ actor-critic policy plays as it was trained, sampling its masked distribution; a
 from __future__ import annotations
 
 import json
+import os
 from collections import OrderedDict
 
 import numpy as np
@@ -51,7 +52,8 @@ class Pool:
         if name not in self.scripted:
             from distrl.envs.opponents import opponent
 
-            self.scripted[name] = opponent(name, self.recipe["game"], seed=len(self.scripted))
+            # a stream per process: every actor's random player its own moves
+            self.scripted[name] = opponent(name, self.recipe["game"], seed=os.getpid() * 64 + len(self.scripted))
         return self.scripted[name]
 
     def policy(self, policy_id: str, version: int) -> torch.nn.Module:

@@ -27,6 +27,7 @@ import time
 from functools import partial
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from safetensors.torch import load_file, save_file
 
@@ -37,7 +38,7 @@ from distrl.league.payoff import PayoffTable
 from distrl.league.players import LocalPlayers, RayPlayers
 from distrl.league.ratings import EloRatings
 from distrl.league.server import LeagueClient, LeagueServer
-from distrl.runtime.run.run_dir import append_row, prepare_run_dir, read_rows, write_json
+from distrl.runtime.run.run_dir import append_row, prepare_run_dir, read_json_object, read_rows, write_json
 from distrl.runtime.run.stop_signals import stop_signals
 
 PLACEMENTS = ("local", "ray")
@@ -75,6 +76,9 @@ def _check(saved: dict) -> None:
     def count(x):
         return isinstance(x, int) and not isinstance(x, bool) and x >= 1
 
+    if not count(saved["seed"] + 1) or not isinstance(saved["settings"], dict):
+        raise ConfigError(f"--seed is a whole number >= 0 and the settings a mapping; got {saved['seed']!r}, "
+                          f"{type(saved['settings']).__name__}")
     ids = {pid for pid, _ in parse_players(saved["players"])}
     names = fixed_players(saved["fixed"])
     if len(set(names)) != len(names) or ids & set(names) or any("@" in n for n in names):
@@ -138,7 +142,7 @@ def run_league(system: str, env: str | None = None, *, players: str = "main=1", 
             raise ConfigError("--resume and --force exclude each other: resume continues a league, force starts "
                               "it anew")
         league_dir = Path(run_dir)
-        saved = _read(league_dir / "league.json")
+        saved = read_json_object(league_dir / "league.json")
         missing = {"system", "env", "players", "mode", "snapshot_rule", "snapshot_steps", "slice_steps",
                    "total_steps", "runtime", "player_runtime", "seed", "settings", "fixed"} - set(saved)
         if missing:
@@ -147,12 +151,20 @@ def run_league(system: str, env: str | None = None, *, players: str = "main=1", 
             _check(saved)
         except (ConfigError, TypeError, AttributeError) as e:
             raise ConfigError(f"cannot resume: {league_dir / 'league.json'}: {e}") from None
+        given = {"system": system, "env": env}
+        differs = [f"{k} {v!r} (the league's: {saved.get(k)!r})" for k, v in given.items()
+                   if v is not None and v != saved.get(k)]
+        if differs:
+            raise ConfigError(f"cannot resume: the league in {league_dir} was started with another "
+                              f"{', '.join(differs)}; a resumed league keeps its settings (only --total-steps may "
+                              "grow)")
         if total_steps is not None:  # a larger budget: the players resume with it
             saved = {**saved, "total_steps": total_steps}
             _check(saved)
-            write_json(league_dir / "league.json", saved)
         _check_bind(bind)
-        return _League(league_dir.resolve(), saved, resume=True, bind=bind, log=log).run()
+        league = _League(league_dir.resolve(), saved, resume=True, bind=bind, log=log)  # checks state.json, pool
+        write_json(league_dir / "league.json", saved)
+        return league.run()
     settings = dict(settings or {})
     for key in SET_BY_LEAGUE:
         if key in settings:
@@ -198,7 +210,8 @@ class _League:
 
         self.dir, self.saved, self.resume, self.log = league_dir, saved, resume, log
         self.players = parse_players(saved["players"])
-        state = _read(league_dir / "state.json") if resume and (league_dir / "state.json").is_file() else None
+        has_state = resume and (league_dir / "state.json").is_file()
+        state = read_json_object(league_dir / "state.json") if has_state else None
         self.coordinator = self._coordinator(state)
         write_token(league_dir, secrets.token_urlsafe(24))  # a new secret each session: the old games are gone
         self.server = LeagueServer(self.coordinator, (league_dir / "token").read_text().strip(), bind)
@@ -231,12 +244,14 @@ class _League:
             coordinator = Coordinator(matchmaker, ratings, recipe)
             for p in state["players"]:
                 player = matchmaker.restore(_player(p))
-                ratings.ratings[player.id] = float(state["ratings"][player.id])
+                ratings.ratings[player.id] = rating = float(state["ratings"][player.id])
+                if not math.isfinite(rating) or int(p["env_steps"]) < 0 or int(p["last_snapshot_steps"]) < 0:
+                    raise ValueError(f"player {player.id}: rating {rating}, env steps {p['env_steps']}")
                 if player.kind in KINDS:
                     coordinator.steps[player.id] = int(p["env_steps"])
                 elif player.kind == "snapshot":
                     coordinator.publish(player.id, load_file(self.dir / "pool" / f"{player.id}.safetensors"))
-        except (KeyError, TypeError, ValueError, OSError) as e:
+        except Exception as e:  # a file of the pool safetensors cannot read raises its own error type
             raise ConfigError(f"cannot resume: {self.dir / 'state.json'} or the pool is damaged "
                               f"({type(e).__name__}: {str(e)[:120]}); restore it or start the league anew") from None
         if [(p.id, p.kind) for p in matchmaker.players.values() if p.kind in KINDS] != self.players:
@@ -263,7 +278,7 @@ class _League:
         for index, (pid, _) in enumerate(self.players):
             folder = self.dir / "players" / pid
             again = self.resume and (folder / "config.yaml").is_file()
-            env = f"{s['env']}?league={self.dir}&player={pid}"  # the league's folder now (a league may move)
+            env = league_env(s["env"], self.dir, pid)  # the league's folder now (a league may move)
             settings = {"env": env, "run_dir": str(folder), "total_steps": s["total_steps"]} if again else \
                 {**s["settings"], "env": env, "run_dir": str(folder), "seed": s["seed"] + index,
                  "total_steps": s["total_steps"], "runtime": s["player_runtime"]}
@@ -276,9 +291,9 @@ class _League:
             c.steps[pid] = steps
         c.publish(pid, model)
         wall = round(time.perf_counter() - self.started, 3)
-        if c.matchmaker.ready_to_snapshot(pid, steps):
-            frozen, reset = c.snapshot(pid, model)
-            save_file({k: v.contiguous() for k, v in model.items()}, self.dir / "pool" / f"{frozen}.safetensors")
+        if c.snapshot_due(pid):
+            frozen, reset = c.snapshot(pid, model, keep=lambda frozen: save_file(
+                {k: v.contiguous() for k, v in model.items()}, self.dir / "pool" / f"{frozen}.safetensors"))
             if reset:
                 c.publish(pid, self.pool.reset(pid))
             append_row(self.dir / "joined.csv", [wall, frozen, pid, steps, round(c.ratings.ratings[frozen], 2),
@@ -359,6 +374,12 @@ class _League:
         }
 
 
+def league_env(game: str, league_dir: Path, player: str) -> str:
+    """A player's env id: the game, its games' opponents from the league in ``league_dir`` (quoted: a folder may hold
+    ``&`` or ``?``)."""
+    return f"{game}?league={quote(str(league_dir), safe='/')}&player={quote(player)}"
+
+
 def make_player_trainer(system: str, settings: dict, resume: bool):
     """A player's trainer, not started (module-level, so that Ray can send it to the player's actor)."""
     from distrl.api import make_trainer
@@ -377,16 +398,3 @@ def _player(p: dict) -> Player:
 
 def _rounded(x: float) -> float | None:
     return round(float(x), 2) if math.isfinite(x) else None
-
-
-def _read(path: Path) -> dict:
-    import json
-
-    try:
-        data = json.loads(path.read_text())
-    except (OSError, ValueError):
-        raise ConfigError(f"cannot resume: '{path.parent}' holds no readable {path.name}") from None
-    if not isinstance(data, dict):
-        raise ConfigError(f"cannot resume: {path} is not a mapping")
-    return data
-

@@ -3,7 +3,7 @@
 One transport for ``inline``, ``local`` and ``ray``: the games run wherever a player's runtime puts its envs (this
 process, actor processes, Ray actors on other nodes), and each reaches the coordinator by address. Each call carries
 the league's token in its metadata (``x-distrl-token``), compared in constant time; a call without it is refused
-before its message is read. A request is at most ``REQUEST_BYTES`` (gRPC reads no more), so no peer can hold a
+before its message is parsed. A request is at most ``REQUEST_BYTES`` (gRPC reads no more), so no peer can hold a
 worker thread with a message that never ends, and a unary call keeps no session a silent peer could sit on.
 The league writes the address to ``LEAGUE/coordinator.json`` and the token to ``LEAGUE/token`` (0600), where a
 player's games read them (:class:`LeagueClient`): players on other machines need the league's folder on a file
@@ -23,7 +23,8 @@ from distrl.league.coordinator import REQUEST_BYTES
 
 SERVICE, METHOD = "distrl.League", "Call"
 TOKEN_KEY = "x-distrl-token"
-CALL_TIMEOUT_S = 60.0
+CALL_TIMEOUT_S = 360.0  # longer than a call may wait for a player's first weights (FIRST_WEIGHTS_TIMEOUT_S)
+MAX_CALLS = 64  # at once, beyond which a call is refused (RESOURCE_EXHAUSTED) rather than queued
 WILDCARDS = ("0.0.0.0", "[::]", "::")
 
 
@@ -32,9 +33,10 @@ class LeagueServer:
         import grpc
 
         self.coordinator, self._token = coordinator, token.encode()
+        options = [("grpc.max_receive_message_length", REQUEST_BYTES), ("grpc.max_send_message_length", -1),
+                   ("grpc.so_reuseport", 0)]
         self.grpc = grpc.server(futures.ThreadPoolExecutor(max_workers=workers, thread_name_prefix="distrl-league"),
-                                options=[("grpc.max_receive_message_length", REQUEST_BYTES),
-                                         ("grpc.max_send_message_length", -1), ("grpc.so_reuseport", 0)])
+                                maximum_concurrent_rpcs=MAX_CALLS, options=options)
         handler = grpc.unary_unary_rpc_method_handler(self._call)
         self.grpc.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(SERVICE, {METHOD: handler}),))
         host, _, port = bind.rpartition(":")
@@ -66,6 +68,7 @@ class LeagueServer:
         tmp.replace(league_dir / "coordinator.json")
 
     def close(self) -> None:
+        self.coordinator.close()  # a call waiting for first weights returns now, not in minutes
         self.grpc.stop(grace=None)
 
 

@@ -34,6 +34,7 @@ from distrl.pbt.search import Explore
 from distrl.runtime.run.checkpoint import latest_checkpoint
 from distrl.runtime.run.run_dir import append_row as _append
 from distrl.runtime.run.run_dir import prepare_run_dir
+from distrl.runtime.run.run_dir import read_json_object as _read_json
 from distrl.runtime.run.run_dir import read_rows as _rows
 from distrl.runtime.run.run_dir import write_json as _write_json
 
@@ -371,15 +372,3 @@ def _summary(pop_dir: Path, saved: dict, records: list[MemberRecord], logs: _Log
 
 def _fmt(x):
     return round(x, 4) if isinstance(x, float) and math.isfinite(x) else None
-
-
-def _read_json(path: Path, what: str) -> dict:
-    try:
-        data = json.loads(path.read_text())
-    except (OSError, ValueError):
-        raise ConfigError(
-            f"cannot resume: '{path.parent}' holds no readable {path.name}" + (f" ({what})" if what else "")
-        ) from None
-    if not isinstance(data, dict):
-        raise ConfigError(f"cannot resume: {path} is not a mapping")
-    return data

@@ -106,3 +106,16 @@ def read_rows(path: Path) -> list[dict]:
         return []
     with path.open(newline="") as f:
         return list(csv.DictReader(f))
+
+
+def read_json_object(path: Path, what: str = "") -> dict:
+    """A JSON object a command resumes from (``what`` says what it is), or one line saying why not."""
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        raise ConfigError(
+            f"cannot resume: '{path.parent}' holds no readable {path.name}" + (f" ({what})" if what else "")
+        ) from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"cannot resume: {path} is not a mapping")
+    return data
