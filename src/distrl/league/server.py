@@ -14,12 +14,16 @@ from __future__ import annotations
 
 import hmac
 import json
+import os
 import socket
 from concurrent import futures
 from pathlib import Path
 
 from distrl.errors import ConfigError
 from distrl.league.coordinator import REQUEST_BYTES
+
+# gRPC's core logs at INFO a GOAWAY each client hears as the league stops; a user's own setting stands
+os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
 
 SERVICE, METHOD = "distrl.League", "Call"
 TOKEN_KEY = "x-distrl-token"
