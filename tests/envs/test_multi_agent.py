@@ -123,16 +123,9 @@ def test_an_unknown_game_is_one_line():
 
 
 def test_an_opponent_named_in_the_id_sits_in_the_other_seat():
-    env = make_env(GAME + "?opponent=minimax")
-    rng = np.random.default_rng(0)
-    returns = []
-    for episode in range(30):
-        obs, _ = env.reset(seed=episode)
-        done, total = False, 0.0
-        while not done:
-            obs, reward, terminated, truncated, _ = env.step(int(rng.choice(np.flatnonzero(obs[-9:]))))
-            total, done = total + reward, terminated or truncated
-        returns.append(total)
+    from tests.envs.games import random_play
+
+    returns = [total for _, total in random_play(make_env(GAME + "?opponent=minimax"), 30, 9)]
     assert max(returns) <= 0 and min(returns) == -1  # random play never beats minimax
 
 

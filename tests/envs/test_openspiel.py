@@ -20,17 +20,12 @@ def test_kuhn_is_an_information_state_and_a_mask():
 
 def test_random_play_scores_the_games_value_in_each_seat():
     """OpenSpiel's expected_game_score for two uniform players: +0.125 for the first player, -0.125 for the second."""
-    env = make_env(KUHN)
-    rng = np.random.default_rng(0)
+    from tests.envs.games import random_play
+
     returns = {0: [], 1: []}
-    for episode in range(6000):
-        obs, info = env.reset(seed=episode)
-        done, total = False, 0.0
-        while not done:
-            obs, reward, terminated, truncated, _ = env.step(int(rng.choice(np.flatnonzero(obs[-2:]))))
-            total, done = total + reward, terminated or truncated
+    for seat, total in random_play(make_env(KUHN), 6000, 2):
         assert total in (-2.0, -1.0, 1.0, 2.0)
-        returns[info["seat"]].append(total)
+        returns[seat].append(total)
     for seat, value in ((0, 0.125), (1, -0.125)):
         mean, se = np.mean(returns[seat]), np.std(returns[seat]) / np.sqrt(len(returns[seat]))
         assert abs(mean - value) < 4 * se, (seat, mean, se)
