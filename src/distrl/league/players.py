@@ -17,6 +17,8 @@ from pathlib import Path
 
 import torch
 
+from distrl.pbt.members import config_error_inside, node_id
+
 
 class Player:
     """One learning player: ``make()`` gives its trainer, not started; ``publish(model)``, if given, puts the
@@ -56,11 +58,9 @@ class Player:
         return self.trainer.state()["modules"]["model"]
 
     def step(self, env_steps: int) -> dict:
-        from distrl.pbt.members import _node
-
         self.trainer.step(env_steps=env_steps)
         return {"env_steps": self.trainer.env_steps, "done": self.trainer.done, "model": self.model(),
-                "node": _node()}
+                "node": node_id()}
 
     def reset(self) -> dict:
         """Back to the initial weights and optimizer statistics (an exploiter after its snapshot)."""
@@ -114,8 +114,6 @@ class RayPlayers:
     def __init__(self, makers: dict, folders: dict, publish):
         import ray
 
-        from distrl.errors import ConfigError
-
         self.ray = ray
         actor = ray.remote(num_cpus=1, max_restarts=0, max_concurrency=2, scheduling_strategy="SPREAD")(Player)
         self.players = {pid: actor.remote(make, folders[pid]) for pid, make in makers.items()}
@@ -129,9 +127,9 @@ class RayPlayers:
             ray.get(starting)
         except ray.exceptions.RayError as e:  # a player's constructor or start failed: say why in one line
             self.close()
-            cause = getattr(e, "cause", None) or getattr(getattr(e, "error", None), "cause", None)
-            if isinstance(cause, ConfigError):
-                raise ConfigError(str(cause)) from None
+            line = config_error_inside(e)
+            if line is not None:
+                raise line from None
             raise
 
     def model(self, pid: str) -> dict:

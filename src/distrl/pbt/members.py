@@ -90,7 +90,7 @@ class TrainerMember:
         state = t.state()
         self._snapshot = {"state": state, "checksum": state_checksum(state)}
         return {"score": score if math.isfinite(score) else float("-inf"), "env_steps": t.env_steps,
-                "hyperparameters": t.hyperparameters, "done": t.done, "node": _node()}
+                "hyperparameters": t.hyperparameters, "done": t.done, "node": node_id()}
 
     def snapshot(self) -> dict | None:
         return self._snapshot
@@ -116,7 +116,16 @@ class TrainerMember:
             return self.trainer.close()
 
 
-def _node() -> str:
+def config_error_inside(error) -> Exception | None:
+    """The ConfigError a Ray actor's constructor raised, inside Ray's error (to say it in one line), or None."""
+    from distrl.errors import ConfigError
+
+    cause = getattr(error, "cause", None) or getattr(getattr(error, "error", None), "cause", None)
+    return ConfigError(str(cause)) if isinstance(cause, ConfigError) else None
+
+
+def node_id() -> str:
+    """The Ray node this process runs on, or ``local``."""
     try:
         import ray
 
@@ -183,11 +192,9 @@ class RayPool:
             ray.get([m.ready.remote() for m in self.members])
         except ray.exceptions.RayError as e:  # a member's constructor failed: say why in one line
             self.close()
-            cause = getattr(e, "cause", None) or getattr(getattr(e, "error", None), "cause", None)
-            from distrl.errors import ConfigError
-
-            if isinstance(cause, ConfigError):
-                raise ConfigError(str(cause)) from None
+            line = config_error_inside(e)
+            if line is not None:
+                raise line from None
             raise
 
     def __len__(self) -> int:
