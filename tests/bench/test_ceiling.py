@@ -18,7 +18,7 @@ def test_a_warm_up_longer_than_the_most_gives_no_rate():
 
 def test_learning_components_do_for_the_learner_count_as_its_time():
     """QT-Opt's updaters label the targets the trainer learns from: their time is learning time too."""
-    trainer = SimpleNamespace(totals=SimpleNamespace(learn_s=1.5, worker_learn_s=4.5))
+    trainer = SimpleNamespace(ledger=SimpleNamespace(totals=SimpleNamespace(learn_s=1.5, worker_learn_s=4.5)))
     assert ceiling._learn_s(trainer) == 6.0
 
 

@@ -223,37 +223,6 @@ def test_no_producer_starts_work_an_older_version_made_stale(tmp_path, runtime, 
         trainer.close()
 
 
-def test_the_release_rule_holds_a_slot_only_while_the_others_cover_the_version(tmp_path):
-    """Capacity 2 (two producers, one step each in flight), 3 batches per version, step by step."""
-    released = []
-
-    class Backend:
-        def release(self, token):
-            released.append(token)
-
-    trainer = Trainer(generation_program(3), run_cfg(tmp_path), tmp_path, system="fake")
-    trainer.backend, trainer.learner = Backend(), GenerationLearner()
-
-    def consume(token, useful=True, update=False):
-        before = trainer.learner.version
-        trainer._useful += useful
-        if update:
-            trainer.learner.version += 1
-        trainer._release(token, before)
-
-    consume("a1")  # 1 of 3; one step out cannot cover 2 more: a goes on
-    consume("b1")  # 2 of 3; a's step covers the last one: b waits
-    assert released == ["a1"]
-    consume("a2", update=True)  # the version is complete: b and a start on the new one
-    assert released == ["a1", "b1", "a2"] and trainer._useful == 0
-    consume("x", useful=False)  # a stale or dropped batch counts for nothing: released, the last one out
-    consume("y")
-    consume("z")  # 2 of 3 with one out: held
-    assert released[-2:] == ["x", "y"]
-    consume("w", useful=False)  # the learner still needs one and nothing else is out: never held
-    assert released[-1] == "w"
-
-
 @pytest.mark.parametrize("system", ["a3c", "seed"])
 def test_parameter_server_and_inference_traffic_count_in_bytes_moved(tmp_path, system):
     """A3C's workers exchange weights and shard updates with the parameter server, SEED's env actors send
@@ -301,10 +270,14 @@ def test_with_overlap_every_batch_is_staged_and_trained_on_once_in_order(tmp_pat
     actors = Role("actor", make_counting_actor, count=2, uses=("weights",), emits="unrolls", output=SPEC)
     program = Program(roles=(actors,), services={"unrolls": Channel(SPEC, batch=1), "weights": Weights()},
                       make_learner=StagingLearner, consumes="unrolls")
-    trainer = Trainer(program, run_cfg(tmp_path, runtime=runtime, overlap_transfers="on"), tmp_path, system="fake")
     infos = []
-    account = trainer._account
-    trainer._account = lambda info, version: (infos.append(info), account(info, version))
+
+    class Reports(Observer):
+        def on_report(self, trainer, info):
+            infos.append(info)
+
+    trainer = Trainer(program, run_cfg(tmp_path, runtime=runtime, overlap_transfers="on"), tmp_path, system="fake",
+                      observers=(Reports(),))
     trainer.start()
     if runtime == "inline":
         trainer.learner.on_helper.set()  # nothing to wait for there (below)
@@ -323,7 +296,7 @@ def test_with_overlap_every_batch_is_staged_and_trained_on_once_in_order(tmp_pat
             assert seqs == list(range(len(seqs)))  # none skipped, none out of order
         # a batch waits at most for the slots ahead of it (2 actors x 2 in flight), plus one update for the
         # batch staged ahead and one for the publish that waits for the next update: a bound on every machine
-        lags = trainer.lags + trainer.interval.lag
+        lags = trainer.ledger.all_lags()
         assert lags and max(lags) <= (1 if runtime == "inline" else 2 * 2 + 2)
     finally:
         trainer.close()

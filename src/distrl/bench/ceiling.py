@@ -124,7 +124,7 @@ def learner_alone(system: str, env: str, settings: dict, seconds: float, most_s:
 
 
 def _learn_s(trainer) -> float:
-    return trainer.totals.learn_s + trainer.totals.worker_learn_s
+    return trainer.ledger.totals.learn_s + trainer.ledger.totals.worker_learn_s
 
 
 def measure(system: str, env: str, settings: dict, n: int, seconds: float, has_learner: bool,

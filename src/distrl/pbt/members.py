@@ -82,11 +82,11 @@ class TrainerMember:
 
     def _step(self, env_steps: int) -> dict[str, Any]:
         t = self.trainer
-        episodes_before = t.episodes.count
+        episodes_before = t.ledger.episodes.count
         t.step(env_steps=env_steps)
-        finished = min(t.episodes.count - episodes_before, len(t.episodes.returns))
-        recent = list(t.episodes.returns)[-finished:] if finished > 0 else []
-        score = float(np.mean(recent)) if recent else t.episodes.mean_return
+        finished = min(t.ledger.episodes.count - episodes_before, len(t.ledger.episodes.returns))
+        recent = list(t.ledger.episodes.returns)[-finished:] if finished > 0 else []
+        score = float(np.mean(recent)) if recent else t.ledger.episodes.mean_return
         state = t.state()
         self._snapshot = {"state": state, "checksum": state_checksum(state)}
         return {"score": score if math.isfinite(score) else float("-inf"), "env_steps": t.env_steps,

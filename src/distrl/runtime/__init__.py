@@ -5,7 +5,8 @@
 - ``backends/``: ``inline``, ``local``, ``ray``, one class each behind ``core.protocols.Backend``,
   registered in ``backends/__init__.py``; process hygiene and shared memory for ``local``;
 - ``services/``: one adapter per service per transport (weights, parameter server, replay, inference);
-- ``run/``: the run directory, checkpoints, metrics, progress, the accounting behind every summary.
+- ``run/``: the trainer's parts (the run directory, checkpoints and state, metrics, progress, the best policy, the
+  ledger and summary, hyperparameters, the release and pace rules, the non-finite watch, overlapped transfers).
 """
 
 from distrl.runtime.backends import RUNTIMES, make_backend

@@ -64,6 +64,19 @@ def for_learners(program, n: int):
     return dataclasses.replace(program, services=services)
 
 
+def make_learner(program, handles: dict, num_learners: int, device: torch.device, precision: str):
+    """The program's learner (None where its workers learn) with the backend's ``handles``, placed on ``device``
+    before a checkpoint loads into it; with several learners, the replays it samples are wrapped to be shared with
+    the replicas (returned too, for :meth:`LearnerGroup.start`)."""
+    handles = dict(handles)
+    shared = [ShardingReplay(handles[name]) for name in program.learner_uses] if num_learners > 1 else []
+    handles.update(zip(program.learner_uses, shared))
+    learner = program.make_learner(handles) if program.make_learner else None
+    if learner is not None and (device.type != "cpu" or precision != "fp32"):
+        learner.place(device, precision)
+    return learner, shared
+
+
 def split_batch(batch: Mapping[str, np.ndarray], spec: Mapping, n: int) -> list[dict[str, np.ndarray]]:
     """``n`` equal shards of a channel batch along each array's batch axis (its envs)."""
     parts = {k: np.split(np.asarray(v), n, axis=spec[k].batch_axis) for k, v in batch.items()}

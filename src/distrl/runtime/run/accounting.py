@@ -45,19 +45,73 @@ class Interval:
             self.lag.append(info["staleness"])
         elif "version" in info and steps:
             self.lag.append(learner_version - info["version"])
-        self.env_s += info.get("env_s", 0.0)
-        self.infer_s += info.get("infer_s", 0.0)
-        self.worker_learn_s += info.get("learn_s", 0.0)
-        self.transport_bytes += info.get("transport_bytes", 0)
+        self.add_work(info)
         for key, value in info.get("metrics", {}).items():  # named columns (e.g. eval_return_mean)
             self.metrics.setdefault(key, []).append(value)
         for key, value in info.items():
             if key not in ACCOUNTED and isinstance(value, (int, float)) and not isinstance(value, bool):
                 self.metrics.setdefault(f"actor_{key}", []).append(value)
 
+    def add_work(self, info: dict) -> None:
+        """A component's seconds and bytes (what the whole run's totals keep of a report)."""
+        self.env_s += info.get("env_s", 0.0)
+        self.infer_s += info.get("infer_s", 0.0)
+        self.worker_learn_s += info.get("learn_s", 0.0)
+        self.transport_bytes += info.get("transport_bytes", 0)
+
     def add_metrics(self, metrics: dict) -> None:
         for k, v in metrics.items():
             self.metrics.setdefault(k, []).append(v)
+
+
+class Ledger:
+    """What a run counts besides its env steps: sums per metrics row (``interval``) and over the run (``totals``),
+    episodes, policy lags, and whole-session sums of the learner metrics the summary reports as means."""
+
+    def __init__(self, summary_metrics=()):
+        self.episodes = EpisodeStats()
+        self.totals, self.interval = Interval(), Interval()
+        self.lags: list[float] = []
+        self.sums = {k: [0.0, 0] for k in summary_metrics}
+
+    def report(self, info: dict, version: int) -> None:
+        """A component's report; ``version``: the learner's when it was collected."""
+        self.interval.add_info(info, version)
+        self.totals.add_work(info)
+        if "episode_returns" in info:
+            self.episodes.add(info["episode_returns"], info["episode_lengths"])
+
+    def learned(self, metrics: dict, wait_s: float, learn_s: float) -> None:
+        """An update: the seconds waited for its data and spent in it, and its metrics."""
+        for iv in (self.interval, self.totals):
+            iv.wait_s += wait_s
+            iv.learn_s += learn_s
+        self.interval.add_metrics(metrics)
+        for key, sums in self.sums.items():
+            if key in metrics:
+                sums[0] += metrics[key]
+                sums[1] += 1
+
+    def published(self, seconds: float) -> None:
+        self.interval.publish_s += seconds
+        self.totals.publish_s += seconds
+
+    def waited(self, seconds: float, starting: bool) -> None:
+        """An iteration without an update (before the first one: start-up, not counted as the learner's wait)."""
+        if starting:
+            self.totals.startup_s += seconds
+        else:
+            self.interval.wait_s += seconds
+            self.totals.wait_s += seconds
+
+    def take_interval(self) -> Interval:
+        """The sums since the last row; a new interval starts."""
+        done, self.interval = self.interval, Interval()
+        self.lags.extend(done.lag)
+        return done
+
+    def all_lags(self) -> list[float]:
+        return self.lags + self.interval.lag
 
 
 def row(env_steps: int, wall_s: float, dt: float, iv: Interval, episodes: EpisodeStats, updates: int,

@@ -31,6 +31,8 @@ import numpy as np
 import torch
 from safetensors.torch import load_file, save_file
 
+from distrl.runtime.run.observers import Observer
+
 FOLDER = "best"
 
 
@@ -109,3 +111,28 @@ class BestPolicy:
                 old.unlink(missing_ok=True)
         self.score, self.episodes, self.weights = float(score), meta.get("eval_episodes"), name
         return True
+
+
+class BestPolicyKeeper(Observer):
+    """A trainer's keeper of ``run_dir/best``: offers each evaluation's weights, and names the kept best in the
+    summary."""
+
+    def __init__(self, run_dir: Path):
+        self.run_dir = run_dir
+        self.best: BestPolicy | None = None  # opened when an evaluator first offers weights
+
+    def on_report(self, trainer, info: dict) -> None:
+        if "policy" not in info:  # an evaluation's weights come with a score at least the evaluator's best
+            return
+        if self.best is None:
+            self.best = BestPolicy(self.run_dir)
+        offered, scores = info["policy"], info["metrics"]
+        # env steps when the report arrived (the weights were pulled a little earlier; their version names them)
+        meta = {"eval_return_std": scores["eval_return_std"], "eval_episodes": offered["eval_episodes"],
+                "version": offered["version"], "env_steps": trainer.env_steps}
+        self.best.offer(offered["weights"], scores["eval_return_mean"], meta)
+
+    def on_close(self, trainer, summary: dict | None) -> None:
+        kept = read_best(self.run_dir) if summary is not None else None
+        if kept is not None:  # what distrl eval plays: the best periodic evaluation's weights
+            summary["best_policy"] = headline(kept)

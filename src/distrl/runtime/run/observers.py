@@ -1,6 +1,6 @@
 """What hangs on a trainer: metrics rows (CSV and TensorBoard), checkpoints, the progress display.
 
-Each is an observer with the same four calls, so a run driven by PBT (or a notebook) can take any
+Each is an observer with the same calls, so a run driven by PBT (or a notebook) can take any
 subset; the CLI's run takes all three.
 """
 
@@ -20,6 +20,9 @@ class Observer:
 
     def on_step(self, trainer) -> None:
         """After every trainer iteration: keep it cheap."""
+
+    def on_report(self, trainer, info: dict) -> None:
+        """A component's report (one step's info), as the trainer accounts it: keep it cheap."""
 
     def on_row(self, trainer, row: dict) -> None:
         """A metrics row, every ``log_interval_s``."""
