@@ -55,6 +55,7 @@ class Role:
     cpus: float = 1.0  # what a Ray actor of this role reserves
     env_steps_per_update: float | None = None
     free_env_steps: int = 0
+    scores_weights: bool = False  # its component is a PolicyScorer: the run re-scores its kept best with one
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,13 @@ class Component(Protocol):
     def close(self) -> None: ...
 
 
+class PolicyScorer(Component, Protocol):
+    """A component of a role with ``scores_weights`` (the evaluator): plays given weights as it plays the newest."""
+
+    def score(self, weights: np.ndarray) -> dict[str, float]:
+        """``eval_return_mean``, ``eval_return_std`` and ``eval_episodes`` of ``weights`` (flat, as it sends them)."""
+
+
 class Learner(Protocol):
     """Turns batches into updates, in the trainer's process."""
 

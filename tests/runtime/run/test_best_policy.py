@@ -140,3 +140,94 @@ def test_the_kept_weights_are_the_last_offer_of_the_highest_finite_score(tmp_pat
     top, last = max(finite)  # (score, index): ties broken by the larger index
     assert read_best(folder) == {"eval_return_mean": top, "version": last, "weights": f"policy-{last}-0.safetensors"}
     np.testing.assert_array_equal(_kept(folder), _weights(last))
+
+
+class _Scorer:
+    """A PolicyScorer that scores weights by their first value (and remembers what it played)."""
+
+    played: list = []
+
+    def __init__(self, index, seed, handles):
+        self.closed = False
+
+    def score(self, weights):
+        _Scorer.played.append(np.array(weights))
+        return {"eval_return_mean": float(weights[0]), "eval_return_std": 0.0, "eval_episodes": 5}
+
+    def close(self):
+        pass
+
+
+class _Trainer:
+    def __init__(self, run_dir, resume, make=_Scorer):
+        from types import SimpleNamespace
+
+        from distrl.core.program import Program, Role
+
+        evaluator = Role("evaluator", make, uses=("weights",), interval_steps=100, scores_weights=True)
+        self.program, self.resume, self.env_steps = Program(roles=(evaluator,)), resume, 0
+        self.cfg = SimpleNamespace(seed=0)
+
+
+def _forge(run_dir, score: float) -> None:
+    record = run_dir / "best" / "best.json"
+    record.write_text(json.dumps({**json.loads(record.read_text()), "eval_return_mean": score}))
+
+
+@pytest.mark.parametrize("forged", [1e308, -1e308, 3.0])
+def test_on_resume_the_kept_weights_are_played_again_and_their_measured_score_is_the_bar(tmp_path, forged):
+    """A record's score is believed only once measured: a forged 1e308 would otherwise keep every later best out
+    (#58), a forged -1e308 would let a worse policy in."""
+    from distrl.runtime.run.best_policy import BestPolicyKeeper
+
+    BestPolicy(tmp_path).offer(_weights(7), 7.0, {"eval_episodes": 5, "version": 1, "env_steps": 100})
+    _forge(tmp_path, forged)
+    _Scorer.played.clear()
+    keeper = BestPolicyKeeper(tmp_path)
+    keeper.on_start(_Trainer(tmp_path, resume=True))
+    np.testing.assert_array_equal(_Scorer.played[0], _weights(7))  # the kept weights, played once
+    assert read_best(tmp_path)["eval_return_mean"] == 7.0 and read_best(tmp_path)["rescored"]
+    policy = {"weights": _weights(6), "version": 2, "eval_episodes": 5}
+    keeper.on_report(_Trainer(tmp_path, True), {"policy": policy, "metrics": {"eval_return_mean": 6.5,
+                                                                              "eval_return_std": 0.0}})
+    np.testing.assert_array_equal(_kept(tmp_path), _weights(7))  # below the measured 7: kept out
+    policy = {"weights": _weights(8), "version": 3, "eval_episodes": 5}
+    keeper.on_report(_Trainer(tmp_path, True), {"policy": policy, "metrics": {"eval_return_mean": 7.5,
+                                                                              "eval_return_std": 0.0}})
+    np.testing.assert_array_equal(_kept(tmp_path), _weights(8))  # above it: the new best, whatever the file said
+
+
+def test_a_fresh_run_plays_nothing_and_kept_weights_that_cannot_be_played_leave_the_bar_open(tmp_path, capsys):
+    from distrl.runtime.run.best_policy import BestPolicyKeeper
+
+    BestPolicy(tmp_path).offer(_weights(7), 7.0, {"eval_episodes": 5, "version": 1, "env_steps": 100})
+    _Scorer.played.clear()
+    BestPolicyKeeper(tmp_path).on_start(_Trainer(tmp_path, resume=False))
+    assert _Scorer.played == []
+
+    class Refusing(_Scorer):
+        def score(self, weights):
+            raise ValueError("flat weights hold 7 values; the parameters 9")
+
+    keeper = BestPolicyKeeper(tmp_path)
+    keeper.on_start(_Trainer(tmp_path, resume=True, make=Refusing))
+    assert "could not be played again" in capsys.readouterr().err
+    policy = {"weights": _weights(1), "version": 2, "eval_episodes": 5}
+    keeper.on_report(_Trainer(tmp_path, True), {"policy": policy, "metrics": {"eval_return_mean": -50.0,
+                                                                              "eval_return_std": 0.0}})
+    np.testing.assert_array_equal(_kept(tmp_path), _weights(1))
+
+
+def test_a_resumed_run_replays_a_forged_best_score_and_keeps_the_measured_one(tmp_path):
+    """End to end: a run whose best.json was forged to 1e308 resumes with the score its weights earn."""
+    import distrl
+
+    run = tmp_path / "run"
+    kwargs = dict(env="CartPole-v1", runtime="inline", num_envs=8, unroll_length=8, eval_interval_steps=1000,
+                  eval_episodes=2, run_dir=str(run), progress=False)
+    distrl.train("a2c", total_steps=2000, **kwargs)
+    _forge(run, 1e308)
+    summary = distrl.train("a2c", total_steps=3000, resume=True, **kwargs)
+    kept = read_best(run)
+    assert kept["eval_return_mean"] <= 500 and kept["eval_episodes"] == 2
+    assert summary["best_policy"]["eval_return_mean"] <= 500

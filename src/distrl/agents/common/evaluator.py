@@ -10,6 +10,8 @@ envs, exploration and the training RNG are untouched, so ``inline`` stays determ
 
 An evaluation that scores at least this evaluator's best so far also returns the weights it played (``policy``):
 the trainer keeps the run's best in ``run_dir/best`` (``runtime/run/best_policy.py``), which ``distrl eval`` plays.
+On resume the trainer builds one evaluator in its own process to play the kept weights again (``score``): the score
+it then competes with is one measured, never one read from a file.
 """
 
 from __future__ import annotations
@@ -59,6 +61,27 @@ class Evaluator(Stateless):
 
     def step(self, out=None) -> dict[str, Any]:
         self.version = self.load(self.handle, self.model, self.version)
+        returns = self._play()
+        score = float(returns.mean())
+        info: dict[str, Any] = {"metrics": {"eval_return_mean": score, "eval_return_std": float(returns.std()),
+                                            "eval_version": float(self.version)}}
+        if score >= self.best:  # the weights travel only with a new best or a tie (at a capped score, each tie)
+            self.best = score
+            info["policy"] = {"weights": to_flat(self.model.parameters()), "version": self.version,
+                              "eval_episodes": self.episodes}
+        return info
+
+    def score(self, weights: np.ndarray) -> dict[str, float]:
+        """Play ``weights`` (flat, as this evaluator sends them with a best) as an evaluation plays the newest: the
+        run re-scores the best policy it kept before a resume goes on (``runtime/run/best_policy.py``)."""
+        load_flat(self.model.parameters(), weights)
+        self.version = -1  # the next evaluation pulls the newest weights again
+        returns = self._play()
+        return {"eval_return_mean": float(returns.mean()), "eval_return_std": float(returns.std()),
+                "eval_episodes": self.episodes}
+
+    def _play(self) -> np.ndarray:
+        """One greedy episode on each env copy, from the same seeds every time; the returns."""
         obs, _ = self.env.reset(seed=self.seed)
         if hasattr(self.model, "reset_state"):  # a recurrent policy starts every episode from zeros
             self.model.reset_state()
@@ -74,14 +97,7 @@ class Evaluator(Stateless):
                 done |= terminated | truncated
                 if done.all():
                     break
-        score = float(returns.mean())
-        info: dict[str, Any] = {"metrics": {"eval_return_mean": score, "eval_return_std": float(returns.std()),
-                                            "eval_version": float(self.version)}}
-        if score >= self.best:  # the weights travel only with a new best or a tie (at a capped score, each tie)
-            self.best = score
-            info["policy"] = {"weights": to_flat(self.model.parameters()), "version": self.version,
-                              "eval_episodes": self.episodes}
-        return info
+        return returns
 
     def close(self) -> None:
         self.env.close()
@@ -97,4 +113,4 @@ def evaluator_roles(ctx, make_model: Callable[[], torch.nn.Module], source: str 
     if not ctx.eval_interval_steps:
         return ()
     return (Role("evaluator", partial(_make, ctx.env_id, make_model, ctx.eval_episodes, source), count=1,
-                 uses=(source,), interval_steps=ctx.eval_interval_steps, in_flight=1, cpus=0),)
+                 uses=(source,), interval_steps=ctx.eval_interval_steps, in_flight=1, cpus=0, scores_weights=True),)

@@ -17,6 +17,10 @@ the old weights go. A process that dies at any point leaves a ``best.json`` that
 fsynced: a power cut may lose the newest files, as for checkpoints). Ties go to the later weights
 (more training behind the same score). A changed ``eval_episodes`` (a resume with other settings) starts the bar anew:
 scores over different episodes do not compare.
+
+A resume plays the kept weights again before the run goes on (``BestPolicyKeeper``) and the record takes the score
+measured: the bar a later evaluation must meet is never a number read from a file (a damaged or forged score of 1e308
+would otherwise freeze ``best/`` for good).
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -112,14 +117,42 @@ class BestPolicy:
         self.score, self.episodes, self.weights = float(score), meta.get("eval_episodes"), name
         return True
 
+    def rescore(self, scores: dict[str, float]) -> None:
+        """The kept weights' record takes ``scores`` (``PolicyScorer.score``'s, measured on resume)."""
+        record = {**read_best(self.run_dir), **scores, "rescored": True}
+        tmp = self.run_dir / FOLDER / ".tmp-best.json"
+        tmp.write_text(json.dumps(record, indent=1))
+        os.replace(tmp, self.run_dir / FOLDER / "best.json")
+        self.score, self.episodes = float(scores["eval_return_mean"]), scores.get("eval_episodes")
+
 
 class BestPolicyKeeper(Observer):
-    """A trainer's keeper of ``run_dir/best``: offers each evaluation's weights, and names the kept best in the
-    summary."""
+    """A trainer's keeper of ``run_dir/best``: offers each evaluation's weights, re-scores the kept ones on resume
+    (with a component of the program's ``scores_weights`` role, built in the trainer's process), and names the kept
+    best in the summary."""
 
     def __init__(self, run_dir: Path):
         self.run_dir = run_dir
-        self.best: BestPolicy | None = None  # opened when an evaluator first offers weights
+        self.best: BestPolicy | None = None  # opened when an evaluator first offers weights, or on resume
+
+    def on_start(self, trainer) -> None:
+        role = next((r for r in trainer.program.roles if r.scores_weights), None)
+        if not trainer.resume or role is None or read_best(self.run_dir) is None:
+            return
+        self.best = BestPolicy(self.run_dir)
+        if self.best.weights is None:  # the kept weights do not load: none is kept
+            return
+        scorer = role.make(0, trainer.cfg.seed, {name: None for name in role.uses})
+        try:
+            scores = scorer.score(load_best_weights(self.run_dir, read_best(self.run_dir)))
+        except Exception as e:  # weights of another model: the next evaluation's become the best
+            print(f"distrl: the kept best policy could not be played again ({type(e).__name__}: {e}); the next "
+                  "evaluation replaces it", file=sys.stderr, flush=True)
+            self.best.score, self.best.episodes = -math.inf, None
+            return
+        finally:
+            scorer.close()
+        self.best.rescore(scores)
 
     def on_report(self, trainer, info: dict) -> None:
         if "policy" not in info:  # an evaluation's weights come with a score at least the evaluator's best
