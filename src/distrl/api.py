@@ -31,6 +31,7 @@ from distrl.runtime import (
     Trainer,
 )
 from distrl.runtime.compute import setup_compute
+from distrl.runtime.run.autoscale import Autoscaler
 from distrl.runtime.run.best_policy import headline, load_best_weights, read_best
 from distrl.runtime.run.checkpoint import (
     check_counters,
@@ -164,6 +165,31 @@ def check_batch_fits_in_flight(system: str, run_cfg: RunConfig, program) -> None
                           f"{' per learner' if n > 1 else ''}")
 
 
+ELASTIC_SYSTEMS = ("appo", "impala", "apex-dqn")  # those whose actors autoscale=on scales (a role with elastic=True)
+
+
+def autoscaled(system: str, module, run_cfg: RunConfig, sys_cfg, ctx: BuildContext, program):
+    """``autoscale=on``: the program built for ``max_actors`` (so that every service is sized for the most), its
+    elastic role starting ``num_actors`` of them; the bounds checked (one line each)."""
+    elastic = [r for r in program.roles if r.elastic]
+    if not elastic:
+        raise ConfigError(f"autoscale=on: {system} has no actors a run can add or remove (systems that do: "
+                          f"{', '.join(ELASTIC_SYSTEMS)})")
+    if run_cfg.runtime != "local":
+        raise ConfigError(f"autoscale=on runs on the local runtime (ray: not yet); got {run_cfg.runtime}")
+    high = run_cfg.max_actors or 4 * (os.cpu_count() or 1)
+    role = elastic[0]
+    batch = program.services[role.emits].batch if role.emits is not None and role.emits == program.consumes else 1
+    floor = -(-batch // role.in_flight)  # the actors' steps in flight must fill a learner batch
+    low = max(run_cfg.min_actors, floor)
+    if low > high:
+        raise ConfigError(f"autoscale=on: min_actors {low} (at least {floor}, for a learner batch of {batch} "
+                          f"{role.emits}) is above max_actors {high}")
+    start = min(max(sys_cfg.num_actors, low), high)
+    program = module.build(dataclasses.replace(sys_cfg, num_actors=high), ctx).starting(start)
+    return dataclasses.replace(run_cfg, min_actors=low, max_actors=high), program
+
+
 def check_learners(system: str, run_cfg: RunConfig, program) -> None:
     """``num_learners > 1``: a system with a gradient learner, on ``local``, enough GPUs for one each (one line)."""
     n = run_cfg.num_learners
@@ -231,6 +257,8 @@ def plan_run(system: str, env: str | None = None, *, config_file: str | None = N
     program = module.build(sys_cfg, ctx)
     if run_cfg.runtime is None:
         run_cfg = dataclasses.replace(run_cfg, runtime="local" if "local" in program.runtimes else program.runtimes[0])
+    if run_cfg.autoscale == "on":
+        run_cfg, program = autoscaled(system, module, run_cfg, sys_cfg, ctx, program)
     if run_cfg.runtime not in program.runtimes:
         raise ConfigError(f"runtime '{run_cfg.runtime}' is not supported by {system} (supported: "
                           f"{', '.join(program.runtimes)})")
@@ -287,6 +315,10 @@ def make_trainer(system: str, env: str | None = None, *, config_file: str | None
     total, note = rounded_budget(program, run_cfg)
     observers = (MetricsObserver(run_dir), CheckpointObserver(run_cfg.checkpoint_interval_s),
                  ProgressObserver(total, f"{system} {run_cfg.env}", enabled=progress, note=note))
+    elastic = [r for r in program.roles if r.active is not None]
+    if elastic:  # first: its actors column joins each metrics row before the writers see it
+        observers = (Autoscaler(elastic[0].name, run_cfg.min_actors, run_cfg.max_actors, elastic[0].active,
+                                warm_up=bool(program.learner_uses)), *observers)
     tracker = tracker_observer(run_cfg.tracker, run_dir, config_data(system, run_cfg, sys_cfg),
                                run_cfg.tracker_project, run_cfg.tracker_uri)
     if tracker is not None:  # after the metrics writer: it closes metrics.csv first, and the curves come from it

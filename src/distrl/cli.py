@@ -384,6 +384,8 @@ def human_summary(s: dict) -> str:
              *([f"  best evaluation: {b['eval_return_mean']:.1f} over {b.get('eval_episodes')} episodes at "
                 f"~{b.get('env_steps') or 0:,} env steps (distrl eval plays it; --snapshot last: the last checkpoint)"]
                if (b := s.get("best_policy")) else []),
+             *([f"  autoscale: settled at {a['why']}; {a['changes']} changes (autoscale.csv)"]
+               if (a := s.get("autoscale")) else []),
              f"  run dir: {s['run_dir']}  (next: distrl eval {s['run_dir']} --episodes 20; distrl plot {s['run_dir']})"]
     return "\n".join(lines)
 

@@ -90,6 +90,16 @@ class RunConfig:
     tracker_project: str | None = setting(None, "The tracker's project (W&B) or experiment (MLflow); default distrl.")
     tracker_uri: str | None = setting(None, "MLflow's tracking URI (http://HOST:PORT, file:PATH, ...); default "
                                             "MLFLOW_TRACKING_URI, else RUN_DIR/mlruns.")
+    autoscale: str = setting(
+        "off",
+        "on: the run sizes itself while it goes on, adding or removing actors between min_actors and max_actors "
+        "(starting from num_actors) from the measured learner wait, the actors' blocked time and env steps/s "
+        "(local runtime; appo, impala, apex-dqn). Each change is a row of autoscale.csv.",
+        choices=("off", "on"),
+    )
+    min_actors: int = setting(1, "The fewest actors an autoscaled run keeps.", low=1, high=4096)
+    max_actors: int | None = setting(None, "The most actors an autoscaled run starts; default 4 per core.", low=1,
+                                     high=4096)
     max_restarts: int = setting(
         10,
         "Restarts of one component within 5 minutes before the run stops as a crash loop "

@@ -19,6 +19,7 @@ transport; a new system adds roles and services, never a branch in a backend.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -42,6 +43,9 @@ class Role:
     steps envs to the learner: its components get no new step while the run's env steps exceed
     ``free_env_steps + env_steps_per_update * learner updates`` (QT-Opt's actors, which write into a replay with
     no rate limiter of its own: the replay ratio stays the same on a fast or a slow machine).
+    An ``elastic`` role's components may be started and stopped while the run goes on (``--set autoscale=on``):
+    ``count`` is then the most that may run and ``active`` how many run at the start; the backend's ``scale``
+    changes it, a stopped component handing back its steps in flight first.
     """
 
     name: str
@@ -56,6 +60,8 @@ class Role:
     env_steps_per_update: float | None = None
     free_env_steps: int = 0
     scores_weights: bool = False  # its component is a PolicyScorer: the run re-scores its kept best with one
+    elastic: bool = False  # an autoscaled run may change how many of its components run (its actors)
+    active: int | None = None  # components running at the start (None: all ``count``); the rest wait, parked
 
 
 @dataclass(frozen=True)
@@ -218,6 +224,11 @@ class Program:
     def producers(self, service: str) -> list[Role]:
         return [r for r in self.roles if r.emits == service]
 
+    def starting(self, active: int) -> Program:
+        """This program with ``active`` components of each elastic role running at the start (the rest parked)."""
+        roles = tuple(dataclasses.replace(r, active=min(active, r.count)) if r.elastic else r for r in self.roles)
+        return dataclasses.replace(self, roles=roles)
+
     def check(self) -> None:
         """Every name a role or the learner refers to is a declared service of the right kind."""
         for role in self.roles:
@@ -236,5 +247,9 @@ class Program:
         for role in self.roles:
             if role.env_steps_per_update is not None and self.make_learner is None:
                 raise ValueError(f"role '{role.name}' is paced to learner updates, but the program has no learner")
+        for role in self.roles:
+            if role.active is not None and not (role.elastic and 0 < role.active <= role.count):
+                raise ValueError(f"role '{role.name}' starts {role.active} of {role.count} components; only an "
+                                 "elastic role may start some, at least one")
         if len({r.name for r in self.roles}) != len(self.roles):
             raise ValueError("role names must be unique")

@@ -139,6 +139,10 @@ class Backend(Protocol):
         """Give the components of ``roles`` no new steps (what they have in flight still arrives) until a later
         call leaves their role out (paced roles, ``Role.env_steps_per_update``)."""
 
+    def scale(self, role: str, active: int) -> None:
+        """Run the first ``active`` components of elastic ``role`` (backends whose ``elastic`` is True): parked ones
+        start, those beyond stop once their steps in flight are back."""
+
     def services(self) -> Mapping[str, Any]:
         """The service adapters, for checkpoints and statistics."""
 

@@ -2,9 +2,10 @@
 
 from distrl.envs.deep_sea import DEEP_SEA
 from distrl.envs.episodes import EpisodeTracker
+from distrl.envs.latency import SLOW_CARTPOLE
 from distrl.envs.make import EnvSpec, check_env_id, env_spec, make_env, make_vec_env
 from distrl.envs.memory import CARTPOLE_NO_VELOCITY, MOUNTAIN_CAR_NO_VELOCITY
 from distrl.envs.point import POINT_TO_ORIGIN
 
 __all__ = ["CARTPOLE_NO_VELOCITY", "DEEP_SEA", "EnvSpec", "EpisodeTracker", "check_env_id", "env_spec", "make_env",
-           "make_vec_env", "MOUNTAIN_CAR_NO_VELOCITY", "POINT_TO_ORIGIN"]
+           "make_vec_env", "MOUNTAIN_CAR_NO_VELOCITY", "POINT_TO_ORIGIN", "SLOW_CARTPOLE"]

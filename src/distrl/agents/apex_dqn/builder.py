@@ -89,7 +89,7 @@ def build(cfg: ApexDQNConfig, ctx: BuildContext) -> Program:
         raise ConfigError(f"apex-dqn needs one Discrete action (Q-values over its options); '{ctx.env_id}' has "
                           f"{env.action_space}" + (" (use apex-ddpg)" if env.continuous else MULTI_HINT))
     actors = Role("actor", partial(_actor, ctx.env_id, env, cfg), count=cfg.num_actors, uses=("weights",),
-                  emits="replay", output=chunk_spec(env, cfg.num_envs, cfg.unroll_length, cfg.n_step))
+                  emits="replay", output=chunk_spec(env, cfg.num_envs, cfg.unroll_length, cfg.n_step), elastic=True)
     used = services(env, cfg, ctx)
     return Program(roles=(actors, *evaluator_roles(ctx, partial(make_model, env, cfg))), services=used,
                    make_learner=partial(_learner, env, cfg), learner_uses=replays(used),

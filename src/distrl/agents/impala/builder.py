@@ -34,7 +34,7 @@ def build(cfg: ImpalaConfig, ctx: BuildContext, make_learner=_learner) -> Progra
     cfg, env = atari_reward_clip(cfg, ctx.env_id), ctx.env
     spec = unroll_spec(env, cfg.num_envs, cfg.unroll_length)
     actors = Role("actor", partial(_actor, ctx.env_id, env, cfg), count=cfg.num_actors, uses=("weights",),
-                  emits="unrolls", output=spec)
+                  emits="unrolls", output=spec, elastic=True)
     return Program(roles=(actors, *evaluator_roles(ctx, partial(make_model, env, cfg))),
                    services={"unrolls": Channel(spec, batch=cfg.batch_unrolls), "weights": Weights()},
                    make_learner=partial(make_learner, env, cfg), consumes="unrolls",

@@ -24,11 +24,16 @@ class ServiceHost:
     sources: list  # the adapters whose outputs the learner consumes
     routes: dict[str, str]  # inference service -> the replay its emitter feeds
     workers: list[Worker]
+    name: str
+    elastic = False  # it can start and stop an elastic role's components while the run goes on (``scale``)
 
     def open_program(self, program: Program, factories: dict) -> dict:
         """Open one adapter per declared service; returns the learner's handles, by service name. ``sources`` are
         the adapters the learner consumes from; ``routes`` maps an inference service to the replay it feeds."""
         program.check()
+        if not self.elastic and any(r.active is not None for r in program.roles):
+            raise ValueError(f"the {self.name} runtime runs every component of a role from the start; starting some "
+                             "(autoscale) needs local")
         self.program = program
         self.adapters = open_services(program, factories)
         self.sources = [a for a in self.adapters.values() if a.emits == program.consumes]

@@ -63,6 +63,7 @@ from distrl.runtime.services.weights import SharedMemoryWeights
 
 class LocalBackend(ServiceHost):
     name = "local"
+    elastic = True
 
     def __init__(self, seed: int, torch_threads: int = 1, step_timeout_s: float = 300.0,
                  max_restarts: int = 10):
@@ -123,9 +124,37 @@ class LocalBackend(ServiceHost):
         self.control = SharedArrays.create({"stop": ArraySpec((1,), "int8"),
                                             "stats": ArraySpec((len(self.workers), 3), "float64")})
         for row, w in enumerate(self.workers):
-            w.row = row
-            self._spawn(w)
+            w.row, w.conn = row, None  # (a parked component has no pipe until it starts)
+            if not w.parked:
+                self._spawn(w)
         self._dispatch()
+
+    def scale(self, role: str, active: int) -> None:
+        """Run the first ``active`` components of elastic ``role``: parked ones start (with a fresh seed, as a
+        restarted one does), those beyond stop taking steps and are parked once their steps in flight are back
+        (nothing they made is lost: it reaches the learner as any other output)."""
+        for w in (w for w in self.workers if w.role.name == role):
+            if w.index < active and w.parked:
+                w.parked = False
+                w.restarts = w.restart_log.fresh_start()
+                self._spawn(w)
+            elif w.index < active:
+                w.retiring = False
+            elif not w.parked:
+                w.retiring = True
+                if not w.outstanding:
+                    self._park(w)
+        self._dispatch()
+
+    def _park(self, w: Worker) -> None:
+        """Stop a retired component: its pipe closes (it exits at once, as when the backend goes) and it waits."""
+        w.conn.close()
+        w.conn = None
+        w.handle.join(timeout=5.0)
+        if w.handle.is_alive():
+            w.handle.kill()
+            w.handle.join(timeout=1.0)
+        w.parked, w.retiring = True, False
 
     def _spawn(self, w: Worker) -> None:
         role = w.role
@@ -177,7 +206,7 @@ class LocalBackend(ServiceHost):
             return
         while True:
             open_ = [w for w in self.workers if w.conn is not None and w.role.interval_steps is None
-                     and w.role.name not in self.held
+                     and w.role.name not in self.held and not w.retiring
                      and len(w.outstanding) < w.role.in_flight and self.free.get(w.role.name, True)]
             if not open_ or not self._grant(min(open_, key=lambda k: len(k.outstanding))):
                 return  # (a failed grant means a death, whose handling dispatched again)
@@ -222,6 +251,8 @@ class LocalBackend(ServiceHost):
     def _arrived(self, w: Worker, slot, info: dict) -> None:
         w.outstanding.remove(slot)
         w.granted_at = time.monotonic()  # a step finished: the watch restarts for the next one
+        if w.retiring and not w.outstanding:
+            self._park(w)
         program, role = self.program, w.role
         if emits_to_channel(program, role):
             self.ready.append((role.name, slot, info))
@@ -291,6 +322,10 @@ class LocalBackend(ServiceHost):
             if slot is not None:
                 self.free[w.role.name].append(slot)
         w.outstanding = []
+        if w.retiring:  # it was stopping anyway: parked, not restarted
+            w.parked, w.retiring = True, False
+            self._dispatch()
+            return
         w.restarts = w.restart_log.record(w.name, reason or f"died (exit code {p.exitcode})", w.last_error)
         w.last_error = ""
         self._spawn(w)
@@ -333,7 +368,7 @@ class LocalBackend(ServiceHost):
         self._closed = True
         if self.control is not None:
             self.control.arrays["stop"][0] = 1
-            stop_processes([w.handle for w in self.workers])
+            stop_processes([w.handle for w in self.workers if w.handle is not None])
         for w in self.workers:
             if w.conn is not None:
                 w.conn.close()

@@ -38,6 +38,8 @@ class Worker:
     restart_log: Restarts = field(default_factory=Restarts)
     last_error: str = ""  # the traceback a component sent before it died (local)
     granted_at: float = 0.0  # when its oldest outstanding step was granted (local: the stuck-step watch)
+    parked: bool = False  # an elastic role's component not running now (beyond its role's active count)
+    retiring: bool = False  # asked to stop: no new steps; parked once its steps in flight are back
 
     @property
     def name(self) -> str:
@@ -45,7 +47,9 @@ class Worker:
 
 
 def workers_of(program: Program) -> list[Worker]:
-    return [Worker(role, position, i) for position, role in enumerate(program.roles) for i in range(role.count)]
+    """Every component the program may run; those of an elastic role beyond its ``active`` count start parked."""
+    return [Worker(role, position, i, parked=role.active is not None and i >= role.active)
+            for position, role in enumerate(program.roles) for i in range(role.count)]
 
 
 def emits_to_channel(program: Program, role: Role) -> bool:

@@ -39,6 +39,11 @@ class Restarts:
         self.times: deque[float] = deque()
         self.errors: dict[str, int] = {} if errors is None else errors
 
+    def fresh_start(self) -> int:
+        """A start that follows no failure (the autoscaler's): a new count for a fresh seed, no crash-loop toll."""
+        self.count += 1
+        return self.count
+
     def record(self, name: str, reason: str, error: str = "") -> int:
         """One more restart of component ``name`` (``reason``: what happened; ``error``: its traceback, if
         it sent one). Past ``limit`` restarts within ``window_s`` raise :class:`ActorCrashLoop` naming

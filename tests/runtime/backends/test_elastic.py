@@ -1,0 +1,92 @@
+"""An elastic role on ``local`` (autoscale): parked components start, retired ones hand back their steps in flight
+first and stop; the other backends refuse a program that starts only some of a role's components."""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+
+import pytest
+
+from distrl.runtime.backends import make_backend
+from tests.runtime.backends.contract import WAIT_S, drive, started
+from tests.runtime.backends.fakes import E, counting_program
+
+
+def elastic_program(count: int, active: int, batch: int = 1):
+    program = counting_program(num_actors=count, batch=batch)
+    actor = dataclasses.replace(program.roles[0], elastic=True)
+    return dataclasses.replace(program, roles=(actor,)).starting(active)
+
+
+def _drive_until(backend, learner, infos: list, done) -> None:
+    deadline = time.monotonic() + WAIT_S
+    while not done():
+        infos += drive(backend, learner, 1, deadline)[0]
+
+
+def _running(backend) -> set[int]:
+    return {w.index for w in backend.workers if not w.parked}
+
+
+def test_local_scales_an_elastic_role_up_and_down_and_no_step_in_flight_is_lost():
+    backend, learner = started(lambda: make_backend("local", seed=0), elastic_program(count=4, active=1))
+    infos: list = []
+    try:
+        assert len(backend.pids()) == 1 and _running(backend) == {0}
+        infos += drive(backend, learner, 5)[0]
+        assert {i["actor_index"] for i in infos} == {0}
+        backend.scale("actor", 3)
+        assert _running(backend) == {0, 1, 2}
+        _drive_until(backend, learner, infos, lambda: {i["actor_index"] for i in infos} == {0, 1, 2})
+        assert len(backend.pids()) == 3
+        backend.scale("actor", 1)  # 1 and 2 retire: their steps in flight still arrive, then they stop
+        _drive_until(backend, learner, infos, lambda: _running(backend) == {0})
+        deadline = time.monotonic() + WAIT_S
+        while len(backend.pids()) > 1:  # their processes end once their pipes close
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        infos += drive(backend, learner, 4 * 2)[0]  # what they made before they stopped, queued in its 8 slots
+        before = len(infos)
+        infos += drive(backend, learner, 10)[0]
+        assert {i["actor_index"] for i in infos[before:]} == {0}  # parked: no step granted
+        backend.scale("actor", 2)  # actor 1 starts again, with a fresh seed (it must not replay its episodes)
+        _drive_until(backend, learner, infos, lambda: sum(i["actor_index"] == 1 for i in infos[before:]) >= 2)
+    finally:
+        backend.close()
+    seeds_of_1 = {i["seed"] for i in infos if i["actor_index"] == 1}
+    assert len(seeds_of_1) == 2, seeds_of_1  # before it retired, and after it started again
+    assert backend.pids() == []
+
+
+def test_a_retiring_components_outputs_all_reach_the_learner_in_order():
+    """Every step a retired actor was granted comes back: its outputs' step counts have no gap from 0 to its last."""
+    backend, learner = started(lambda: make_backend("local", seed=0), elastic_program(count=2, active=2, batch=1))
+    seqs: dict[int, list[int]] = {0: [], 1: []}
+    step = learner.step
+
+    def recording(batch):
+        for actor, seq in zip(batch["actor"][::E], batch["seq"][::E]):  # one unroll each E env columns
+            seqs[int(actor)].append(int(seq))
+        return step(batch)
+
+    learner.step = recording
+    try:
+        _drive_until(backend, learner, [], lambda: len(seqs[1]) >= 3)
+        backend.scale("actor", 1)
+        _drive_until(backend, learner, [], lambda: _running(backend) == {0})
+        drive(backend, learner, 5)
+    finally:
+        backend.close()
+    assert seqs[1] == list(range(len(seqs[1])))  # none lost, none twice, in order
+    assert seqs[0] == list(range(len(seqs[0])))
+
+
+@pytest.mark.parametrize("runtime", ["inline"])
+def test_a_backend_that_cannot_scale_refuses_a_program_that_starts_some_of_a_role(runtime):
+    backend = make_backend(runtime, seed=0)
+    try:
+        with pytest.raises(ValueError, match="needs local"):
+            backend.open(elastic_program(count=3, active=1))
+    finally:
+        backend.close()

@@ -1,0 +1,133 @@
+"""The autoscaler: its decisions from made-up measurements (no clock, no processes), the one-line refusals, and a run
+on an env that sleeps in every step, which must add actors from a start of one."""
+
+from __future__ import annotations
+
+import csv
+import math
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import distrl
+from distrl.errors import ConfigError
+from distrl.runtime.run.autoscale import ScalePolicy, Window
+
+NAN = math.nan
+
+
+def starved(actors: int, sps: float, wait: float = 0.5) -> Window:
+    """The learner waits half its time: n / (1 - 0.5) = 2n actors would keep it busy."""
+    return Window(actors, sps, learner_wait=wait, actors_blocked=0.0)
+
+
+def blocked(actors: int, sps: float, block: float = 0.6) -> Window:
+    """The actors are blocked 60% of their time: ceil(n x 0.4) of them would make as many steps (n / 2 for 4, 8)."""
+    return Window(actors, sps, learner_wait=0.01, actors_blocked=block)
+
+
+def test_a_starved_learner_doubles_the_actors_while_each_doubling_pays_then_bisects_to_where_it_stops_paying():
+    p = ScalePolicy(low=1, high=16, start=1)
+    assert p.decide(starved(1, 1000))[0] == 2
+    assert p.decide(starved(2, 2000))[0] == 4  # 2x faster: kept, and still starved: up again
+    assert p.decide(starved(4, 3900))[0] == 8
+    assert p.decide(starved(8, 3950))[0] == 4  # no faster than 4: undone
+    assert p.decide(starved(4, 3900))[0] == 6  # halfway to what did not pay
+    assert p.decide(starved(6, 3910))[0] == 4  # not worth it either
+    assert p.decide(starved(4, 3900))[0] == 5
+    assert p.decide(starved(5, 3900))[0] == 4
+    assert p.decide(starved(4, 3900)) is None  # nothing left to try upwards: settled
+    assert p.actors == 4 and "5 stepped" in p.why
+
+
+def test_blocked_actors_halve_while_the_speed_holds_and_a_move_that_costs_speed_is_undone():
+    p = ScalePolicy(low=1, high=8, start=8)
+    assert p.decide(blocked(8, 50_000))[0] == 4
+    assert p.decide(blocked(4, 52_000))[0] == 2  # as fast with fewer: kept
+    assert p.decide(blocked(2, 40_000))[0] == 4  # 23% slower: undone
+    assert p.decide(blocked(4, 52_000))[0] == 3  # halfway down
+    assert p.decide(blocked(3, 51_000)) is None  # 2% slower is noise: kept, and halfway to 2 is 3: settled
+    assert p.actors == 3
+
+
+def test_the_first_move_goes_as_far_as_the_measured_wait_says():
+    assert ScalePolicy(low=1, high=8, start=1).decide(starved(1, 800, wait=0.99))[0] == 8  # 1 / 0.01: capped
+    assert ScalePolicy(low=1, high=64, start=2).decide(starved(2, 800, wait=0.75))[0] == 8  # 2 / 0.25
+    assert ScalePolicy(low=1, high=64, start=8).decide(blocked(8, 800, block=0.9))[0] == 1  # 8 x 0.1
+    assert ScalePolicy(low=1, high=64, start=3).decide(starved(3, 800, wait=0.21))[0] == 4  # at least one more
+    assert ScalePolicy(low=1, high=64, start=3).decide(blocked(3, 800, block=0.51))[0] == 2  # at least one fewer
+
+
+def test_balanced_or_unmeasured_signals_leave_the_count_alone():
+    p = ScalePolicy(low=1, high=8, start=3)
+    assert p.decide(Window(3, 10_000, learner_wait=0.15, actors_blocked=0.3)) is None
+    assert p.decide(Window(3, 10_000, learner_wait=NAN, actors_blocked=NAN)) is None
+    assert p.decide(Window(3, 10_000, learner_wait=0.05, actors_blocked=NAN)) is None
+
+
+def test_the_bounds_hold_and_the_start_is_clamped_into_them():
+    p = ScalePolicy(low=2, high=3, start=8)
+    assert p.actors == 3 and p.decide(starved(3, 1000)) is None
+    p = ScalePolicy(low=2, high=3, start=1)
+    assert p.actors == 2 and p.decide(blocked(2, 1000)) is None
+
+
+@settings(max_examples=200, deadline=None, derandomize=True)
+@given(low=st.integers(1, 4), span=st.integers(0, 12), start=st.integers(1, 20),
+       windows=st.lists(st.tuples(st.floats(0, 1), st.floats(0, 1), st.floats(1, 1e5)), max_size=40))
+def test_whatever_it_measures_the_count_stays_within_the_bounds_and_every_move_is_one(low, span, start, windows):
+    high = low + span
+    p = ScalePolicy(low, high, start)
+    for wait, block, sps in windows:
+        before = p.actors
+        decision = p.decide(Window(before, sps, wait, block))
+        assert low <= p.actors <= high
+        if decision is not None:
+            assert decision[0] == p.actors != before and decision[1]
+
+
+@pytest.mark.parametrize("settings_, fragment", [
+    ({"autoscale": "on", "runtime": "inline"}, "runs on the local runtime"),
+    ({"autoscale": "on", "min_actors": 9, "max_actors": 4}, "is above max_actors 4"),
+    ({"autoscale": "maybe"}, "autoscale"),
+])
+def test_autoscale_settings_that_cannot_work_are_one_line(tmp_path, settings_, fragment):
+    with pytest.raises(ConfigError, match=fragment):
+        distrl.make_trainer("impala", "CartPole-v1", run_dir=str(tmp_path / "run"), **settings_)
+    assert not (tmp_path / "run").exists()
+
+
+def test_a_system_without_elastic_actors_is_refused_naming_those_that_have_them(tmp_path):
+    with pytest.raises(ConfigError, match="a3c has no actors .* appo, impala, apex-dqn"):
+        distrl.make_trainer("a3c", "CartPole-v1", run_dir=str(tmp_path / "run"), autoscale="on")
+
+
+@pytest.mark.parametrize("system", ["a2c", "ppo", "a3c", "gorila", "apex-dqn", "apex-ddpg", "impala", "appo",
+                                    "r2d2", "r2d3", "seed", "seed-r2d2", "qt-opt", "es"])
+def test_the_systems_said_to_autoscale_are_those_whose_program_has_an_elastic_role(system):
+    from distrl.api import ELASTIC_SYSTEMS, plan_run
+
+    env = "Pendulum-v1" if system in ("apex-ddpg", "qt-opt") else "CartPole-v1"
+    try:
+        program = plan_run(system, env)[-1]
+    except ConfigError:  # (a system that needs more to build, R2D3's demos: never elastic)
+        assert system not in ELASTIC_SYSTEMS
+        return
+    assert any(r.elastic for r in program.roles) == (system in ELASTIC_SYSTEMS)
+
+
+def test_from_one_actor_on_a_sleeping_env_the_run_adds_actors_and_says_why(tmp_path):
+    """SlowCartPole sleeps 1 ms a step: one actor starves the learner, so the run must add actors, each change a row
+    of autoscale.csv, the count a column of metrics.csv and the settled count in the summary."""
+    run = tmp_path / "run"
+    summary = distrl.train("impala", env="distrl/SlowCartPole-v0", runtime="local", num_actors=1, autoscale="on",
+                           max_actors=4, total_steps=30_000, run_dir=str(run), progress=False)
+    with (run / "autoscale.csv").open() as f:
+        changes = list(csv.DictReader(f))
+    assert changes and changes[0]["actors_before"] == "1" and int(changes[0]["actors"]) == 2
+    assert "the learner waited" in changes[0]["why"]
+    assert summary["autoscale"]["actors"] >= 2 and summary["autoscale"]["changes"] == len(changes)
+    with (run / "metrics.csv").open() as f:
+        counts = [int(r["actors"]) for r in csv.DictReader(f)]
+    assert counts[0] == 1 and max(counts) >= 2
