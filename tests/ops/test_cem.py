@@ -78,7 +78,7 @@ def test_clipped_double_q_target_by_hand():
 
 
 def test_clipped_double_q_target_checks_shapes():
-    with pytest.raises(ValueError, match="q2_next"):
+    with pytest.raises(ValueError, match="q2_t"):
         clipped_double_q_target(torch.zeros(3), torch.zeros(3), torch.zeros(3), torch.zeros(2))
 
 

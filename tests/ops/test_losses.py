@@ -116,5 +116,5 @@ def test_large_margin_loss_by_hand_and_its_properties():
     torch.manual_seed(0)
     q, a = torch.randn(5, 7, 4), torch.randint(0, 4, (5, 7))
     assert float(large_margin_loss(q, a, 0.8)) >= 0 and float(large_margin_loss(q, a, 0.0)) >= 0
-    with pytest.raises(ValueError, match="a_t must have shape"):
+    with pytest.raises(ValueError, match="a_tm1 must have shape"):
         large_margin_loss(q, a[:, :3], 0.8)

@@ -117,11 +117,11 @@ def test_ddpg_critic_target():
 
 def test_bad_shapes():
     r = torch.zeros(4, 2)
-    with pytest.raises(ValueError, match="discounts"):
+    with pytest.raises(ValueError, match="discount_t"):
         gae(r, torch.zeros(4, 3), r, torch.zeros(2))
     with pytest.raises(ValueError, match="lam"):
         gae(r, r, r, torch.zeros(2), lam=1.5)
-    with pytest.raises(ValueError, match="actions"):
+    with pytest.raises(ValueError, match="a_tm1"):
         td_error(torch.zeros(2, 3), torch.zeros(2), torch.zeros(2))
 
 

@@ -92,7 +92,7 @@ def test_no_gradient_through_targets():
 
 def test_bad_shapes_name_the_argument():
     _, (mu, pi, r, disc, v, boot) = random_inputs(5, 2, seed=0)
-    with pytest.raises(ValueError, match="rewards"):
+    with pytest.raises(ValueError, match="r_t"):
         vtrace(mu, pi, r[:4], disc, v, boot)
     with pytest.raises(ValueError, match="bootstrap_value"):
         vtrace(mu, pi, r, disc, v, boot[:1])

@@ -56,15 +56,15 @@ def cem_maximize(score, low: torch.Tensor, high: torch.Tensor, batch: int, itera
     return best_action, best_score
 
 
-def clipped_double_q_target(rewards: torch.Tensor, discounts: torch.Tensor, q1_next: torch.Tensor,
-                            q2_next: torch.Tensor) -> torch.Tensor:
-    """QT-Opt's target (arXiv:1806.10293, section 4.2, after Fujimoto et al. 2018's clipped double Q):
-    y = r + gamma (1 - done) min(Q1'(s', a*), Q2'(s', a*)), with a* the CEM argmax of the first target network.
-    All ``[B]``; ``discounts`` = gamma^n (1 - done). The minimum of two differently lagged networks keeps the
+def clipped_double_q_target(r_t: torch.Tensor, discount_t: torch.Tensor, q1_t: torch.Tensor,
+                            q2_t: torch.Tensor) -> torch.Tensor:
+    """QT-Opt's target (arXiv:1806.10293, section 4.2, after Fujimoto et al. 2018's clipped double Q) for transitions
+    x_tm1 -> x_t: y = r_t + discount_t min(Q1'(x_t, a*), Q2'(x_t, a*)), with a* the CEM argmax of the first target
+    network. All ``[B]``; ``discount_t`` = gamma^n (1 - done). The minimum of two differently lagged networks keeps the
     overestimation of a max over actions from compounding."""
-    check_tensor("rewards", rewards, rank=1)
-    check_float("rewards", rewards)
-    for name, x in (("discounts", discounts), ("q1_next", q1_next), ("q2_next", q2_next)):
-        check_tensor(name, x, shape=tuple(rewards.shape))
+    check_tensor("r_t", r_t, rank=1)
+    check_float("r_t", r_t)
+    for name, x in (("discount_t", discount_t), ("q1_t", q1_t), ("q2_t", q2_t)):
+        check_tensor(name, x, shape=tuple(r_t.shape))
     with torch.no_grad():
-        return rewards + discounts * torch.minimum(q1_next, q2_next)
+        return r_t + discount_t * torch.minimum(q1_t, q2_t)

@@ -74,17 +74,17 @@ def standardised(x: torch.Tensor, valid: torch.Tensor, reduce=None) -> torch.Ten
     return ((xd - mean) / (std + 1e-8)).to(x.dtype)
 
 
-def large_margin_loss(q_t: torch.Tensor, a_t: torch.Tensor, margin: float,
+def large_margin_loss(q_tm1: torch.Tensor, a_tm1: torch.Tensor, margin: float,
                       mask: torch.Tensor | None = None) -> torch.Tensor:
     """DQfD's supervised loss on demonstrated steps (Hester et al. 2018, eq. 2): ``max_a [Q(s, a) + l(a_E, a)] -
     Q(s, a_E)``, with ``l(a_E, a) = margin`` for every ``a != a_E`` and 0 for the demonstrated ``a_E``: it is 0 once
     the demonstrated action's value leads every other by ``margin``, and pulls the other values down until then.
 
-    ``q_t`` ``[..., A]``, ``a_t`` ``[...]`` (the demonstrated actions), ``mask`` ``[...]`` (the steps it applies
-    to); the mean over the masked steps."""
-    if q_t.shape[:-1] != a_t.shape:
-        raise ValueError(f"a_t must have shape {tuple(q_t.shape[:-1])}, got {tuple(a_t.shape)}")
-    a_t = a_t.long().unsqueeze(-1)
-    others = torch.full_like(q_t, margin).scatter(-1, a_t, 0.0)  # l(a_E, a)
-    q_e = q_t.gather(-1, a_t).squeeze(-1)
-    return _masked_mean((q_t + others).max(-1).values - q_e, mask)
+    ``q_tm1`` ``[..., A]`` the values of the states s = x_tm1 the demonstrator acted in, ``a_tm1`` ``[...]`` its actions
+    a_E there, ``mask`` ``[...]`` (the steps it applies to); the mean over the masked steps."""
+    if q_tm1.shape[:-1] != a_tm1.shape:
+        raise ValueError(f"a_tm1 must have shape {tuple(q_tm1.shape[:-1])}, got {tuple(a_tm1.shape)}")
+    a_tm1 = a_tm1.long().unsqueeze(-1)
+    others = torch.full_like(q_tm1, margin).scatter(-1, a_tm1, 0.0)  # l(a_E, a)
+    q_tm1_demo = q_tm1.gather(-1, a_tm1).squeeze(-1)
+    return _masked_mean((q_tm1 + others).max(-1).values - q_tm1_demo, mask)

@@ -1,7 +1,8 @@
 """Returns and bootstrap targets: GAE, lambda-returns, n-step returns, double-Q and DDPG targets.
 
-Conventions (as in rlax): time-major ``[T, B]``; ``discounts[t]`` = gamma * (1 - done_t) for the
-step x_t -> x_{t+1}; ``values[t]`` = V(x_t) and ``bootstrap_value`` = V(x_T). Targets are computed
+Names follow rlax: row i of a time-major ``[T, B]`` tensor is the transition x_tm1 -> x_t with x_tm1 = x_i, so
+``v_tm1[i]`` = V(x_i), ``r_t[i]`` and ``discount_t[i]`` = gamma (1 - done) are received on arriving at x_{i+1},
+``v_t[i]`` = V(x_{i+1}), and ``bootstrap_value`` ``[B]`` = V(x_T), the value after the last row. Targets are computed
 without gradient.
 """
 
@@ -16,72 +17,77 @@ def backward_recursion(x_t: torch.Tensor, decay_t: torch.Tensor) -> torch.Tensor
     """y_t = x_t + decay_t y_{t+1}, y_T = 0, over the time axis of ``[T, B]`` tensors: the backward pass GAE
     (eq. 16 of arXiv:1506.02438) and V-trace (eq. 1 of arXiv:1802.01561, as v_s - V(x_s)) share."""
     y = torch.empty_like(x_t)
-    acc = torch.zeros_like(x_t[0])
+    acc = torch.zeros_like(x_t[0])  # y_{t+1}, then y_t
     for t in range(x_t.shape[0] - 1, -1, -1):
         acc = x_t[t] + decay_t[t] * acc
         y[t] = acc
     return y
 
 
-def gae(rewards: torch.Tensor, discounts: torch.Tensor, values: torch.Tensor, bootstrap_value: torch.Tensor,
+def successor_values(v_tm1: torch.Tensor, bootstrap_value: torch.Tensor) -> torch.Tensor:
+    """v_t ``[T, B]`` from v_tm1 ``[T, B]``: each row's next row, ``bootstrap_value`` ``[B]`` after the last."""
+    return torch.cat([v_tm1[1:], bootstrap_value.unsqueeze(0)], dim=0)
+
+
+def gae(r_t: torch.Tensor, discount_t: torch.Tensor, v_tm1: torch.Tensor, bootstrap_value: torch.Tensor,
         lam: float | torch.Tensor = 0.95) -> torch.Tensor:
-    """Generalised advantage estimates (Schulman et al. 2016, arXiv:1506.02438 eq. 16).
+    """Generalised advantage estimates (Schulman et al. 2016, arXiv:1506.02438 eq. 16) of x_tm1, ``[T, B]``.
 
-    A_t = delta_t + gamma_t lam_t A_{t+1},  delta_t = r_t + gamma_t V(x_{t+1}) - V(x_t).
-    ``lam`` is a float or ``[T, B]``; a zero cuts the trace (used at truncations, where the
-    discount still bootstraps from the final observation). Returns ``[T, B]``.
+    A_tm1 = delta_tm1 + discount_t lam_t A_t,  delta_tm1 = r_t + discount_t v_t - v_tm1; the last row's A_t is 0.
+    ``r_t``, ``discount_t``, ``v_tm1`` ``[T, B]``, ``bootstrap_value`` ``[B]`` (module docstring). ``lam`` is a float or
+    ``[T, B]``; a zero cuts the trace (used at truncations, where the discount still bootstraps from the final
+    observation).
     """
-    T, B = check_time_major(dict(rewards=rewards, discounts=discounts, values=values), "values")
+    T, B = check_time_major(dict(r_t=r_t, discount_t=discount_t, v_tm1=v_tm1), "v_tm1")
     check_tensor("bootstrap_value", bootstrap_value, shape=(B,))
-    lam = check_lam(lam, (T, B), values.dtype)
+    lam = check_lam(lam, (T, B), v_tm1.dtype)
     with torch.no_grad():
-        values_tp1 = torch.cat([values[1:], bootstrap_value.unsqueeze(0)], dim=0)
-        deltas = rewards + discounts * values_tp1 - values
-        return backward_recursion(deltas, discounts * lam)
+        delta_tm1 = r_t + discount_t * successor_values(v_tm1, bootstrap_value) - v_tm1
+        return backward_recursion(delta_tm1, discount_t * lam)
 
 
-def lambda_returns(rewards: torch.Tensor, discounts: torch.Tensor, values: torch.Tensor,
+def lambda_returns(r_t: torch.Tensor, discount_t: torch.Tensor, v_tm1: torch.Tensor,
                    bootstrap_value: torch.Tensor, lam: float | torch.Tensor = 0.95) -> torch.Tensor:
-    """lambda-returns (Sutton & Barto eq. 12.18, recursive form):
-    G_t = r_t + gamma_t [(1 - lam_t) V(x_{t+1}) + lam_t G_{t+1}],  G_T = V(x_T). Returns ``[T, B]``.
-    Equal to ``gae(...) + values``."""
-    return gae(rewards, discounts, values, bootstrap_value, lam) + values.detach()
+    """lambda-returns of x_tm1 (Sutton & Barto eq. 12.18, recursive form), ``[T, B]``, arguments as :func:`gae`:
+    G_tm1 = r_t + discount_t [(1 - lam_t) v_t + lam_t G_t], the last row's G_t = ``bootstrap_value``.
+    Equal to ``gae(...) + v_tm1``."""
+    return gae(r_t, discount_t, v_tm1, bootstrap_value, lam) + v_tm1.detach()
 
 
-def n_step_returns(rewards: torch.Tensor, discounts: torch.Tensor, values_tp1: torch.Tensor, n: int) -> torch.Tensor:
-    """n-step bootstrapped returns (A3C eq. in section 3; Ape-X eq. 1 without the max).
+def n_step_returns(r_t: torch.Tensor, discount_t: torch.Tensor, v_t: torch.Tensor, n: int) -> torch.Tensor:
+    """n-step bootstrapped returns of x_tm1 (A3C eq. in section 3; Ape-X eq. 1 without the max), ``[T, B]``.
 
-    G_t = r_t + gamma_t r_{t+1} + ... + (prod gamma) r_{t+k-1} + (prod_{j<k} gamma_{t+j}) v_{t+k-1},
-    k = min(n, T - t). ``values_tp1[t]`` is the bootstrap value of x_{t+1} (e.g. max_a Q(x_{t+1}, a)).
-    A zero discount (episode end) inside the window stops both rewards and bootstrap there.
-    Returns ``[T, B]``.
+    G[i] = r_t[i] + discount_t[i] r_t[i+1] + ... + (prod_{j<k-1} discount_t[i+j]) r_t[i+k-1]
+    + (prod_{j<k} discount_t[i+j]) v_t[i+k-1], k = min(n, T - i). All ``[T, B]``; ``v_t[i]`` is the bootstrap value
+    of x_{i+1} (e.g. max_a Q(x_{i+1}, a)). A zero discount (episode end) inside the window stops both rewards and
+    bootstrap there.
     """
-    T, B = check_time_major(dict(rewards=rewards, discounts=discounts, values_tp1=values_tp1), "rewards")
+    T, B = check_time_major(dict(r_t=r_t, discount_t=discount_t, v_t=v_t), "r_t")
     if n < 1:
         raise ValueError(f"n must be >= 1, got {n}")
     with torch.no_grad():
-        t_idx = torch.arange(T, device=rewards.device)
-        last = torch.clamp(t_idx + n - 1, max=T - 1)
-        returns = values_tp1[last]
+        row = torch.arange(T, device=r_t.device)
+        last = torch.clamp(row + n - 1, max=T - 1)  # the last row of each row's window
+        g_tm1 = v_t[last]
         for i in range(n - 1, -1, -1):
-            src = t_idx + i
+            src = row + i
             valid = (src <= last).unsqueeze(1)
             src = torch.clamp(src, max=T - 1)
-            returns = torch.where(valid, rewards[src] + discounts[src] * returns, returns)
-    return returns
+            g_tm1 = torch.where(valid, r_t[src] + discount_t[src] * g_tm1, g_tm1)
+    return g_tm1
 
 
-def trainable_steps(mask: torch.Tensor, discount: torch.Tensor, n: int, burn_in: int = 0,
+def trainable_steps(mask: torch.Tensor, discount_t: torch.Tensor, n: int, burn_in: int = 0,
                     starts: torch.Tensor | None = None) -> torch.Tensor:
-    """``[T, B]``: the steps of padded sequences (real steps first, ``mask``) whose n-step target the sequence
-    holds: the bootstrap x_{t+n} is one of its real steps, or an episode end (a zero discount) at or after t cuts
-    the window first (R2D2's replayed sequences; the learner trains these alone and its priorities cover them),
-    after the first ``burn_in`` steps unless the sequence starts its episode (``starts`` ``[B]``)."""
+    """``[T, B]``: the steps of padded sequences (real steps first, ``mask`` ``[T, B]``) whose n-step target the
+    sequence holds: the bootstrap x_{t+n} is one of its real steps, or an episode end (a zero ``discount_t``) at or
+    after t cuts the window first (R2D2's replayed sequences; the learner trains these alone and its priorities cover
+    them), after the first ``burn_in`` steps unless the sequence starts its episode (``starts`` ``[B]``)."""
     T = mask.shape[0]
     real = mask.sum(0)  # real steps per sequence
     t = torch.arange(T, device=mask.device).unsqueeze(1)
     full_window = t + n <= real - 1
-    ends = (discount == 0) & mask  # a terminal step: no bootstrap needed from there on
+    ends = (discount_t == 0) & mask  # a terminal step: no bootstrap needed from there on
     # an episode end at or after t within the window: cumulative "seen an end" from t onwards, looked up at t+n-1
     end_by = torch.flip(torch.cummax(torch.flip(ends.int(), [0]), 0).values, [0]).bool()  # any end at >= t
     trained = mask & (full_window | end_by)
@@ -90,54 +96,56 @@ def trainable_steps(mask: torch.Tensor, discount: torch.Tensor, n: int, burn_in:
     return trained
 
 
-def double_q_target(rewards: torch.Tensor, discounts: torch.Tensor, q_next_online: torch.Tensor,
-                    q_next_target: torch.Tensor) -> torch.Tensor:
-    """Double-Q target for (n-step) transitions (van Hasselt 2016; Ape-X eq. 1).
+def double_q_target(r_t: torch.Tensor, discount_t: torch.Tensor, q_t_online: torch.Tensor,
+                    q_t_target: torch.Tensor) -> torch.Tensor:
+    """Double-Q target for (n-step) transitions x_tm1 -> x_t (van Hasselt 2016; Ape-X eq. 1), ``[B]``.
 
-    y = R + discount * Q_target(x', argmax_a Q_online(x', a)), with ``rewards`` the n-step
-    discounted reward sum ``[B]``, ``discounts`` = gamma^n (1 - done) ``[B]``, Q tables ``[B, A]``.
+    y = r_t + discount_t * Q_target(x_t, argmax_a Q_online(x_t, a)), with ``r_t`` the n-step discounted reward sum
+    ``[B]``, ``discount_t`` = gamma^n (1 - done) ``[B]``, ``q_t_online`` and ``q_t_target`` the Q tables of x_t
+    ``[B, A]``.
     """
-    check_tensor("rewards", rewards, rank=1)
-    B = rewards.shape[0]
-    check_tensor("discounts", discounts, shape=(B,))
-    check_tensor("q_next_online", q_next_online, rank=2)
-    check_tensor("q_next_target", q_next_target, shape=tuple(q_next_online.shape))
-    if q_next_online.shape[0] != B:
-        raise ValueError(f"q_next_online must have shape ({B}, A), got {tuple(q_next_online.shape)}")
+    check_tensor("r_t", r_t, rank=1)
+    B = r_t.shape[0]
+    check_tensor("discount_t", discount_t, shape=(B,))
+    check_tensor("q_t_online", q_t_online, rank=2)
+    check_tensor("q_t_target", q_t_target, shape=tuple(q_t_online.shape))
+    if q_t_online.shape[0] != B:
+        raise ValueError(f"q_t_online must have shape ({B}, A), got {tuple(q_t_online.shape)}")
     with torch.no_grad():
-        best = q_next_online.argmax(dim=1, keepdim=True)
-        return rewards + discounts * q_next_target.gather(1, best).squeeze(1)
+        a_t = q_t_online.argmax(dim=1, keepdim=True)
+        return r_t + discount_t * q_t_target.gather(1, a_t).squeeze(1)
 
 
-def double_q_n_step_targets(rewards: torch.Tensor, discounts: torch.Tensor, q_t_online: torch.Tensor,
+def double_q_n_step_targets(r_t: torch.Tensor, discount_t: torch.Tensor, q_t_online: torch.Tensor,
                             q_t_target: torch.Tensor, n: int) -> torch.Tensor:
-    """Time-major n-step double-Q targets; ``q_t_*[t]`` are Q(x_{t+1}, .) ``[T, B, A]``."""
+    """Time-major n-step double-Q targets of x_tm1 ``[T, B]``: ``r_t``, ``discount_t`` ``[T, B]``; ``q_t_online[i]``
+    and ``q_t_target[i]`` are Q(x_{i+1}, .) ``[T, B, A]``."""
     check_tensor("q_t_online", q_t_online, rank=3)
     check_tensor("q_t_target", q_t_target, shape=tuple(q_t_online.shape))
     with torch.no_grad():
-        best = q_t_online.argmax(dim=2, keepdim=True)
-        v_tp1 = q_t_target.gather(2, best).squeeze(2)
-    return n_step_returns(rewards, discounts, v_tp1, n)
+        a_t = q_t_online.argmax(dim=2, keepdim=True)
+        v_t = q_t_target.gather(2, a_t).squeeze(2)
+    return n_step_returns(r_t, discount_t, v_t, n)
 
 
-def td_error(q_values: torch.Tensor, actions: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
-    """delta = y - Q(x, a) for ``q_values`` ``[B, A]``, integer ``actions`` ``[B]``, ``targets`` ``[B]``.
-    The gradient flows through ``q_values`` only."""
-    check_tensor("q_values", q_values, rank=2)
-    B = q_values.shape[0]
-    check_tensor("actions", actions, shape=(B,))
-    check_tensor("targets", targets, shape=(B,))
-    if actions.is_floating_point():
-        raise ValueError(f"actions must be an integer tensor, got {actions.dtype}")
-    return targets.detach() - q_values.gather(1, actions.long().unsqueeze(1)).squeeze(1)
+def td_error(q_tm1: torch.Tensor, a_tm1: torch.Tensor, target_tm1: torch.Tensor) -> torch.Tensor:
+    """delta = target_tm1 - Q(x_tm1, a_tm1) for ``q_tm1`` ``[B, A]``, integer ``a_tm1`` ``[B]``, ``target_tm1``
+    ``[B]``. The gradient flows through ``q_tm1`` only."""
+    check_tensor("q_tm1", q_tm1, rank=2)
+    B = q_tm1.shape[0]
+    check_tensor("a_tm1", a_tm1, shape=(B,))
+    check_tensor("target_tm1", target_tm1, shape=(B,))
+    if a_tm1.is_floating_point():
+        raise ValueError(f"a_tm1 must be an integer tensor, got {a_tm1.dtype}")
+    return target_tm1.detach() - q_tm1.gather(1, a_tm1.long().unsqueeze(1)).squeeze(1)
 
 
-def ddpg_critic_target(rewards: torch.Tensor, discounts: torch.Tensor, q_next_target: torch.Tensor) -> torch.Tensor:
-    """DDPG critic target with n-step returns (Ape-X DDPG): y = R + gamma^n (1 - done) Q'(x', mu'(x')).
-    All ``[B]``; ``q_next_target`` is the target critic at the target actor's action."""
-    check_tensor("rewards", rewards, rank=1)
-    check_float("rewards", rewards)
-    check_tensor("discounts", discounts, shape=tuple(rewards.shape))
-    check_tensor("q_next_target", q_next_target, shape=tuple(rewards.shape))
+def ddpg_critic_target(r_t: torch.Tensor, discount_t: torch.Tensor, q_t_target: torch.Tensor) -> torch.Tensor:
+    """DDPG critic target with n-step returns (Ape-X DDPG): y = r_t + gamma^n (1 - done) Q'(x_t, mu'(x_t)).
+    All ``[B]``; ``q_t_target`` is the target critic at the target actor's action in x_t."""
+    check_tensor("r_t", r_t, rank=1)
+    check_float("r_t", r_t)
+    check_tensor("discount_t", discount_t, shape=tuple(r_t.shape))
+    check_tensor("q_t_target", q_t_target, shape=tuple(r_t.shape))
     with torch.no_grad():
-        return rewards + discounts * q_next_target
+        return r_t + discount_t * q_t_target

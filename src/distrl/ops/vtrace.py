@@ -7,17 +7,19 @@ from typing import NamedTuple
 import torch
 
 from distrl.ops._checks import check_lam, check_tensor, check_time_major
-from distrl.ops.returns import backward_recursion
+from distrl.ops.returns import backward_recursion, successor_values
 
 
 class VTraceReturns(NamedTuple):
-    vs: torch.Tensor  # [T, B] value targets v_s
-    pg_advantages: torch.Tensor  # [T, B] rho_s (r_s + gamma v_{s+1} - V(x_s))
-    q_advantages: torch.Tensor  # [T, B] r_s + gamma v_{s+1} - V(x_s), without rho_s (APPO's surrogate weights it)
+    """Each ``[T, B]``, row i about x_tm1 = x_i (the paper's s)."""
+
+    vs: torch.Tensor  # value targets v_s of x_tm1
+    pg_advantages: torch.Tensor  # rho_s (r_s + gamma v_{s+1} - V(x_s))
+    q_advantages: torch.Tensor  # r_s + gamma v_{s+1} - V(x_s), without rho_s (APPO's surrogate weights it)
 
 
-def vtrace(behaviour_logp: torch.Tensor, target_logp: torch.Tensor, rewards: torch.Tensor,
-           discounts: torch.Tensor, values: torch.Tensor, bootstrap_value: torch.Tensor, *,
+def vtrace(behaviour_logp_tm1: torch.Tensor, target_logp_tm1: torch.Tensor, r_t: torch.Tensor,
+           discount_t: torch.Tensor, v_tm1: torch.Tensor, bootstrap_value: torch.Tensor, *,
            clip_rho: float | None = 1.0, clip_c: float | None = 1.0, clip_pg_rho: float | None = 1.0,
            lam: float | torch.Tensor = 1.0) -> VTraceReturns:
     """V-trace targets and policy-gradient advantages.
@@ -29,23 +31,25 @@ def vtrace(behaviour_logp: torch.Tensor, target_logp: torch.Tensor, rewards: tor
     advantage (section 4.2) is min(clip_pg_rho, pi/mu) (r_s + gamma_s v_{s+1} - V(x_s)); ``q_advantages`` is the
     bracket alone, for a loss that weights it by pi/mu itself (APPO's clipped surrogate).
 
-    Shapes: every argument ``[T, B]`` (time-major) except ``bootstrap_value`` ``[B]`` = V(x_T).
-    ``discounts`` is gamma * (1 - done). ``lam`` is a float or a ``[T, B]`` tensor (0 where a
-    truncated episode should not pass traces on). No gradient flows through the outputs.
+    Shapes and times (as rlax): every argument ``[T, B]`` (time-major), row i the transition x_tm1 -> x_t with
+    x_tm1 = x_i = the paper's x_s: ``*_logp_tm1`` = log mu(a_tm1|x_tm1) and log pi(a_tm1|x_tm1), ``v_tm1`` = V(x_tm1),
+    ``r_t`` and ``discount_t`` = gamma (1 - done) received on arriving at x_t; ``bootstrap_value`` ``[B]`` = V(x_T).
+    ``lam`` is a float or a ``[T, B]`` tensor (0 where a truncated episode should not pass traces on). No gradient
+    flows through the outputs.
     """
-    T, B = check_time_major(dict(behaviour_logp=behaviour_logp, target_logp=target_logp, rewards=rewards,
-                                 discounts=discounts, values=values), "values")
+    T, B = check_time_major(dict(behaviour_logp_tm1=behaviour_logp_tm1, target_logp_tm1=target_logp_tm1, r_t=r_t,
+                                 discount_t=discount_t, v_tm1=v_tm1), "v_tm1")
     check_tensor("bootstrap_value", bootstrap_value, shape=(B,))
-    lam = check_lam(lam, (T, B), values.dtype)
+    lam = check_lam(lam, (T, B), v_tm1.dtype)
     with torch.no_grad():
-        rhos = torch.exp(target_logp - behaviour_logp)
-        clipped_rhos = rhos if clip_rho is None else rhos.clamp(max=clip_rho)
-        cs = (rhos if clip_c is None else rhos.clamp(max=clip_c)) * lam
-        values_tp1 = torch.cat([values[1:], bootstrap_value.unsqueeze(0)], dim=0)
-        deltas = clipped_rhos * (rewards + discounts * values_tp1 - values)
-        vs = backward_recursion(deltas, discounts * cs) + values
-        vs_tp1 = torch.cat([vs[1:], bootstrap_value.unsqueeze(0)], dim=0)
-        pg_rhos = rhos if clip_pg_rho is None else rhos.clamp(max=clip_pg_rho)
-        q_advantages = rewards + discounts * vs_tp1 - values
-        pg_advantages = pg_rhos * q_advantages
-    return VTraceReturns(vs=vs, pg_advantages=pg_advantages, q_advantages=q_advantages)
+        rho_tm1 = torch.exp(target_logp_tm1 - behaviour_logp_tm1)
+        clipped_rho_tm1 = rho_tm1 if clip_rho is None else rho_tm1.clamp(max=clip_rho)
+        c_tm1 = (rho_tm1 if clip_c is None else rho_tm1.clamp(max=clip_c)) * lam
+        v_t = successor_values(v_tm1, bootstrap_value)
+        delta_tm1 = clipped_rho_tm1 * (r_t + discount_t * v_t - v_tm1)
+        vs_tm1 = backward_recursion(delta_tm1, discount_t * c_tm1) + v_tm1
+        vs_t = successor_values(vs_tm1, bootstrap_value)
+        pg_rho_tm1 = rho_tm1 if clip_pg_rho is None else rho_tm1.clamp(max=clip_pg_rho)
+        q_advantage_tm1 = r_t + discount_t * vs_t - v_tm1
+        pg_advantage_tm1 = pg_rho_tm1 * q_advantage_tm1
+    return VTraceReturns(vs=vs_tm1, pg_advantages=pg_advantage_tm1, q_advantages=q_advantage_tm1)
