@@ -20,16 +20,14 @@ class ApexDDPGConfig(DemoSettings):
                                      "copy.", low=0.0)
     noise_max: float = setting(0.4, "Largest exploration scale, first env copy; copies in between are spaced "
                                     "geometrically.", low=0.0)
-    actor_sync_steps: int = setting(50, "Vector steps between an actor's weight pulls.", low=1)
+    actor_sync_steps: int = common.actor_sync_steps(50)
     actor_lr: float = common.lr(1e-3, "Adam learning rate of the policy mu")
     critic_lr: float = common.lr(1e-3, "Adam learning rate of the critic Q")
     lr_schedule: str = common.lr_schedule("constant")
-    batch_size: int = setting(256, "Transitions per learner update.", low=1)
-    samples_per_insert: float = setting(
-        16.0, "Replay samples per inserted transition (the rate limiter's ratio).", low=0.0, low_open=True
-    )
-    min_replay: int = setting(2_000, "Transitions in replay before learning starts.", low=1)
-    replay_size: int = setting(200_000, "Soft capacity: the learner evicts the oldest transitions beyond it.", low=1)
+    batch_size: int = common.batch_size(256, "transitions")
+    samples_per_insert: float = common.samples_per_insert(16.0, "transition")
+    min_replay: int = common.min_replay(2_000, "transitions")
+    replay_size: int = common.replay_size(200_000, "transitions")
     priority_alpha: float = common.priority_alpha()
     priority_beta: float = common.priority_beta()
     target_tau: float = setting(

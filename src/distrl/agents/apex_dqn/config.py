@@ -23,19 +23,15 @@ class ApexDQNConfig(DemoSettings):
     unroll_length: int = common.unroll_length(16, "Vector steps per chunk an actor sends (its local buffer)")
     n_step: int = setting(3, "n of the n-step double-Q target.", low=1)
     gamma: float = common.gamma()
-    epsilon: float = setting(
-        0.4, "Base of the exploration ladder eps_i = epsilon^(1 + alpha i / (N - 1)).", low=0.0, high=1.0
-    )
-    epsilon_alpha: float = setting(7.0, "Exponent spread alpha of the exploration ladder.", low=0.0)
-    actor_sync_steps: int = setting(100, "Vector steps between an actor's weight pulls (the paper: ~400).", low=1)
+    epsilon: float = common.epsilon()
+    epsilon_alpha: float = common.epsilon_alpha()
+    actor_sync_steps: int = common.actor_sync_steps(100, " (the paper: ~400)")
     lr: float = common.lr(1e-3, "Adam learning rate (with 2.5e-4 seed 3 of CartPole had not learned by 600k env steps)")
     lr_schedule: str = common.lr_schedule("linear")
-    batch_size: int = setting(128, "Transitions per learner update.", low=1)
-    samples_per_insert: float = setting(
-        4.0, "Replay samples per inserted transition (the rate limiter's ratio).", low=0.0, low_open=True
-    )
-    min_replay: int = setting(5_000, "Transitions in replay before learning starts.", low=1)
-    replay_size: int = setting(100_000, "Soft capacity: the learner evicts the oldest transitions beyond it.", low=1)
+    batch_size: int = common.batch_size(128, "transitions")
+    samples_per_insert: float = common.samples_per_insert(4.0, "transition")
+    min_replay: int = common.min_replay(5_000, "transitions")
+    replay_size: int = common.replay_size(100_000, "transitions")
     priority_alpha: float = common.priority_alpha()
     priority_beta: float = common.priority_beta()
     target_update_period: int = setting(200, "Learner updates between target-network syncs.", low=1)

@@ -82,6 +82,36 @@ def priority_beta(when: str = "") -> object:
     return setting(0.4, f"Importance-sampling exponent beta{when}.", low=0.0, high=1.0)
 
 
+def epsilon(default: float = 0.4) -> object:
+    return setting(default, "Base of the exploration ladder eps_i = epsilon^(1 + alpha i / (N - 1)).", low=0.0,
+                   high=1.0)
+
+
+def epsilon_alpha(default: float = 7.0) -> object:
+    return setting(default, "Exponent spread alpha of the exploration ladder.", low=0.0)
+
+
+def actor_sync_steps(default: int, note: str = "") -> object:
+    return setting(default, f"Vector steps between an actor's weight pulls{note}.", low=1)
+
+
+# the replay systems' learner settings (Ape-X DQN, Ape-X DDPG, R2D2): ``items`` is what their replay holds
+def batch_size(default: int, items: str, note: str = "") -> object:
+    return setting(default, f"{items.capitalize()} per learner update{note}.", low=1)
+
+
+def samples_per_insert(default: float, item: str) -> object:
+    return setting(default, f"Replay samples per inserted {item} (the rate limiter's ratio).", low=0.0, low_open=True)
+
+
+def min_replay(default: int, items: str) -> object:
+    return setting(default, f"{items.capitalize()} in replay before learning starts.", low=1)
+
+
+def replay_size(default: int, items: str) -> object:
+    return setting(default, f"Soft capacity in {items}: the learner evicts the oldest beyond it.", low=1)
+
+
 def obs_norm(default: bool) -> object:
     return setting(default, "Normalise vector observations by running mean and std (the learner keeps them from its "
                    "batches; they travel with the weights to every actor and to distrl eval).", fixed=NETWORK_INPUT)

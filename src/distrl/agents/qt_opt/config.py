@@ -38,7 +38,7 @@ class QTOptConfig:
                              "down to epsilon^8 over all copies, as Ape-X's.", low=0.0, high=1.0)
     noise: float = setting(0.1, "Gaussian noise added to the CEM action, as a fraction of the action range's half.",
                            low=0.0)
-    actor_sync_steps: int = setting(25, "Vector steps between an actor's weight pulls.", low=1)
+    actor_sync_steps: int = common.actor_sync_steps(25)
     updater_sync_steps: int = setting(4, "Updater steps between its pulls of the target networks.", low=1)
     cem_iterations: int = setting(2, "CEM iterations (QT-Opt: 2).", low=1, high=100)
     cem_samples: int = setting(64, "CEM samples per state and iteration (QT-Opt: 64).", low=1, high=100_000)

@@ -51,19 +51,16 @@ class R2D2Config(DemoSettings):
     value_rescale_eps: float = setting(1e-3, "epsilon of the value rescaling h(x) (R2D2 section 2).", low=0.0,
                                        fixed=common.Q_SCALE)
     advantage_learning: float = advantage_learning(0.5)
-    epsilon: float = setting(
-        0.4, "Base of the exploration ladder eps_i = epsilon^(1 + alpha i / (N - 1)).", low=0.0, high=1.0
-    )
-    epsilon_alpha: float = setting(7.0, "Exponent spread alpha of the exploration ladder.", low=0.0)
-    actor_sync_steps: int = setting(40, "Vector steps between an actor's weight pulls (the paper: 400).", low=1)
+    epsilon: float = common.epsilon()
+    epsilon_alpha: float = common.epsilon_alpha()
+    actor_sync_steps: int = common.actor_sync_steps(40, " (the paper: 400)")
     lr: float = common.lr(5e-4, "Adam learning rate (the paper: 1e-4)")
     lr_schedule: str = common.lr_schedule("constant")
     optimizer_eps: float = common.optimizer_eps(1e-5)
-    batch_size: int = setting(32, "Sequences per learner update (the paper: 64).", low=1)
-    samples_per_insert: float = setting(6.0, "Replay samples per inserted sequence (the rate limiter's ratio).",
-                                        low=0.0, low_open=True)
-    min_replay: int = setting(500, "Sequences in replay before learning starts.", low=1)
-    replay_size: int = setting(20_000, "Soft capacity in sequences: the oldest are evicted beyond it.", low=1)
+    batch_size: int = common.batch_size(32, "sequences", " (the paper: 64)")
+    samples_per_insert: float = common.samples_per_insert(6.0, "sequence")
+    min_replay: int = common.min_replay(500, "sequences")
+    replay_size: int = common.replay_size(20_000, "sequences")
     priority_alpha: float = setting(
         0.9, "Priority exponent (the paper: 0.9; 0 uniform, 1 fully proportional).", low=0.0, high=1.0
     )
