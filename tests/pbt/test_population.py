@@ -152,7 +152,7 @@ def test_members_spread_over_a_two_node_ray_cluster(tmp_path):
                 pool.submit(i, 2000)
             reports = dict(pool.wait_any() for _ in range(2))
             assert reports[0]["node"] != reports[1]["node"]
-            snapshot = ray.get(pool.members[0].snapshot.remote())
+            snapshot = ray.get(pool.workers[0].snapshot.remote())
             assert pool.copy(0, 1, {"lr": 1e-3}) == snapshot["checksum"]
         finally:
             pool.close()

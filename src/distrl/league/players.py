@@ -4,6 +4,8 @@ A player is one ordinary run (a :class:`~distrl.runtime.Trainer` with its run di
 trains in slices; after each it reports its env steps and its acting model's weights, which the league publishes to
 the pool. Its initial state (weights and optimizer statistics) is kept in ``initial.pt`` for the exploiters' resets.
 
+Both are pools of :mod:`distrl.pbt.pools`, shared with PBT's members:
+
 - :class:`LocalPlayers` (``local``): every player in this process, one slice at a time in turn, each on its own
   runtime (``local``: its actor processes have the machine during its slice; ``inline``).
 - :class:`RayPlayers` (``ray``): every player a Ray actor with one CPU, spread over the cluster's nodes (``SPREAD``)
@@ -13,11 +15,12 @@ the pool. Its initial state (weights and optimizer statistics) is kept in ``init
 from __future__ import annotations
 
 import threading
+from functools import partial
 from pathlib import Path
 
 import torch
 
-from distrl.pbt.members import config_error_inside, node_id
+from distrl.pbt.pools import LocalTrainers, RayTrainers, node_id
 
 
 class Player:
@@ -74,88 +77,33 @@ class Player:
         return self.trainer.close()
 
 
-class LocalPlayers:
+class LocalPlayers(LocalTrainers):
     def __init__(self, makers: dict, folders: dict, publish):
-        self.players: dict[str, Player] = {}
-        try:
-            for pid, make in makers.items():
-                self.players[pid] = Player(make, folders[pid], lambda model, pid=pid: publish(pid, model))
-                self.players[pid].start()
-        except BaseException:
-            self.close()
-            raise
-        self.queue: list[tuple[str, int]] = []
+        made = {pid: partial(Player, make, folders[pid], partial(publish, pid)) for pid, make in makers.items()}
+        super().__init__(made, start=Player.start)
 
     def model(self, pid: str) -> dict:
-        return self.players[pid].model()
-
-    def submit(self, pid: str, env_steps: int) -> None:
-        self.queue.append((pid, env_steps))
-
-    def pending(self) -> bool:
-        return bool(self.queue)
-
-    def wait_any(self) -> tuple[str, dict]:
-        pid, n = self.queue.pop(0)
-        return pid, self.players[pid].step(n)
+        return self.workers[pid].model()
 
     def reset(self, pid: str) -> dict:
-        return self.players[pid].reset()
-
-    def close(self) -> None:
-        for player in self.players.values():
-            try:
-                player.close()  # its checkpoint and summary
-            except Exception:
-                pass
+        return self.workers[pid].reset()
 
 
-class RayPlayers:
+class RayPlayers(RayTrainers):
     def __init__(self, makers: dict, folders: dict, publish):
-        import ray
+        self.publish = publish
+        super().__init__(Player, {pid: (make, folders[pid]) for pid, make in makers.items()})
 
-        self.ray = ray
-        actor = ray.remote(num_cpus=1, max_restarts=0, max_concurrency=2, scheduling_strategy="SPREAD")(Player)
-        self.players = {pid: actor.remote(make, folders[pid]) for pid, make in makers.items()}
-        self.running: dict = {}
-        try:
-            starting = [p.start.remote() for p in self.players.values()]
-            for pid, p in self.players.items():  # each learner's first weights, while its start waits for them
-                first = ray.get(p.first_model.remote())
-                if first is not None:
-                    publish(pid, first)
-            ray.get(starting)
-        except ray.exceptions.RayError as e:  # a player's constructor or start failed: say why in one line
-            self.close()
-            line = config_error_inside(e)
-            if line is not None:
-                raise line from None
-            raise
+    def started(self) -> None:
+        starting = [p.start.remote() for p in self.workers.values()]
+        for pid, p in self.workers.items():  # each learner's first weights, while its start waits for them
+            first = self.ray.get(p.first_model.remote())
+            if first is not None:
+                self.publish(pid, first)
+        self.ray.get(starting)
 
     def model(self, pid: str) -> dict:
-        return self.ray.get(self.players[pid].model.remote())
-
-    def submit(self, pid: str, env_steps: int) -> None:
-        self.running[self.players[pid].step.remote(env_steps)] = pid
-
-    def pending(self) -> bool:
-        return bool(self.running)
-
-    def wait_any(self) -> tuple[str, dict]:
-        [ref], _ = self.ray.wait(list(self.running), num_returns=1)
-        return self.running.pop(ref), self.ray.get(ref)
+        return self.ray.get(self.workers[pid].model.remote())
 
     def reset(self, pid: str) -> dict:
-        return self.ray.get(self.players[pid].reset.remote())
-
-    def close(self) -> None:
-        closing = {pid: p.close.remote() for pid, p in self.players.items()}  # each ends its step under way first
-        for pid, ref in closing.items():
-            try:
-                self.ray.get(ref, timeout=300)
-            except Exception:
-                pass
-            try:
-                self.ray.kill(self.players[pid], no_restart=True)
-            except Exception:
-                pass
+        return self.ray.get(self.workers[pid].reset.remote())

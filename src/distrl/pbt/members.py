@@ -7,7 +7,7 @@ weights **and** optimizer statistics (Jaderberg et al. 2017 copy both), with a c
 snapshot to another member, which loads it, recomputes the checksum from its own loaded tensors and
 refuses a copy that differs: the copy is verified, and it never goes through files.
 
-Pools place the members:
+Pools place the members (:mod:`distrl.pbt.pools`, shared with a league's players):
 
 - :class:`LocalPool` (``local``): every member in this process, trained one slice at a time in turn.
   Each member's own runtime (``inline``, or ``local`` with its actor processes) has the whole machine
@@ -24,10 +24,13 @@ import hashlib
 import math
 import threading
 from collections.abc import Mapping
+from functools import partial
 from typing import Any
 
 import numpy as np
 import torch
+
+from distrl.pbt.pools import LocalTrainers, RayTrainers, node_id
 
 
 def state_checksum(state: Mapping[str, Any]) -> str:
@@ -116,119 +119,36 @@ class TrainerMember:
             return self.trainer.close()
 
 
-def config_error_inside(error) -> Exception | None:
-    """The ConfigError a Ray actor's constructor raised, inside Ray's error (to say it in one line), or None."""
-    from distrl.errors import ConfigError
-
-    cause = getattr(error, "cause", None) or getattr(getattr(error, "error", None), "cause", None)
-    return ConfigError(str(cause)) if isinstance(cause, ConfigError) else None
-
-
-def node_id() -> str:
-    """The Ray node this process runs on, or ``local``."""
-    try:
-        import ray
-
-        if ray.is_initialized():
-            return ray.get_runtime_context().get_node_id()
-    except ImportError:
-        pass
-    return "local"
-
-
-class LocalPool:
+class LocalPool(LocalTrainers):
     """Members in this process, one slice at a time, in the order they became ready."""
 
     def __init__(self, makers: list, resume: list[bool]):
-        self.members: list[TrainerMember] = []
-        try:
-            for make, again in zip(makers, resume):
-                self.members.append(TrainerMember(make, again))
-        except BaseException:
-            self.close()
-            raise
-        self.queue: list[tuple[int, int]] = []
+        super().__init__({i: partial(TrainerMember, *member) for i, member in enumerate(zip(makers, resume))})
 
     def __len__(self) -> int:
-        return len(self.members)
+        return len(self.workers)
 
     def set_hyperparameters(self, i: int, values: Mapping[str, float]) -> None:
-        self.members[i].set_hyperparameters(values)
-
-    def submit(self, i: int, env_steps: int) -> None:
-        self.queue.append((i, env_steps))
-
-    def pending(self) -> bool:
-        return bool(self.queue)
-
-    def wait_any(self) -> tuple[int, dict]:
-        i, n = self.queue.pop(0)
-        return i, self.members[i].step(n)
+        self.workers[i].set_hyperparameters(values)
 
     def copy(self, source: int, target: int, hyperparameters: Mapping[str, float]) -> str:
-        return self.members[target].load(self.members[source].snapshot(), hyperparameters)
-
-    def close(self) -> list[dict | None]:
-        summaries = []
-        for m in self.members:
-            try:
-                summaries.append(m.close())
-            except Exception:
-                summaries.append(None)
-        return summaries
+        return self.workers[target].load(self.workers[source].snapshot(), hyperparameters)
 
 
-class RayPool:
+class RayPool(RayTrainers):
     """Members as Ray actors (one CPU each, spread over the nodes), trained concurrently."""
 
     def __init__(self, makers: list, resume: list[bool]):
-        import ray
-
-        self.ray = ray
-        actor = ray.remote(num_cpus=1, max_concurrency=2, max_restarts=0, scheduling_strategy="SPREAD")(TrainerMember)
-        self.members = [actor.remote(make, again) for make, again in zip(makers, resume)]
-        self.running: dict = {}
-        try:
-            ray.get([m.ready.remote() for m in self.members])
-        except ray.exceptions.RayError as e:  # a member's constructor failed: say why in one line
-            self.close()
-            line = config_error_inside(e)
-            if line is not None:
-                raise line from None
-            raise
+        super().__init__(TrainerMember, dict(enumerate(zip(makers, resume))))
 
     def __len__(self) -> int:
-        return len(self.members)
+        return len(self.workers)
 
     def set_hyperparameters(self, i: int, values: Mapping[str, float]) -> None:
-        self.ray.get(self.members[i].set_hyperparameters.remote(dict(values)))
-
-    def submit(self, i: int, env_steps: int) -> None:
-        self.running[self.members[i].step.remote(env_steps)] = i
-
-    def pending(self) -> bool:
-        return bool(self.running)
-
-    def wait_any(self) -> tuple[int, dict]:
-        [ref], _ = self.ray.wait(list(self.running), num_returns=1)
-        return self.running.pop(ref), self.ray.get(ref)
+        self.ray.get(self.workers[i].set_hyperparameters.remote(dict(values)))
 
     def copy(self, source: int, target: int, hyperparameters: Mapping[str, float]) -> str:
         # the source may be training its next slice: its snapshot is the one of its last finished slice
         return self.ray.get(
-            self.members[target].load.remote(self.members[source].snapshot.remote(), dict(hyperparameters))
+            self.workers[target].load.remote(self.workers[source].snapshot.remote(), dict(hyperparameters))
         )
-
-    def close(self) -> list[dict | None]:
-        closing = [m.close.remote() for m in self.members]  # all at once: each waits for its step under way
-        summaries = []
-        for m, ref in zip(self.members, closing):
-            try:
-                summaries.append(self.ray.get(ref, timeout=300))
-            except Exception:
-                summaries.append(None)
-            try:
-                self.ray.kill(m, no_restart=True)
-            except Exception:
-                pass
-        return summaries

@@ -1,0 +1,122 @@
+"""Where trainers that train in slices run, for PBT's members and a league's players alike.
+
+A worker is any object with ``step(env_steps) -> dict`` and ``close()`` (a :class:`~distrl.pbt.members.TrainerMember`,
+a :class:`~distrl.league.players.Player`); a pool keys its workers (a member's index, a player's id) and speaks
+``submit(key, env_steps)``, ``pending()``, ``wait_any() -> (key, report)`` and ``close()``:
+
+- :class:`LocalTrainers`: every worker in this process, one slice at a time in the order submitted.
+- :class:`RayTrainers`: every worker a Ray actor with one CPU, spread over the cluster's nodes (``SPREAD``), all
+  training at once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Mapping
+
+
+class LocalTrainers:
+    """Workers made by ``makers`` (key -> ``make()``) in this process, each then started by ``start(worker)`` if
+    given; one that fails to be made or started closes those made before."""
+
+    def __init__(self, makers: Mapping[Hashable, Callable], start: Callable | None = None):
+        self.workers: dict = {}
+        try:
+            for key, make in makers.items():
+                worker = self.workers[key] = make()
+                if start is not None:
+                    start(worker)
+        except BaseException:
+            self.close()
+            raise
+        self.queue: list[tuple[Hashable, int]] = []
+
+    def submit(self, key: Hashable, env_steps: int) -> None:
+        self.queue.append((key, env_steps))
+
+    def pending(self) -> bool:
+        return bool(self.queue)
+
+    def wait_any(self) -> tuple[Hashable, dict]:
+        key, n = self.queue.pop(0)
+        return key, self.workers[key].step(n)
+
+    def close(self) -> list[dict | None]:
+        """Each worker's close (its checkpoint and summary), None for one that failed, in the workers' order."""
+        summaries = []
+        for worker in self.workers.values():
+            try:
+                summaries.append(worker.close())
+            except Exception:
+                summaries.append(None)
+        return summaries
+
+
+class RayTrainers:
+    """Workers of class ``cls`` as Ray actors (one CPU each, spread over the nodes), ``args`` key -> constructor
+    arguments, trained concurrently. :meth:`started` waits until they are up; a constructor or start that failed
+    closes them all and raises its ConfigError as one line."""
+
+    def __init__(self, cls: type, args: Mapping[Hashable, tuple]):
+        import ray
+
+        self.ray = ray
+        actor = ray.remote(num_cpus=1, max_concurrency=2, max_restarts=0, scheduling_strategy="SPREAD")(cls)
+        self.workers = {key: actor.remote(*a) for key, a in args.items()}
+        self.running: dict = {}
+        try:
+            self.started()
+        except ray.exceptions.RayError as e:  # say why in one line
+            self.close()
+            line = config_error_inside(e)
+            if line is not None:
+                raise line from None
+            raise
+
+    def started(self) -> None:
+        """Wait for every worker's constructor (through its ``ready()``)."""
+        self.ray.get([w.ready.remote() for w in self.workers.values()])
+
+    def submit(self, key: Hashable, env_steps: int) -> None:
+        self.running[self.workers[key].step.remote(env_steps)] = key
+
+    def pending(self) -> bool:
+        return bool(self.running)
+
+    def wait_any(self) -> tuple[Hashable, dict]:
+        [ref], _ = self.ray.wait(list(self.running), num_returns=1)
+        return self.running.pop(ref), self.ray.get(ref)
+
+    def close(self) -> list[dict | None]:
+        """As :meth:`LocalTrainers.close`; then each actor is ended."""
+        closing = [w.close.remote() for w in self.workers.values()]  # all at once: each ends its step under way first
+        summaries = []
+        for w, ref in zip(self.workers.values(), closing):
+            try:
+                summaries.append(self.ray.get(ref, timeout=300))
+            except Exception:
+                summaries.append(None)
+            try:
+                self.ray.kill(w, no_restart=True)
+            except Exception:
+                pass
+        return summaries
+
+
+def config_error_inside(error) -> Exception | None:
+    """The ConfigError a Ray actor's constructor raised, inside Ray's error (to say it in one line), or None."""
+    from distrl.errors import ConfigError
+
+    cause = getattr(error, "cause", None) or getattr(getattr(error, "error", None), "cause", None)
+    return ConfigError(str(cause)) if isinstance(cause, ConfigError) else None
+
+
+def node_id() -> str:
+    """The Ray node this process runs on, or ``local``."""
+    try:
+        import ray
+
+        if ray.is_initialized():
+            return ray.get_runtime_context().get_node_id()
+    except ImportError:
+        pass
+    return "local"
