@@ -13,6 +13,29 @@ from collections.abc import Mapping
 from typing import Any
 
 
+class LazyHandle:
+    """A worker's handle that travels as ``ref`` alone (a shared-memory handle, a Ray object reference) and resolves
+    it in the process that uses it, on first use: :meth:`resolved` is ``resolve(ref)``, made once per process."""
+
+    def __init__(self, ref):
+        self.ref = ref
+        self._resolved = None
+
+    def __getstate__(self):
+        return {"ref": self.ref}
+
+    def __setstate__(self, state):
+        self.__init__(state["ref"])
+
+    def resolve(self, ref) -> Any:
+        raise NotImplementedError
+
+    def resolved(self) -> Any:
+        if self._resolved is None:
+            self._resolved = self.resolve(self.ref)
+        return self._resolved
+
+
 class ServiceAdapter:
     emits: str | None = None  # the channel this service feeds (an inference server's unrolls), if any
 

@@ -17,7 +17,7 @@ import numpy as np
 
 from distrl.core.types import ArraySpec
 from distrl.runtime.backends.shared_memory import SharedArrays
-from distrl.runtime.services.base import ServiceAdapter
+from distrl.runtime.services.base import LazyHandle, ServiceAdapter
 
 
 def _read_only(array: np.ndarray) -> np.ndarray:
@@ -47,23 +47,14 @@ class InProcessConstant(ServiceAdapter):
         return self.handle
 
 
-class SharedMemoryReader:
+class SharedMemoryReader(LazyHandle):
     """A worker process's handle: attaches to the block on its first ``get``."""
 
-    def __init__(self, handle):
-        self.handle = handle
-        self._shared: SharedArrays | None = None
-
-    def __getstate__(self):
-        return {"handle": self.handle}
-
-    def __setstate__(self, state):
-        self.__init__(state["handle"])
+    def resolve(self, handle) -> SharedArrays:
+        return SharedArrays.attach(handle)
 
     def get(self) -> np.ndarray:
-        if self._shared is None:
-            self._shared = SharedArrays.attach(self.handle)
-        return _read_only(self._shared.arrays["array"])
+        return _read_only(self.resolved().arrays["array"])
 
 
 class SharedMemoryConstant(ServiceAdapter):
@@ -86,25 +77,16 @@ class SharedMemoryConstant(ServiceAdapter):
         self.shared.close()
 
 
-class RayReader:
+class RayReader(LazyHandle):
     """A Ray actor's handle: the object reference, resolved on the first ``get`` (zero-copy, read-only)."""
 
-    def __init__(self, ref):
-        self.ref = ref
-        self._array: np.ndarray | None = None
+    def resolve(self, ref) -> np.ndarray:
+        import ray
 
-    def __getstate__(self):
-        return {"ref": self.ref}
-
-    def __setstate__(self, state):
-        self.__init__(state["ref"])
+        return ray.get(ref)
 
     def get(self) -> np.ndarray:
-        if self._array is None:
-            import ray
-
-            self._array = ray.get(self.ref)
-        return self._array
+        return self.resolved()
 
 
 class RayConstant(ServiceAdapter):

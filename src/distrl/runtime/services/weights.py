@@ -20,7 +20,7 @@ import numpy as np
 
 from distrl.core.types import ArraySpec
 from distrl.runtime.backends.shared_memory import SharedArrays
-from distrl.runtime.services.base import ServiceAdapter
+from distrl.runtime.services.base import LazyHandle, ServiceAdapter
 
 
 class _TimedReader:
@@ -36,12 +36,23 @@ class _TimedReader:
         return got
 
 
+class PerVersion:
+    """A value made at most once per version: ``get(version, make)`` calls ``make()`` only for a new version."""
+
+    def __init__(self):
+        self.value, self.version = None, -1
+
+    def get(self, version: int, make):
+        if self.version != version:
+            self.value, self.version = make(), version
+        return self.value
+
+
 class InProcessWeights(ServiceAdapter, _TimedReader):
     def __init__(self):
         self._fn = None
         self.version = -1
-        self._flat: np.ndarray | None = None
-        self._flat_version = -1
+        self._flat = PerVersion()
 
     def publish(self, weights_fn, version: int) -> None:
         self._fn, self.version = weights_fn, version
@@ -55,9 +66,7 @@ class InProcessWeights(ServiceAdapter, _TimedReader):
     def _pull(self, newer_than: int):
         if self._fn is None or self.version <= newer_than:
             return None
-        if self._flat_version != self.version:
-            self._flat, self._flat_version = self._fn(), self.version
-        return self._flat, self.version
+        return self._flat.get(self.version, self._fn), self.version
 
 
 class SharedWeights:
@@ -107,28 +116,20 @@ class SharedWeights:
         self.arrays.close()
 
 
-class SharedWeightsReader(_TimedReader):
+class SharedWeightsReader(LazyHandle, _TimedReader):
     """A worker process's handle: attaches to the shared buffer on first use."""
 
-    def __init__(self, handle):
-        self.handle = handle
-        self._shared: SharedWeights | None = None
-
-    def __getstate__(self):
-        return {"handle": self.handle}
-
-    def __setstate__(self, state):
-        self.__init__(state["handle"])
+    def resolve(self, handle) -> SharedWeights:
+        return SharedWeights.attach(handle)
 
     def pull(self, newer_than: int) -> tuple[np.ndarray, int] | None:
         return self._timed(newer_than)
 
     def _pull(self, newer_than: int):
-        if self._shared is None:
-            self._shared = SharedWeights.attach(self.handle)
-        if self._shared.version <= newer_than:
+        shared = self.resolved()
+        if shared.version <= newer_than:
             return None
-        return self._shared.pull()
+        return shared.pull()
 
 
 class SharedMemoryWeights(ServiceAdapter):
@@ -159,7 +160,7 @@ class RayWeightsReader(_TimedReader):
 
     def __init__(self):
         self._ref, self._version = None, -1
-        self._flat, self._flat_version = None, -1
+        self._flat = PerVersion()
 
     def receive(self, value) -> None:
         if value is not None and value[1] > self._version:
@@ -171,22 +172,21 @@ class RayWeightsReader(_TimedReader):
     def _pull(self, newer_than: int):
         if self._ref is None or self._version <= newer_than:
             return None
-        if self._flat_version != self._version:
-            if isinstance(self._ref, np.ndarray):
-                self._flat = self._ref
-            else:
-                import ray
+        return self._flat.get(self._version, self._fetch), self._version
 
-                self._flat = ray.get(self._ref)
-            self._flat_version = self._version
-        return self._flat, self._flat_version
+    def _fetch(self) -> np.ndarray:
+        if isinstance(self._ref, np.ndarray):
+            return self._ref
+        import ray
+
+        return ray.get(self._ref)
 
 
 class RayWeights(ServiceAdapter):
     def __init__(self, ray):
         self.ray = ray
         self._fn, self._version = None, -1
-        self._ref, self._ref_version = None, -1
+        self._sent = PerVersion()  # what the calls carry: the flat weights or their object reference
 
     def publish(self, weights_fn, version: int) -> None:
         """Lazy: ``weights_fn`` runs when a step call next carries the weights, so a caller publishes each new
@@ -197,13 +197,13 @@ class RayWeights(ServiceAdapter):
     def call_args(self):
         if self._fn is None:
             return None
-        if self._ref_version != self._version:  # made once per version, only when a call carries it
-            flat = self._fn()
-            # small weights travel inside the call (no object-store round trip: a put here, a get there);
-            # large ones (a CNN) are put once and the reference travels
-            self._ref = flat if flat.nbytes <= INLINE_BYTES else self.ray.put(flat)
-            self._ref_version = self._version
-        return (self._ref, self._ref_version)
+        return self._sent.get(self._version, self._put), self._version  # made only when a call carries it
+
+    def _put(self):
+        flat = self._fn()
+        # small weights travel inside the call (no object-store round trip: a put here, a get there);
+        # large ones (a CNN) are put once and the reference travels
+        return flat if flat.nbytes <= INLINE_BYTES else self.ray.put(flat)
 
     def worker_handle(self, role: str, index: int):
         return RayWeightsReader()
