@@ -5,7 +5,9 @@
     policy = distrl.load_policy(summary["run_dir"])
     print(distrl.evaluate(summary["run_dir"], episodes=10))
 
-Importing distrl is cheap: torch, Gymnasium and the runtime load on the first call.
+The rest of the Python API: ``make_trainer`` (a run to step yourself), ``record``, ``export``, ``serve``,
+``train_league``, ``join`` and ``PolicyClient``. Importing distrl is cheap: torch, Gymnasium and the runtime load on
+the first call.
 """
 
 from __future__ import annotations

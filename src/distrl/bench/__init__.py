@@ -5,7 +5,8 @@ suites that measure another (Open RL Benchmark, rliable); the design survey we f
 unified benchmark of distributed RL systems as an open problem. A bench run trains each cell of a suite
 (``suite``), measures the machine's ceiling for it in the same run (``ceiling``), watches the run from outside
 (``cell``), runs peers beside it where they install (``peers``), and writes a markdown report, a JSON file and
-plots (``report``) with the machine they ran on (``machine``); seeds' spread in ``stats``.
+plots (``report``) with the machine they ran on (``machine``); seeds' spread in ``stats``; ``runner`` runs the cells
+one after another.
 """
 
 from distrl.bench.runner import run_bench

@@ -1,4 +1,6 @@
-"""Gymnasium environments: creation, vectorisation, Atari preprocessing and episode bookkeeping."""
+"""Gymnasium environments: creation by id with vectorisation and Atari preprocessing (``make``), episode bookkeeping
+(``episodes``), two-player games from PettingZoo and OpenSpiel with their fixed opponents (``multi_agent``,
+``openspiel``, ``opponents``), and small test tasks (``point``, ``memory``, ``deep_sea``)."""
 
 from distrl.envs.deep_sea import DEEP_SEA
 from distrl.envs.episodes import EpisodeTracker

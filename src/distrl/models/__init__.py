@@ -1,4 +1,5 @@
-"""PyTorch networks: MLP and Nature-CNN torsos, actor-critic and Q heads, an LSTM core."""
+"""PyTorch networks: MLP and Nature-CNN torsos, actor-critic and Q heads, R2D2's LSTM Q network, DDPG's actor and
+critic, QT-Opt's continuous-action Q, the observation and value (PopArt) normalisers, flat weights and the device."""
 
 from distrl.models.actor_critic import ActorCritic
 from distrl.models.continuous_q import ContinuousQ

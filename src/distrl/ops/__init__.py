@@ -1,4 +1,6 @@
-"""Pure RL math on torch tensors (time-major ``[T, B]``) and numpy arrays: no I/O, no processes."""
+"""Pure RL math on torch tensors (time-major ``[T, B]``) and numpy arrays: no I/O, no processes. Returns and
+bootstrap targets, V-trace, value rescaling, loss terms, replay priorities, CEM, and the rules of ES, PBT and
+leagues."""
 
 from distrl.ops._checks import all_finite
 from distrl.ops.cem import cem_maximize, clipped_double_q_target

@@ -1,4 +1,6 @@
-"""Replay data structures (no processes, no transport): storage, samplers, sum tree, adders, rate limiter."""
+"""Replay data structures (no processes, no transport): ring storage (and its frame- and sequence-deduplicating
+forms), samplers and the sum tree, the replay buffer, actor-side adders, the rate limiter, GORILA's shared partitioned
+replay and the memory check made before allocating."""
 
 from distrl.replay.adders import NStepAdder
 from distrl.replay.buffer import Replay, SampledBatch
