@@ -1,6 +1,7 @@
 """Gymnasium environments: creation by id with vectorisation and Atari preprocessing (``make``), episode bookkeeping
 (``episodes``), two-player games from PettingZoo and OpenSpiel with their fixed opponents (``multi_agent``,
-``openspiel``, ``opponents``), and small test tasks (``point``, ``memory``, ``deep_sea``)."""
+``openspiel``, ``opponents``), small test tasks (``point``, ``memory``, ``deep_sea``) and a CartPole that sleeps
+in each step (``latency``)."""
 
 from distrl.envs.deep_sea import DEEP_SEA
 from distrl.envs.episodes import EpisodeTracker
