@@ -107,7 +107,8 @@ REFERENCE_TABLES = {"| system | what it is | actions | data | runtimes |",
                     "| runtime | what runs where | data path | when |", "| service | `inline` | `local` | `ray` |",
                     "| setting | default | why |", "| problem | system |", "| extra | what it brings |",
                     "| file | what it holds |", "| system | roles | services | learner |",
-                    "| service | handle methods | inline | local | ray |", "| systems | inputs | outputs |"}
+                    "| service | handle methods | inline | local | ray |", "| systems | inputs | outputs |",
+                    "| part | module | what it does |", "| setting | default | meaning |"}
 
 
 def test_every_table_of_figures_in_the_docs_is_written_by_a_script_or_copied_from_a_bench_report():

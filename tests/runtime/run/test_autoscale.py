@@ -125,7 +125,7 @@ def test_from_one_actor_on_a_sleeping_env_the_run_adds_actors_and_says_why(tmp_p
                            max_actors=4, total_steps=30_000, run_dir=str(run), progress=False)
     with (run / "autoscale.csv").open() as f:
         changes = list(csv.DictReader(f))
-    assert changes and changes[0]["actors_before"] == "1" and int(changes[0]["actors"]) == 2
+    assert changes and changes[0]["actors_before"] == "1" and int(changes[0]["actors"]) >= 2
     assert "the learner waited" in changes[0]["why"]
     assert summary["autoscale"]["actors"] >= 2 and summary["autoscale"]["changes"] == len(changes)
     with (run / "metrics.csv").open() as f:
