@@ -1,6 +1,7 @@
 """Imports point down only (STYLE.md): a small import-contract check over the source tree."""
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -67,3 +68,16 @@ def test_trainer_probes_no_attributes():
     for path in [SRC / "runtime" / "trainer.py", backends / "inline.py", backends / "local.py", backends / "ray.py"]:
         text = path.read_text()
         assert "hasattr(" not in text, path
+
+
+def test_only_backends_and_service_adapters_place_what_runs_elsewhere():
+    """One placement API: a process or a Ray actor is started under ``runtime/backends/`` (components, learner
+    replicas, pools of trainers) or by a service's own transport adapter under ``runtime/services/``, nowhere else."""
+    allowed = (SRC / "runtime" / "backends", SRC / "runtime" / "services")
+    starts = re.compile(r"ray\.remote\(|\b(?:ctx|mp|multiprocessing|context)\.Process\(|start_process\(|\.remote\(")
+    bad = []
+    for path in SRC.rglob("*.py"):
+        if any(folder in path.parents for folder in allowed):
+            continue
+        bad += [f"{path.relative_to(SRC)}: {m.group(0)}" for m in starts.finditer(path.read_text())]
+    assert not bad, bad

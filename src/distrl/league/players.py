@@ -4,7 +4,7 @@ A player is one ordinary run (a :class:`~distrl.runtime.Trainer` with its run di
 trains in slices; after each it reports its env steps and its acting model's weights, which the league publishes to
 the pool. Its initial state (weights and optimizer statistics) is kept in ``initial.pt`` for the exploiters' resets.
 
-Both are pools of :mod:`distrl.pbt.pools`, shared with PBT's members:
+Both are pools of :mod:`distrl.runtime.backends.pools`, shared with PBT's members:
 
 - :class:`LocalPlayers` (``local``): every player in this process, one slice at a time in turn, each on its own
   runtime (``local``: its actor processes have the machine during its slice; ``inline``).
@@ -20,7 +20,7 @@ from pathlib import Path
 
 import torch
 
-from distrl.pbt.pools import LocalTrainers, RayTrainers, node_id
+from distrl.runtime.backends.pools import LocalTrainers, RayTrainers, node_id
 
 
 class Player:
@@ -77,33 +77,31 @@ class Player:
         return self.trainer.close()
 
 
-class LocalPlayers(LocalTrainers):
+class _Players:
+    """What the league asks of its pool, wherever the players run."""
+
+    def model(self, pid: str) -> dict:
+        return self.call(pid, "model")
+
+    def reset(self, pid: str) -> dict:
+        return self.call(pid, "reset")
+
+
+class LocalPlayers(_Players, LocalTrainers):
     def __init__(self, makers: dict, folders: dict, publish):
         made = {pid: partial(Player, make, folders[pid], partial(publish, pid)) for pid, make in makers.items()}
         super().__init__(made, start=Player.start)
 
-    def model(self, pid: str) -> dict:
-        return self.workers[pid].model()
 
-    def reset(self, pid: str) -> dict:
-        return self.workers[pid].reset()
-
-
-class RayPlayers(RayTrainers):
+class RayPlayers(_Players, RayTrainers):
     def __init__(self, makers: dict, folders: dict, publish):
         self.publish = publish
         super().__init__(Player, {pid: (make, folders[pid]) for pid, make in makers.items()})
 
     def started(self) -> None:
-        starting = [p.start.remote() for p in self.workers.values()]
-        for pid, p in self.workers.items():  # each learner's first weights, while its start waits for them
-            first = self.ray.get(p.first_model.remote())
+        starting = [self.begin(pid, "start") for pid in self.workers]
+        for pid in self.workers:  # each learner's first weights, while its start waits for them
+            first = self.call(pid, "first_model")
             if first is not None:
                 self.publish(pid, first)
-        self.ray.get(starting)
-
-    def model(self, pid: str) -> dict:
-        return self.ray.get(self.workers[pid].model.remote())
-
-    def reset(self, pid: str) -> dict:
-        return self.ray.get(self.workers[pid].reset.remote())
+        self.gather(starting)

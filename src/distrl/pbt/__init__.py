@@ -1,7 +1,7 @@
 """Population-Based Training over any distrl system whose learner runs in the trainer (Jaderberg et al.
 2017): ``search`` (what may change and how), ``controller`` (asynchronous exploit/explore), ``members``
-(members and their pools), ``pools`` (where trainers run in slices, shared with a league's players),
-``population`` (the command: directory, logs, summary, resume)."""
+(members and the pools they train in, placed by ``runtime/backends/pools.py``), ``population`` (the command:
+directory, logs, summary, resume)."""
 
 from distrl.pbt.controller import Controller, MemberRecord
 from distrl.pbt.population import run_pbt

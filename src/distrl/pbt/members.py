@@ -7,7 +7,7 @@ weights **and** optimizer statistics (Jaderberg et al. 2017 copy both), with a c
 snapshot to another member, which loads it, recomputes the checksum from its own loaded tensors and
 refuses a copy that differs: the copy is verified, and it never goes through files.
 
-Pools place the members (:mod:`distrl.pbt.pools`, shared with a league's players):
+Pools place the members (:mod:`distrl.runtime.backends.pools`, shared with a league's players):
 
 - :class:`LocalPool` (``local``): every member in this process, trained one slice at a time in turn.
   Each member's own runtime (``inline``, or ``local`` with its actor processes) has the whole machine
@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from distrl.pbt.pools import LocalTrainers, RayTrainers, node_id
+from distrl.runtime.backends.pools import LocalTrainers, RayTrainers, node_id
 
 
 def state_checksum(state: Mapping[str, Any]) -> str:
@@ -119,36 +119,31 @@ class TrainerMember:
             return self.trainer.close()
 
 
-class LocalPool(LocalTrainers):
+class _Members:
+    """What PBT asks of its pool, wherever the members run."""
+
+    workers: dict
+
+    def __len__(self) -> int:
+        return len(self.workers)
+
+    def set_hyperparameters(self, i: int, values: Mapping[str, float]) -> None:
+        self.call(i, "set_hyperparameters", dict(values))
+
+    def copy(self, source: int, target: int, hyperparameters: Mapping[str, float]) -> str:
+        # the source may be training its next slice: its snapshot is the one of its last finished slice
+        return self.call(target, "load", self.begin(source, "snapshot"), dict(hyperparameters))
+
+
+class LocalPool(_Members, LocalTrainers):
     """Members in this process, one slice at a time, in the order they became ready."""
 
     def __init__(self, makers: list, resume: list[bool]):
         super().__init__({i: partial(TrainerMember, *member) for i, member in enumerate(zip(makers, resume))})
 
-    def __len__(self) -> int:
-        return len(self.workers)
 
-    def set_hyperparameters(self, i: int, values: Mapping[str, float]) -> None:
-        self.workers[i].set_hyperparameters(values)
-
-    def copy(self, source: int, target: int, hyperparameters: Mapping[str, float]) -> str:
-        return self.workers[target].load(self.workers[source].snapshot(), hyperparameters)
-
-
-class RayPool(RayTrainers):
+class RayPool(_Members, RayTrainers):
     """Members as Ray actors (one CPU each, spread over the nodes), trained concurrently."""
 
     def __init__(self, makers: list, resume: list[bool]):
         super().__init__(TrainerMember, dict(enumerate(zip(makers, resume))))
-
-    def __len__(self) -> int:
-        return len(self.workers)
-
-    def set_hyperparameters(self, i: int, values: Mapping[str, float]) -> None:
-        self.ray.get(self.workers[i].set_hyperparameters.remote(dict(values)))
-
-    def copy(self, source: int, target: int, hyperparameters: Mapping[str, float]) -> str:
-        # the source may be training its next slice: its snapshot is the one of its last finished slice
-        return self.ray.get(
-            self.workers[target].load.remote(self.workers[source].snapshot.remote(), dict(hyperparameters))
-        )

@@ -237,7 +237,7 @@ def rank_device(device: torch.device, rank: int) -> torch.device:
     return device
 
 
-def _store(where, world: int):
+def _store(where, world: int, timeout_s: float):
     """("file", path): a FileStore (one machine); ("ray", actor): the store a Ray actor keeps."""
     import torch.distributed as dist
 
@@ -245,7 +245,11 @@ def _store(where, world: int):
     if kind == "file":
         os.environ.setdefault("GLOO_SOCKET_IFNAME", "lo")  # gloo's own connections stay on this machine
         return dist.FileStore(arg, world)
-    return RayStore(arg)
+    from distrl.runtime.backends.replicas import RayStore  # (backends place; they import this module)
+
+    store = RayStore(arg)
+    store.timeout_s = timeout_s
+    return store
 
 
 def _init(rank: int, world: int, where, device: torch.device, timeout_s: float, replicas=None):
@@ -253,9 +257,7 @@ def _init(rank: int, world: int, where, device: torch.device, timeout_s: float, 
     watching ``replicas``, so one that dies while starting is an error at once, not after the timeout."""
     import torch.distributed as dist
 
-    store = _store(where, world)
-    if isinstance(store, RayStore):
-        store.timeout_s = timeout_s
+    store = _store(where, world, timeout_s)
     backend = "nccl" if device.type == "cuda" else "gloo"
     timeout = datetime.timedelta(seconds=timeout_s)
     if device.type == "cuda":
@@ -344,15 +346,15 @@ class LearnerGroup:
         on ``local``, Ray actors on ``ray``; join them, and hand them rank 0's state."""
         import torch.distributed as dist
 
+        from distrl.runtime.backends.replicas import place_replicas  # (backends place; they import this module)
+
         args = (program.make_learner, tuple(program.learner_uses))
         folder, replicas = None, None
         try:
-            if runtime == "ray":
-                replicas, where = _RayReplicas.start(world, args, device, precision, torch_threads, timeout_s)
-            else:
+            if runtime != "ray":
                 folder = tempfile.mkdtemp(prefix="distrl-learners-")  # 0700: the rendezvous file is this user's alone
-                where = ("file", os.path.join(folder, "store"))
-                replicas = _ProcessReplicas.start(world, where, args, device, precision, torch_threads, timeout_s)
+            replicas, where = place_replicas(runtime, world, folder, args, device, precision, torch_threads,
+                                             timeout_s)
             objects = _init(0, world, where, device, timeout_s, replicas)
             for replay in replays:
                 replay.objects = objects
@@ -426,196 +428,8 @@ class LearnerGroup:
 
 
 
-class _ProcessReplicas:
-    """Ranks 1..N-1 as processes of this machine (``local``)."""
-
-    def __init__(self, procs: list):
-        self.procs = procs
-
-    @classmethod
-    def start(cls, world, where, args, device, precision, torch_threads, timeout_s) -> _ProcessReplicas:
-        from distrl.runtime.backends.process import process_context, start_process
-
-        ctx, tail = process_context(), (str(device), precision, torch_threads, timeout_s)
-        return cls([start_process(ctx, replica_main, (rank, world, where, *args, *tail), f"distrl-learner-{rank}")
-                    for rank in range(1, world)])
-
-    def alive(self) -> bool:
-        return all(p.is_alive() for p in self.procs)
-
-    def kill(self) -> None:
-        for p in self.procs:
-            p.kill()
-
-    def stop(self) -> None:
-        from distrl.runtime.backends.process import stop_processes
-
-        stop_processes(self.procs, grace_s=10.0)
-
-
-class _RayReplicas:
-    """Ranks 1..N-1 as Ray actors, one GPU each when the learner is on one (``ray``, any node of the cluster)."""
-
-    def __init__(self, actors: list, runs: list):
-        self.actors, self.runs = actors, runs
-
-    @classmethod
-    def start(cls, world, args, device, precision, torch_threads, timeout_s):
-        import ray
-
-        store = ray.remote(num_cpus=0)(_StoreActor).remote()
-        host = ray.remote(num_cpus=0, num_gpus=1 if device.type == "cuda" else 0, max_restarts=0)(_ReplicaHost)
-        actors = [host.remote() for _ in range(1, world)]
-        runs = [a.run.remote(rank, world, ("ray", store), *args, "cuda" if device.type == "cuda" else "cpu", precision,
-                             torch_threads, timeout_s) for rank, a in enumerate(actors, start=1)]
-        return cls(actors + [store], runs), ("ray", store)
-
-    def alive(self) -> bool:
-        import ray
-
-        done, _ = ray.wait(self.runs, num_returns=len(self.runs), timeout=0)
-        return not done
-
-    def kill(self) -> None:
-        import ray
-
-        for a in self.actors:
-            ray.kill(a)
-
-    def stop(self) -> None:
-        import ray
-
-        try:
-            ray.wait(self.runs, num_returns=len(self.runs), timeout=10.0)
-        finally:
-            self.kill()
-
-
-class _ReplicaHost:
-    """A Ray actor running one learner replica (its GPU, if any, is its ``cuda:0``)."""
+class ReplicaHost:
+    """A Ray actor's body running one learner replica (its GPU, if any, is its ``cuda:0``)."""
 
     def run(self, rank, world, where, make_learner, uses, device, precision, torch_threads, timeout_s) -> None:
         replica_loop(rank, world, where, make_learner, uses, torch.device(device), precision, torch_threads, timeout_s)
-
-
-class _StoreActor:
-    """The rendezvous keys of a Ray run's learner group, behind Ray's authentication. Its methods are
-    coroutines, so a ``get`` waiting for a key lets the ``set`` that brings it run."""
-
-    def __init__(self):
-        self.data: dict[str, bytes] = {}
-        self.changed = None
-
-    async def _wait(self, keys, timeout: float) -> bool:
-        import asyncio
-
-        if self.changed is None:
-            self.changed = asyncio.Condition()
-        async with self.changed:
-            try:
-                await asyncio.wait_for(self.changed.wait_for(lambda: all(k in self.data for k in keys)), timeout)
-            except asyncio.TimeoutError:
-                return False
-        return True
-
-    async def _notify(self) -> None:
-        import asyncio
-
-        if self.changed is None:
-            self.changed = asyncio.Condition()
-        async with self.changed:
-            self.changed.notify_all()
-
-    async def set(self, key: str, value: bytes) -> None:
-        self.data[key] = value
-        await self._notify()
-
-    async def get(self, key: str, timeout: float):
-        return self.data[key] if await self._wait([key], timeout) else None
-
-    async def add(self, key: str, amount: int) -> int:
-        value = int(self.data.get(key, b"0")) + amount
-        self.data[key] = str(value).encode()
-        await self._notify()
-        return value
-
-    async def compare_set(self, key: str, expected: bytes, desired: bytes) -> bytes:
-        current = self.data.get(key)
-        if (current is None and expected == b"") or current == expected:
-            self.data[key] = desired
-            await self._notify()
-            return desired
-        return expected if current is None else current
-
-    async def wait(self, keys: list[str], timeout: float) -> bool:
-        return await self._wait(keys, timeout)
-
-    async def check(self, keys: list[str]) -> bool:
-        return all(k in self.data for k in keys)
-
-    async def delete_key(self, key: str) -> bool:
-        return self.data.pop(key, None) is not None
-
-    async def num_keys(self) -> int:
-        return len(self.data)
-
-
-def _bytes(value) -> bytes:
-    return (
-        value
-        if isinstance(value, bytes)
-        else bytes(value)
-        if isinstance(value, (bytearray, list))
-        else str(value).encode()
-    )
-
-
-try:
-    import torch.distributed as _dist
-
-    _StoreBase = _dist.Store
-except (ImportError, AttributeError):  # a torch built without distributed
-    _StoreBase = object
-
-
-class RayStore(_StoreBase):
-    """A ``torch.distributed`` store whose keys a Ray actor keeps (``_StoreActor``)."""
-
-    timeout_s = 300.0
-
-    def __init__(self, actor):
-        super().__init__()
-        self.actor = actor
-
-    def _call(self, method, *args):
-        import ray
-
-        return ray.get(getattr(self.actor, method).remote(*args))
-
-    def set(self, key, value):
-        self._call("set", key, _bytes(value))
-
-    def get(self, key):
-        value = self._call("get", key, self.timeout_s)
-        if value is None:
-            raise RuntimeError(f"learner group: no key {key!r} within {self.timeout_s:.0f} s")
-        return value
-
-    def add(self, key, amount):
-        return self._call("add", key, int(amount))
-
-    def compare_set(self, key, expected, desired):
-        return self._call("compare_set", key, _bytes(expected), _bytes(desired))
-
-    def wait(self, keys, timeout=None):
-        if not self._call("wait", list(keys), self.timeout_s):
-            raise RuntimeError(f"learner group: keys {list(keys)} not set within {self.timeout_s:.0f} s")
-
-    def check(self, keys):
-        return self._call("check", list(keys))
-
-    def delete_key(self, key):
-        return self._call("delete_key", key)
-
-    def num_keys(self):
-        return self._call("num_keys")

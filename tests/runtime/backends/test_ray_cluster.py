@@ -215,7 +215,7 @@ def test_two_apex_learners_on_ray(cluster, tmp_path):
     # the GCS's actor table (Ray's state API needs a dashboard, which the test cluster does not run)
     def ours_alive():
         return [a["ActorClassName"] for a in actors().values() if a["State"] != "DEAD"
-                and a["ActorClassName"] in ("_ReplicaHost", "_StoreActor")]
+                and a["ActorClassName"] in ("ReplicaHost", "StoreActor")]
 
     deadline = time.monotonic() + WAIT_S  # ray.kill is asynchronous: the table says DEAD shortly after
     while ours_alive() and time.monotonic() < deadline:

@@ -2,7 +2,9 @@
 
 A worker is any object with ``step(env_steps) -> dict`` and ``close()`` (a :class:`~distrl.pbt.members.TrainerMember`,
 a :class:`~distrl.league.players.Player`); a pool keys its workers (a member's index, a player's id) and speaks
-``submit(key, env_steps)``, ``pending()``, ``wait_any() -> (key, report)`` and ``close()``:
+``submit(key, env_steps)``, ``pending()``, ``wait_any() -> (key, report)`` and ``close()``, and calls any other
+method of a worker with ``call(key, method, *args)`` (its result) or ``begin`` (a handle another call may take as an
+argument, or ``gather`` waits for): the pool's users never learn where their workers run.
 
 - :class:`LocalTrainers`: every worker in this process, one slice at a time in the order submitted.
 - :class:`RayTrainers`: every worker a Ray actor with one CPU, spread over the cluster's nodes (``SPREAD``), all
@@ -29,6 +31,15 @@ class LocalTrainers:
             self.close()
             raise
         self.queue: list[tuple[Hashable, int]] = []
+
+    def call(self, key: Hashable, method: str, *args):
+        return getattr(self.workers[key], method)(*args)
+
+    def begin(self, key: Hashable, method: str, *args):
+        return self.call(key, method, *args)  # in this process: done at once, the result its own handle
+
+    def gather(self, handles: list) -> list:
+        return handles
 
     def submit(self, key: Hashable, env_steps: int) -> None:
         self.queue.append((key, env_steps))
@@ -76,8 +87,18 @@ class RayTrainers:
         """Wait for every worker's constructor (through its ``ready()``)."""
         self.ray.get([w.ready.remote() for w in self.workers.values()])
 
+    def call(self, key: Hashable, method: str, *args):
+        return self.ray.get(self.begin(key, method, *args))
+
+    def begin(self, key: Hashable, method: str, *args):
+        """An object reference: Ray hands its value to a call that takes it as an argument, on its own node."""
+        return getattr(self.workers[key], method).remote(*args)
+
+    def gather(self, handles: list) -> list:
+        return self.ray.get(handles)
+
     def submit(self, key: Hashable, env_steps: int) -> None:
-        self.running[self.workers[key].step.remote(env_steps)] = key
+        self.running[self.begin(key, "step", env_steps)] = key
 
     def pending(self) -> bool:
         return bool(self.running)
