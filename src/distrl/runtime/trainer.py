@@ -51,7 +51,7 @@ class Trainer:
         self.program, self.cfg, self.system = program, run_cfg, system
         self.run_dir, self.resume = Path(run_dir), resume
         self.observers = [BestPolicyKeeper(self.run_dir), *observers]
-        self.backend = self.learner = self.transfers = None
+        self.backend = self.learner = self.transfers = self.group = None  # group: several learners' replicas
         self.env_steps = self.restarts = self.steps_at_start = 0
         self.ledger, self.settings = Ledger(program.summary_metrics), Hyperparameters(program)
         self.release, self.pacer, self.periodic = ReleaseRule(program), Pacer(program), Periodic(program)
@@ -78,8 +78,9 @@ class Trainer:
                 raise ConfigError(f"cannot resume '{self.run_dir}': it holds no loadable checkpoint")
             run_state.restore(self, last)
         if cfg.num_learners > 1:  # the replicas start from the restored state
-            self.learner = LearnerGroup.start(self.learner, self.program, shared, cfg.num_learners, device,
-                                              cfg.precision, cfg.torch_threads, cfg.step_timeout_s, cfg.runtime)
+            self.learner = self.group = LearnerGroup.start(self.learner, self.program, shared, cfg.num_learners,
+                                                           device, cfg.precision, cfg.torch_threads,
+                                                           cfg.step_timeout_s, cfg.runtime)
         self.transfers = Transfers(self.learner, self.program, cfg, device)
         if self.on_ready is not None:  # everything loaded: now the run dir may change (config.yaml)
             self.on_ready()
@@ -168,9 +169,8 @@ class Trainer:
             finally:
                 if self.transfers is not None:  # a batch being staged finishes first (its arrays are slot views)
                     self.transfers.close()
-                close = getattr(self.learner, "close", None)  # several learners: their processes end with the run
-                if close is not None:  # before the backend: on ray, the replicas are actors of its instance
-                    close()
+                if self.group is not None:  # the replicas end with the run, before the backend (on ray, its actors)
+                    self.group.close()
                 if backend is not None:
                     backend.close()
         if summary is not None:

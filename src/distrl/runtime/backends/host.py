@@ -47,6 +47,8 @@ class ServiceHost:
         for adapter in self.adapters.values():
             adapter.publish(weights_fn, version)
 
+    worker_record: type[Worker] = Worker  # the backend's record of a component
+
     def start_services(self, weights) -> list[Worker]:
         """Start every service, publish the first weights (``(array, version)``, or None) and list the components
         to start, in the program's order: a component starts only after everything it reads is served."""
@@ -54,5 +56,5 @@ class ServiceHost:
             adapter.start()
         if weights is not None:
             self.publish(lambda: weights[0], weights[1])
-        self.workers = workers_of(self.program)
+        self.workers = workers_of(self.program, self.worker_record)
         return self.workers

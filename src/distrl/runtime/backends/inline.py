@@ -8,6 +8,8 @@ nowhere; periodic roles (an evaluator) step when the trainer requests them.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 from distrl.core.program import (
     ConstantArray,
     Inference,
@@ -37,17 +39,32 @@ from distrl.runtime.services.replay import LocalReplay, SharedPartitionedReplay
 from distrl.runtime.services.weights import InProcessWeights
 
 
+@dataclass
+class InlineWorker(Worker):
+    """A component as ``inline`` steps it (``handle``: the component itself), with where its output goes decided
+    once."""
+
+    buffers: list = field(default_factory=list)  # its outputs, as many as may wait in the channel
+    turn: int = 0  # the buffer its next step writes
+    to_channel: bool = False
+    to_replay: bool = False
+    feeds: bool = False  # its work ends up in the consumed channel (directly, or through an inference service)
+    via_replays: list = field(default_factory=list)  # the replays an inference service it uses feeds
+    readers: list = field(default_factory=list)  # the weights adapters it reads
+
+
 class InlineBackend(ServiceHost):
     name = "inline"
+    worker_record = InlineWorker
 
     def __init__(self, seed: int):
         self.seed = seed
         self.program: Program | None = None
         self.adapters: dict = {}
-        self.workers: list[Worker] = []
+        self.workers: list[InlineWorker] = []
         self.ready: list = []  # (info, arrays) in the consumed channel
         self.reports: list[dict] = []
-        self.requested: list[Worker] = []
+        self.requested: list[InlineWorker] = []
         self.next = 0
         self.paused = False
         self.held: frozenset[str] = frozenset()
@@ -90,7 +107,7 @@ class InlineBackend(ServiceHost):
             for w in self.workers:
                 w.handle.set_hyperparameters(components)
 
-    def _may_step(self, w: Worker) -> bool:
+    def _may_step(self, w: InlineWorker) -> bool:
         if w.role.interval_steps is not None or w.role.name in self.held:
             return False
         if w.feeds:  # no further ahead of the learner than one batch
@@ -105,7 +122,7 @@ class InlineBackend(ServiceHost):
     def _fed(self) -> int:
         return sum(len(source.ready) for source in self.sources)
 
-    def _step(self, w: Worker) -> None:
+    def _step(self, w: InlineWorker) -> None:
         out = None
         if w.buffers:
             out = w.buffers[w.turn % len(w.buffers)]

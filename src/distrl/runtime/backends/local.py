@@ -19,7 +19,9 @@ from __future__ import annotations
 
 import time
 from collections import deque
+from dataclasses import dataclass, field
 from multiprocessing.connection import wait
+from typing import Any
 
 from distrl.core.program import (
     Channel,
@@ -61,9 +63,21 @@ from distrl.runtime.services.replay import LocalReplay, SharedPartitionedReplay
 from distrl.runtime.services.weights import SharedMemoryWeights
 
 
+@dataclass
+class LocalWorker(Worker):
+    """A component as ``local`` tracks it: its process (``handle``), its pipe and its row of the stats."""
+
+    conn: Any = None  # the backend's end of its private pipe; None while it has no process (parked)
+    row: int = 0  # its row of the shared ``stats`` array
+    outstanding: list = field(default_factory=list)  # steps granted and not yet back (slots, or None)
+    granted_at: float = 0.0  # when its oldest outstanding step was granted (the stuck-step watch)
+    last_error: str = ""  # the traceback it sent before it died
+
+
 class LocalBackend(ServiceHost):
     name = "local"
     elastic = True
+    worker_record = LocalWorker
 
     def __init__(self, seed: int, torch_threads: int = 1, step_timeout_s: float = 300.0,
                  max_restarts: int = 10):
@@ -73,7 +87,7 @@ class LocalBackend(ServiceHost):
         self.ctx = process_context()
         self.program: Program | None = None
         self.adapters: dict = {}
-        self.workers: list[Worker] = []
+        self.workers: list[LocalWorker] = []
         self.slots: dict[str, SharedArrays] = {}  # per emitting role
         self.free: dict[str, deque] = {}
         self.ready: deque = deque()  # (role name, slot, info) in the consumed channel
@@ -124,7 +138,7 @@ class LocalBackend(ServiceHost):
         self.control = SharedArrays.create({"stop": ArraySpec((1,), "int8"),
                                             "stats": ArraySpec((len(self.workers), 3), "float64")})
         for row, w in enumerate(self.workers):
-            w.row, w.conn = row, None  # (a parked component has no pipe until it starts)
+            w.row = row
             if not w.parked:
                 self._spawn(w)
         self._dispatch()
@@ -146,7 +160,7 @@ class LocalBackend(ServiceHost):
                     self._park(w)
         self._dispatch()
 
-    def _park(self, w: Worker) -> None:
+    def _park(self, w: LocalWorker) -> None:
         """Stop a retired component: its pipe closes (it exits at once, as when the backend goes) and it waits."""
         w.conn.close()
         w.conn = None
@@ -156,7 +170,7 @@ class LocalBackend(ServiceHost):
             w.handle.join(timeout=1.0)
         w.parked, w.retiring = True, False
 
-    def _spawn(self, w: Worker) -> None:
+    def _spawn(self, w: LocalWorker) -> None:
         role = w.role
         seed = component_seed(self.seed, w.position, w.index, w.restarts)
         handles = {name: self.adapters[name].worker_handle(role.name, w.index) for name in role.uses}
@@ -173,7 +187,7 @@ class LocalBackend(ServiceHost):
         if self.hyper:
             self._send(w, (SET, dict(self.hyper)))
 
-    def _send(self, w: Worker, message) -> bool:
+    def _send(self, w: LocalWorker, message) -> bool:
         if w.conn is None:
             return False
         try:
@@ -183,7 +197,7 @@ class LocalBackend(ServiceHost):
             self._handle_death(w)
             return False
 
-    def _grant(self, w: Worker) -> bool:
+    def _grant(self, w: LocalWorker) -> bool:
         """One more step for ``w`` (with a free slot if its role emits); False if none can be given."""
         if w.role.name in self.free:
             if not self.free[w.role.name]:
@@ -248,7 +262,7 @@ class LocalBackend(ServiceHost):
                 self._handle_death(w)
         self._check_processes()
 
-    def _arrived(self, w: Worker, slot, info: dict) -> None:
+    def _arrived(self, w: LocalWorker, slot, info: dict) -> None:
         w.outstanding.remove(slot)
         w.granted_at = time.monotonic()  # a step finished: the watch restarts for the next one
         if w.retiring and not w.outstanding:
@@ -308,7 +322,7 @@ class LocalBackend(ServiceHost):
         self._dispatch()
 
     # --- faults ----------------------------------------------------------------------------------
-    def _handle_death(self, w: Worker, reason: str | None = None) -> None:
+    def _handle_death(self, w: LocalWorker, reason: str | None = None) -> None:
         if self._closed or w.conn is None:
             return
         p = w.handle

@@ -27,17 +27,15 @@ def component_seed(run_seed: int, role_position: int, index: int, restarts: int 
 
 @dataclass
 class Worker:
-    """One component of a role, as a backend tracks it."""
+    """One component of a role, as every backend tracks it; each backend's record adds what its transport needs
+    (``LocalWorker``, ``RayWorker``, ``InlineWorker``: declared fields, none attached on the fly)."""
 
     role: Role
     position: int  # the role's place in the program
     index: int
     restarts: int = 0
-    outstanding: list = field(default_factory=list)  # steps granted and not yet back (slots, or None)
     handle: Any = None  # the backend's own: an object, a process, a Ray actor
     restart_log: Restarts = field(default_factory=Restarts)
-    last_error: str = ""  # the traceback a component sent before it died (local)
-    granted_at: float = 0.0  # when its oldest outstanding step was granted (local: the stuck-step watch)
     parked: bool = False  # an elastic role's component not running now (beyond its role's active count)
     retiring: bool = False  # asked to stop: no new steps; parked once its steps in flight are back
 
@@ -46,9 +44,10 @@ class Worker:
         return f"{self.role.name}-{self.index}"
 
 
-def workers_of(program: Program) -> list[Worker]:
-    """Every component the program may run; those of an elastic role beyond its ``active`` count start parked."""
-    return [Worker(role, position, i, parked=role.active is not None and i >= role.active)
+def workers_of(program: Program, record: type[Worker] = Worker) -> list[Worker]:
+    """Every component the program may run, as the backend's ``record``; those of an elastic role beyond its
+    ``active`` count start parked."""
+    return [record(role, position, i, parked=role.active is not None and i >= role.active)
             for position, role in enumerate(program.roles) for i in range(role.count)]
 
 

@@ -17,6 +17,7 @@ import os
 import sys
 import time
 from collections import deque
+from dataclasses import dataclass, field
 
 from distrl.core.program import (
     ConstantArray,
@@ -239,8 +240,21 @@ class _ComponentHost:
         return os.getpid()
 
 
+@dataclass
+class RayWorker(Worker):
+    """A component as ``ray`` tracks it: its actor (``handle``) and the step calls queued on it."""
+
+    inflight: deque = field(default_factory=deque)  # its calls' object references, oldest first
+    held: int = 0  # its outputs waiting in the learner's queue
+    hold: int = 0  # how many it may leave there beyond its calls in flight (its share of a batch)
+    failed: bool = False
+    call_started: float = 0.0  # when its oldest call in flight began (the stuck-step watch)
+    step_s: float | None = None  # a running mean of its step time, measured where it runs
+
+
 class RayBackend(ServiceHost):
     name = "ray"
+    worker_record = RayWorker
 
     def __init__(self, seed: int, torch_threads: int = 1, address: str | None = None, step_timeout_s: float = 300.0,
                  max_restarts: int = 10, token: str = ""):
@@ -252,7 +266,7 @@ class RayBackend(ServiceHost):
         self.started_ray = False
         self.program: Program | None = None
         self.adapters: dict = {}
-        self.workers: list[Worker] = []
+        self.workers: list[RayWorker] = []
         self.ready: list = []  # (arrays, info) in the consumed channel
         self.reports: list[dict] = []
         self.node_ids: set[str] = set()
@@ -303,7 +317,7 @@ class RayBackend(ServiceHost):
             self._spawn(w)
         self._fill()
 
-    def _spawn(self, w: Worker) -> None:
+    def _spawn(self, w: RayWorker) -> None:
         """A Ray actor for ``w`` with the one seed formula; restarts are the backend's, as on ``local`` (not
         Ray's): a restarted component gets a fresh seed from its restart count, and a crash loop is stopped."""
         role = w.role
@@ -317,7 +331,7 @@ class RayBackend(ServiceHost):
             role.name, role.make, w.index, component_seed(self.seed, w.position, w.index, w.restarts), handles, uses,
             role.output if role.emits else None, inserter, self.torch_threads)
 
-    def _restart(self, w: Worker, error: Exception) -> None:
+    def _restart(self, w: RayWorker, error: Exception) -> None:
         """The component's process died, or its step raised: a new actor in its place (outputs already taken
         stay valid; calls still queued on the old one are dropped)."""
         try:
@@ -330,7 +344,7 @@ class RayBackend(ServiceHost):
         self._restarts += 1
         self._spawn(w)
 
-    def _may_submit(self, w: Worker) -> bool:
+    def _may_submit(self, w: RayWorker) -> bool:
         # outputs waiting for the learner beyond the component's share count against its in_flight (as held
         # slots do on local): a component runs ahead of the learner by at most in_flight steps and its share
         ahead = max(w.held - w.hold, 0)
@@ -341,7 +355,7 @@ class RayBackend(ServiceHost):
             return self.adapters[w.role.emits].admits()
         return True
 
-    def _submit(self, w: Worker) -> None:
+    def _submit(self, w: RayWorker) -> None:
         """One step call, carrying what the services send with it (the weights' reference) and the
         components' hyperparameters."""
         if not w.inflight:
@@ -356,7 +370,7 @@ class RayBackend(ServiceHost):
         else:
             w.inflight.append(w.handle.step.remote(updates, self.hyper or None))
 
-    def _count(self, w: Worker) -> int:
+    def _count(self, w: RayWorker) -> int:
         """Steps per call for a component whose output goes nowhere: enough that the call's work, not its
         round trip, dominates (SEED's env actors take a few ms a step: ~0.5 ms a call was a tenth of it)."""
         if w.step_s is None or w.role.interval_steps is not None:
