@@ -54,6 +54,26 @@ class Learner(Protocol):
     def set_hyperparameters(self, values: Mapping[str, float]) -> None: ...
 
 
+class DeviceLearner(Learner, Protocol):
+    """A learner the runtime may place on a device and run beside others (``agents/common/on_device.OnDevice``):
+    what the trainer calls for ``device``, ``precision``, ``overlap_transfers`` and ``num_learners``."""
+
+    def place(self, device, precision: str = "fp32") -> None:
+        """Move its networks to ``device`` (before a checkpoint loads); ``bf16``: their layers under autocast."""
+
+    def combine_over(self, reducer) -> None:
+        """Data-parallel learners: combine gradients and batch statistics with the others through ``reducer``."""
+
+    def stage(self, arrays: Mapping[str, np.ndarray]):
+        """Send a batch to its device ahead of its update (the trainer's staging thread)."""
+
+    def prefetch(self, on: bool) -> None:
+        """A learner that samples its own replays draws its next batch ahead (``overlap_transfers=on``)."""
+
+    def device_weights(self):
+        """Its flat weights as a tensor still on its device (a publish that does not wait for the copy)."""
+
+
 class WeightsReader(Protocol):
     """A reader's handle on the :class:`~distrl.core.program.Weights` service."""
 

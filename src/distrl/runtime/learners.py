@@ -91,13 +91,14 @@ def split_sampled(batch: SampledBatch, n: int) -> list[SampledBatch]:
 
 
 class AllReduce:
-    """The learners' gradient hook: after ``loss.backward()``, average the gradients of ``params`` and the loss
-    over the ranks (one flat all-reduce), so that every rank clips, checks and steps the same values."""
+    """What data-parallel learners combine with (``OnDevice.combine_over``): after ``loss.backward()``, the gradients
+    of ``params`` and the loss averaged over the ranks (one flat all-reduce), so that every rank clips, checks and
+    steps the same values; batch statistics summed."""
 
     def __init__(self, world: int):
         self.world = world
 
-    def __call__(self, loss: torch.Tensor, params) -> torch.Tensor:
+    def gradients(self, loss: torch.Tensor, params) -> torch.Tensor:
         import torch.distributed as dist
 
         # a parameter the loss does not reach has no gradient on any rank (same code, same shapes): it stays
@@ -120,12 +121,6 @@ class AllReduce:
         sums = sums.clone()
         dist.all_reduce(sums)
         return sums
-
-
-def _combine_over(learner, world: int) -> None:
-    """From now on ``learner`` averages its gradients and sums its batch statistics over ``world`` ranks."""
-    reduce = AllReduce(world)
-    learner.reduce_gradients, learner.reduce_sums = reduce, reduce.sums
 
 
 class _Objects:
@@ -315,7 +310,7 @@ def replica_loop(rank: int, world: int, where, make_learner, uses: tuple[str, ..
         replay.objects = objects
     try:
         _load_state(learner, objects.broadcast())
-        _combine_over(learner, world)
+        learner.combine_over(AllReduce(world))
         while True:
             message = objects.scatter(None)
             if message[0] == "stop":
@@ -359,7 +354,7 @@ class LearnerGroup:
             for replay in replays:
                 replay.objects = objects
             objects.broadcast(_state(learner))
-            _combine_over(learner, world)
+            learner.combine_over(AllReduce(world))
         except BaseException:
             if replicas is not None:
                 replicas.kill()

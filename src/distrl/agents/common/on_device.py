@@ -31,15 +31,22 @@ class OnDevice:
         if precision == "bf16":
             mixed_precision(modules, self.device)
 
+    reducer = None  # several learners: what combines their gradients and statistics (``combine_over``)
+
+    def combine_over(self, reducer) -> None:
+        """From now on combine with the other data-parallel learners through ``reducer`` (its ``gradients(loss,
+        params)`` averages the gradients and the loss over the ranks, its ``sums(s)`` sums statistics)."""
+        self.reducer = reducer
+
     def reduce_gradients(self, loss: torch.Tensor, params) -> torch.Tensor:
-        """Called after ``loss.backward()``: one learner has nothing to combine. Data-parallel learners replace
-        it with an all-reduce that averages the gradients and the loss over the ranks, and return that loss."""
-        return loss
+        """Called after ``loss.backward()``: one learner has nothing to combine; data-parallel learners average the
+        gradients and the loss over the ranks (so every rank clips, checks and steps the same values)."""
+        return loss if self.reducer is None else self.reducer.gradients(loss, params)
 
     def reduce_sums(self, sums: torch.Tensor) -> torch.Tensor:
-        """Statistics a learner gathers from its batch (a normaliser's moments): one learner's are the total.
-        Data-parallel learners replace it with an all-reduce sum, so every rank updates them alike."""
-        return sums
+        """Statistics a learner gathers from its batch (a normaliser's moments): one learner's are the total;
+        data-parallel learners sum them over the ranks, so every rank updates them alike."""
+        return sums if self.reducer is None else self.reducer.sums(sums)
 
     def batch_tensors(self, arrays: Mapping[str, np.ndarray] | Staged) -> dict[str, torch.Tensor]:
         """A batch's arrays as tensors on the learner's device (zero-copy on the CPU, pinned and non-blocking on a
