@@ -175,18 +175,20 @@ def autoscaled(system: str, module, run_cfg: RunConfig, sys_cfg, ctx: BuildConte
     if not elastic:
         raise ConfigError(f"autoscale=on: {system} has no actors a run can add or remove (systems that do: "
                           f"{', '.join(ELASTIC_SYSTEMS)})")
-    if run_cfg.runtime != "local":
-        raise ConfigError(f"autoscale=on runs on the local runtime (ray: not yet); got {run_cfg.runtime}")
+    if run_cfg.runtime not in ("local", "ray"):
+        raise ConfigError(f"autoscale=on needs a runtime of processes (local or ray); got {run_cfg.runtime}")
     high = run_cfg.max_actors or 4 * (os.cpu_count() or 1)
     role = elastic[0]
-    batch = program.services[role.emits].batch if role.emits is not None and role.emits == program.consumes else 1
-    floor = -(-batch // role.in_flight)  # the actors' steps in flight must fill a learner batch
+    batch = program.services[role.emits].batch * run_cfg.num_learners \
+        if role.emits is not None and role.emits == program.consumes else 1
+    floor = -(-batch // role.in_flight)  # the actors' steps in flight must fill a learner batch (every learner's)
     low = max(run_cfg.min_actors, floor)
     if low > high:
         raise ConfigError(f"autoscale=on: min_actors {low} (at least {floor}, for a learner batch of {batch} "
                           f"{role.emits}) is above max_actors {high}")
     start = min(max(sys_cfg.num_actors, low), high)
-    program = module.build(dataclasses.replace(sys_cfg, num_actors=high), ctx).starting(start)
+    program = module.build(dataclasses.replace(sys_cfg, num_actors=high), dataclasses.replace(ctx, autoscale=True))
+    program = program.starting(start)
     return dataclasses.replace(run_cfg, min_actors=low, max_actors=high), program
 
 

@@ -382,7 +382,8 @@ def human_summary(s: dict) -> str:
              f"  bottleneck: {s['bottleneck']}: {s['bottleneck_detail']}",
              f"  learner updates: {s['learner_updates']:,}; policy lag: {lag}; actor restarts: {s['actor_restarts']}",
              *([f"  best evaluation: {b['eval_return_mean']:.1f} over {b.get('eval_episodes')} episodes at "
-                f"~{b.get('env_steps') or 0:,} env steps (distrl eval plays it; --snapshot last: the last checkpoint)"]
+                f"~{b.get('env_steps') or 0:,} env steps (distrl eval plays it; --snapshot last: the last checkpoint)"
+                + ("; its score could not be measured again on resume" if b.get("rescored") is False else "")]
                if (b := s.get("best_policy")) else []),
              *([f"  autoscale: settled at {a['why']}; {a['changes']} changes (autoscale.csv)"]
                if (a := s.get("autoscale")) else []),

@@ -248,6 +248,9 @@ class Program:
             if role.env_steps_per_update is not None and self.make_learner is None:
                 raise ValueError(f"role '{role.name}' is paced to learner updates, but the program has no learner")
         for role in self.roles:
+            if role.elastic and any(isinstance(self.services[n], Inference) for n in role.uses):
+                raise ValueError(f"role '{role.name}' uses an inference service, which drops a stopped actor's "
+                                 "partial unroll: it cannot be elastic")
             if role.active is not None and not (role.elastic and 0 < role.active <= role.count):
                 raise ValueError(f"role '{role.name}' starts {role.active} of {role.count} components; only an "
                                  "elastic role may start some, at least one")

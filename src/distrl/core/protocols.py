@@ -163,6 +163,12 @@ class Backend(Protocol):
         """Run the first ``active`` components of elastic ``role`` (backends whose ``elastic`` is True): parked ones
         start, those beyond stop once their steps in flight are back."""
 
+    def scaling(self, role: str) -> bool:
+        """Are components of ``role`` still retiring (their last steps in flight)?"""
+
+    def role_activity(self, role: str) -> tuple[float, float]:
+        """Seconds ``role``'s components have spent blocked (waiting for a step) and busy, so far."""
+
     def services(self) -> Mapping[str, Any]:
         """The service adapters, for checkpoints and statistics."""
 

@@ -18,6 +18,7 @@ class BuildContext:
     total_steps: int
     eval_interval_steps: int = 0  # 0: no periodic evaluator
     eval_episodes: int = 10
+    autoscale: bool = False  # the actors are built for max_actors and any first few may run (autoscale=on)
 
 
 class SystemModule(Protocol):

@@ -111,6 +111,8 @@ def _plan(system: str, env: str, runtime: str, total_steps: int, settings: dict,
         raise ConfigError(f"a league plays a two-player game: --env pettingzoo:GAME or openspiel:GAME (e.g. "
                           f"pettingzoo:classic.tictactoe_v3, openspiel:kuhn_poker), without a '?' part; got {env!r}")
     module, run_cfg, _, spec, program = plan_run(system, env, runtime=runtime, total_steps=total_steps, **settings)
+    if run_cfg.autoscale == "on":  # players train in slices, in turn: an idle player's windows would mislead it
+        raise ConfigError("autoscale=on sizes one run; a league's players train in slices and cannot autoscale yet")
     from distrl.envs.opponents import opponent
 
     for name in fixed:  # each is one a game's env can build: one line now, not a crash in a player's env later

@@ -155,6 +155,8 @@ def run_pbt(system: str, env: str | None = None, *, population: int = 4, explore
     if len({s.name for s in specs}) != len(specs):
         raise ConfigError("--explore names a hyperparameter twice")
     module, run_cfg, _, _, program = plan_run(system, env, total_steps=total_steps, runtime=member_runtime, **settings)
+    if run_cfg.autoscale == "on":  # members train in slices, in turn: an idle member's windows would mislead it
+        raise ConfigError("autoscale=on sizes one run; PBT's members train in slices and cannot autoscale yet")
     if program.make_learner is None:
         raise ConfigError(f"pbt copies a learner's state in memory, and {system} learns in its workers "
                           "(a parameter server); systems with a learner: a2c, ppo, impala, appo, seed, apex-dqn, "

@@ -59,6 +59,23 @@ def test_the_first_move_goes_as_far_as_the_measured_wait_says():
     assert ScalePolicy(low=1, high=64, start=3).decide(blocked(3, 800, block=0.51))[0] == 2  # at least one fewer
 
 
+def test_a_kept_move_bounds_the_way_back_so_the_count_settles_under_noise():
+    """Up from 2 to 4 is kept; the blocked signal then asks for fewer: the try goes halfway back (3), never to 2,
+    and a kept 3 leaves nothing between the bounds: settled."""
+    p = ScalePolicy(low=1, high=8, start=2)
+    assert p.decide(starved(2, 1000))[0] == 4
+    assert p.decide(blocked(4, 1500))[0] == 3  # the move is kept (50% faster); then down, at most halfway back
+    assert p.decide(blocked(3, 1500)) is None  # as fast with 3: kept, and 3 is next to the bound 2
+    assert p.decide(starved(3, 1500)) is None  # up would go halfway to 4, the bound a kept move down left: none
+    assert p.actors == 3
+
+
+def test_no_flow_before_or_after_an_up_move_is_no_gain():
+    p = ScalePolicy(low=1, high=8, start=1)
+    assert p.decide(starved(1, 0.0))[0] == 2
+    assert p.decide(starved(2, 0.0))[0] == 1
+
+
 def test_balanced_or_unmeasured_signals_leave_the_count_alone():
     p = ScalePolicy(low=1, high=8, start=3)
     assert p.decide(Window(3, 10_000, learner_wait=0.15, actors_blocked=0.3)) is None
@@ -88,7 +105,7 @@ def test_whatever_it_measures_the_count_stays_within_the_bounds_and_every_move_i
 
 
 @pytest.mark.parametrize("settings_, fragment", [
-    ({"autoscale": "on", "runtime": "inline"}, "runs on the local runtime"),
+    ({"autoscale": "on", "runtime": "inline"}, "needs a runtime of processes"),
     ({"autoscale": "on", "min_actors": 9, "max_actors": 4}, "is above max_actors 4"),
     ({"autoscale": "maybe"}, "autoscale"),
 ])
@@ -131,3 +148,63 @@ def test_from_one_actor_on_a_sleeping_env_the_run_adds_actors_and_says_why(tmp_p
     with (run / "metrics.csv").open() as f:
         counts = [int(r["actors"]) for r in csv.DictReader(f)]
     assert counts[0] == 1 and max(counts) >= 2
+
+
+RAY_SCRIPT = """
+import csv, json, sys
+import distrl
+s = distrl.train("impala", env="distrl/SlowCartPole-v0", runtime="ray", num_actors=1, autoscale="on", max_actors=4,
+                 total_steps=40_000, run_dir=sys.argv[1], progress=False)
+print("RESULT", json.dumps(s["autoscale"]))
+"""
+
+
+@pytest.mark.timeout(300)
+def test_on_ray_too_one_actor_on_a_sleeping_env_grows(tmp_path):
+    """The same start on ``ray`` (its own local instance, as ``--runtime ray`` starts): actors added as Ray actors."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    pytest.importorskip("ray")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RAY_")}
+    done = subprocess.run([sys.executable, "-c", RAY_SCRIPT, str(tmp_path / "run")], capture_output=True, text=True,
+                          timeout=280, env=env)
+    assert done.returncode == 0, done.stderr[-3000:]
+    result = json.loads([ln for ln in done.stdout.splitlines() if ln.startswith("RESULT")][-1].split(" ", 1)[1])
+    assert result["actors"] >= 2 and result["changes"] >= 1, result
+
+
+
+def test_with_several_learners_the_fewest_actors_fill_every_learners_batch(tmp_path):
+    """Each learner takes a batch of 4 unrolls, 2 learners 8; actors hold 2 steps in flight: at least 4 actors."""
+    from distrl.api import plan_run
+
+    run_cfg = plan_run("impala", "CartPole-v1", autoscale="on", num_learners=2, batch_unrolls=4, min_actors=1,
+                       max_actors=8)[1]
+    assert run_cfg.min_actors == 4
+
+
+def test_pbt_members_and_league_players_refuse_autoscale_in_one_line(tmp_path):
+    from distrl.pbt import run_pbt
+
+    with pytest.raises(ConfigError, match="PBT's members train in slices"):
+        run_pbt("impala", "CartPole-v1", population=2, run_dir=str(tmp_path / "pbt"), settings={"autoscale": "on"})
+    pytest.importorskip("pettingzoo")
+    with pytest.raises(ConfigError, match="players train in slices"):
+        distrl.train_league("ppo", "pettingzoo:classic.tictactoe_v3", run_dir=str(tmp_path / "league"),
+                            settings={"autoscale": "on"})
+    assert not (tmp_path / "pbt").exists() and not (tmp_path / "league").exists()
+
+
+def test_a_role_that_talks_to_an_inference_server_cannot_be_elastic():
+    """SEED's server drops a stopped actor's partial unroll: such a role is refused, not scaled with a loss."""
+    import dataclasses
+
+    from distrl.api import plan_run
+
+    program = plan_run("seed", "CartPole-v1")[-1]
+    actor = dataclasses.replace(program.roles[0], elastic=True)
+    with pytest.raises(ValueError, match="inference service"):
+        dataclasses.replace(program, roles=(actor, *program.roles[1:])).check()

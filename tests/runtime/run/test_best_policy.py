@@ -212,10 +212,30 @@ def test_a_fresh_run_plays_nothing_and_kept_weights_that_cannot_be_played_leave_
     keeper = BestPolicyKeeper(tmp_path)
     keeper.on_start(_Trainer(tmp_path, resume=True, make=Refusing))
     assert "could not be played again" in capsys.readouterr().err
+    assert read_best(tmp_path)["rescored"] is False  # what the summary and distrl eval then say of its score
     policy = {"weights": _weights(1), "version": 2, "eval_episodes": 5}
     keeper.on_report(_Trainer(tmp_path, True), {"policy": policy, "metrics": {"eval_return_mean": -50.0,
                                                                               "eval_return_std": 0.0}})
     np.testing.assert_array_equal(_kept(tmp_path), _weights(1))
+
+
+def test_a_scorer_that_cannot_even_be_made_or_scores_nan_leaves_the_resume_going_and_the_bar_open(tmp_path, capsys):
+    from distrl.runtime.run.best_policy import BestPolicyKeeper
+
+    class Unmakeable(_Scorer):
+        def __init__(self, index, seed, handles):
+            raise RuntimeError("this process has no display for the env")
+
+    class Nan(_Scorer):
+        def score(self, weights):
+            return {"eval_return_mean": math.nan, "eval_return_std": 0.0, "eval_episodes": 5}
+
+    for make in (Unmakeable, Nan):
+        BestPolicy(tmp_path).offer(_weights(7), 7.0, {"eval_episodes": 5, "version": 1, "env_steps": 100})
+        keeper = BestPolicyKeeper(tmp_path)
+        keeper.on_start(_Trainer(tmp_path, resume=True, make=make))
+        assert "could not be played again" in capsys.readouterr().err
+        assert keeper.best.score == -math.inf and read_best(tmp_path)["rescored"] is False
 
 
 def test_a_resumed_run_replays_a_forged_best_score_and_keeps_the_measured_one(tmp_path):

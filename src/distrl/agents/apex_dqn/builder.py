@@ -35,9 +35,10 @@ from distrl.errors import ConfigError
 from distrl.replay import Replay
 
 
-def _actor(env_id, env, cfg, index, seed, handles):
+def _actor(env_id, env, cfg, index, seed, handles, interleaved=False):
+    # autoscaled, any first few actors run: each then spans the whole ladder (every num_actors-th rung), not a slice
     explore = EpsilonGreedy.ladder(
-        index, cfg.num_actors, cfg.num_envs, cfg.epsilon, cfg.epsilon_alpha, env.action_space.n
+        index, cfg.num_actors, cfg.num_envs, cfg.epsilon, cfg.epsilon_alpha, env.action_space.n, interleaved
     )
     priorities = partial(dqn_priorities, rescale_eps=cfg.value_rescale_eps)
     return TransitionActor(env_id, env, TransitionSettings.of(cfg, cfg.actor_sync_steps), seed, make_model(env, cfg),
@@ -88,8 +89,9 @@ def build(cfg: ApexDQNConfig, ctx: BuildContext) -> Program:
     if not env.discrete:
         raise ConfigError(f"apex-dqn needs one Discrete action (Q-values over its options); '{ctx.env_id}' has "
                           f"{env.action_space}" + (" (use apex-ddpg)" if env.continuous else MULTI_HINT))
-    actors = Role("actor", partial(_actor, ctx.env_id, env, cfg), count=cfg.num_actors, uses=("weights",),
-                  emits="replay", output=chunk_spec(env, cfg.num_envs, cfg.unroll_length, cfg.n_step), elastic=True)
+    chunk = chunk_spec(env, cfg.num_envs, cfg.unroll_length, cfg.n_step)
+    actors = Role("actor", partial(_actor, ctx.env_id, env, cfg, interleaved=ctx.autoscale), count=cfg.num_actors,
+                  uses=("weights",), emits="replay", output=chunk, elastic=True)
     used = services(env, cfg, ctx)
     return Program(roles=(actors, *evaluator_roles(ctx, partial(make_model, env, cfg))), services=used,
                    make_learner=partial(_learner, env, cfg), learner_uses=replays(used),

@@ -17,6 +17,7 @@ out twice.
 
 from __future__ import annotations
 
+import sys
 import time
 from collections import deque
 from dataclasses import dataclass, field
@@ -100,6 +101,7 @@ class LocalBackend(ServiceHost):
         self._last_check = 0.0
         self._closed = False
         self.control = None
+        self._reaping: list = []  # (process, since when) of parked components, until they have exited
 
     # --- services --------------------------------------------------------------------------------
     def open(self, program: Program) -> dict:
@@ -161,14 +163,24 @@ class LocalBackend(ServiceHost):
         self._dispatch()
 
     def _park(self, w: LocalWorker) -> None:
-        """Stop a retired component: its pipe closes (it exits at once, as when the backend goes) and it waits."""
+        """Stop a retired component: its pipe closes, so it exits at once (as when the backend goes); its process
+        is reaped later (``_check_processes``), not waited for here."""
         w.conn.close()
         w.conn = None
-        w.handle.join(timeout=5.0)
-        if w.handle.is_alive():
-            w.handle.kill()
-            w.handle.join(timeout=1.0)
-        w.parked, w.retiring = True, False
+        self._reaping.append((w.handle, time.monotonic()))
+        w.handle, w.parked, w.retiring = None, True, False
+
+    def role_activity(self, role: str) -> tuple[float, float]:
+        """(seconds blocked, seconds busy) of ``role``'s components so far, as they measure themselves: blocked
+        waiting for a grant, busy in ``step``."""
+        if self.control is None:
+            return 0.0, 0.0
+        rows = [w.row for w in self.workers if w.role.name == role]
+        s = self.control.arrays["stats"]
+        return float(s[rows, 0].sum()), float(s[rows, 2].sum())
+
+    def scaling(self, role: str) -> bool:
+        return any(w.retiring for w in self.workers if w.role.name == role)
 
     def _spawn(self, w: LocalWorker) -> None:
         role = w.role
@@ -258,6 +270,8 @@ class LocalBackend(ServiceHost):
                         w.last_error = info
                         continue
                     self._arrived(w, slot, info)
+                    if w.conn is not conn:  # parked by that arrival: its pipe is closed
+                        break
             except (EOFError, OSError):
                 self._handle_death(w)
         self._check_processes()
@@ -336,8 +350,11 @@ class LocalBackend(ServiceHost):
             if slot is not None:
                 self.free[w.role.name].append(slot)
         w.outstanding = []
-        if w.retiring:  # it was stopping anyway: parked, not restarted
-            w.parked, w.retiring = True, False
+        if w.retiring:  # it was stopping anyway: parked, not restarted (what it said before it died is shown)
+            if w.last_error:
+                print(f"distrl: {w.name} failed while it was stopping:\n{w.last_error.rstrip()}", file=sys.stderr,
+                      flush=True)
+            w.handle, w.last_error, w.parked, w.retiring = None, "", True, False
             self._dispatch()
             return
         w.restarts = w.restart_log.record(w.name, reason or f"died (exit code {p.exitcode})", w.last_error)
@@ -351,6 +368,12 @@ class LocalBackend(ServiceHost):
         if now - self._last_check < 0.1:
             return
         self._last_check = now
+        for p, since in list(self._reaping):  # a parked component exits on its own when its pipe closes
+            if not p.is_alive() or time.monotonic() - since > 5.0:
+                if p.is_alive():
+                    p.kill()
+                p.join(timeout=1.0)
+                self._reaping.remove((p, since))
         for w in self.workers:
             if w.conn is not None and not w.handle.is_alive():
                 self._handle_death(w)
@@ -382,7 +405,7 @@ class LocalBackend(ServiceHost):
         self._closed = True
         if self.control is not None:
             self.control.arrays["stop"][0] = 1
-            stop_processes([w.handle for w in self.workers if w.handle is not None])
+            stop_processes([w.handle for w in self.workers if w.handle is not None] + [p for p, _ in self._reaping])
         for w in self.workers:
             if w.conn is not None:
                 w.conn.close()

@@ -36,18 +36,20 @@ class Restarts:
                  errors: dict[str, int] | None = None):
         self.limit, self.window_s = limit, window_s
         self.count = 0
+        self.starts = 0  # later starts that followed no failure (a seed of their own each, see fresh_start)
         self.times: deque[float] = deque()
         self.errors: dict[str, int] = {} if errors is None else errors
 
     def fresh_start(self) -> int:
-        """A start that follows no failure (the autoscaler's): a new count for a fresh seed, no crash-loop toll."""
-        self.count += 1
-        return self.count
+        """A start that follows no failure (the autoscaler's): the seed number for a fresh seed, with no restart
+        counted, said or tolled."""
+        self.starts += 1
+        return self.count + self.starts
 
     def record(self, name: str, reason: str, error: str = "") -> int:
         """One more restart of component ``name`` (``reason``: what happened; ``error``: its traceback, if
         it sent one). Past ``limit`` restarts within ``window_s`` raise :class:`ActorCrashLoop` naming
-        the component's own error; else say so on stderr. Returns the new restart count."""
+        the component's own error; else say so on stderr. Returns its new seed number (restarts and later starts)."""
         now = time.monotonic()
         self.count += 1
         self.times.append(now)
@@ -65,7 +67,7 @@ class Restarts:
             again = f" (the same error, {seen + 1} times in all)" if error and seen else ""
             print(f"distrl: {name} {reason}{again}; restarting it with a fresh seed (restart {self.count})",
                   file=sys.stderr, flush=True)
-        return self.count
+        return self.count + self.starts  # its seed number: never one it had before
 
 
 # What the forkserver imports once, so that a component it forks starts without importing torch again (~2 s of

@@ -250,10 +250,15 @@ class RayWorker(Worker):
     failed: bool = False
     call_started: float = 0.0  # when its oldest call in flight began (the stuck-step watch)
     step_s: float | None = None  # a running mean of its step time, measured where it runs
+    idle_since: float | None = None  # since when it has had no call (it waits for one: blocked)
+    blocked_s: float = 0.0  # time it waited for a call, over its spans alive
+    alive_since: float | None = None  # since when its actor runs (None: parked)
+    alive_s: float = 0.0  # its actors' time alive before the current one
 
 
 class RayBackend(ServiceHost):
     name = "ray"
+    elastic = True
     worker_record = RayWorker
 
     def __init__(self, seed: int, torch_threads: int = 1, address: str | None = None, step_timeout_s: float = 300.0,
@@ -314,8 +319,50 @@ class RayBackend(ServiceHost):
             # counts batches per version (ES): there a step must wait for the trainer's release, as on local
             w.hold = max(1, -(-batch // w.role.count)) \
                 if emits_to_channel(self.program, w.role) and not self.program.batches_per_version else 0
-            self._spawn(w)
+            if not w.parked:
+                self._spawn(w)
         self._fill()
+
+    def scale(self, role: str, active: int) -> None:
+        """As on ``local``: parked components of elastic ``role`` below ``active`` get a new actor (a fresh seed),
+        those beyond take no new calls and their actor ends once its calls in flight are back. An actor the cluster
+        has no free CPU for waits in Ray's queue until one frees (or an autoscaling cluster adds a node)."""
+        for w in (w for w in self.workers if w.role.name == role):
+            if w.index < active and w.parked:
+                w.parked = False
+                w.restarts = w.restart_log.fresh_start()
+                self._spawn(w)
+            elif w.index < active:
+                w.retiring = False
+            elif not w.parked:
+                w.retiring = True
+                if not w.inflight:
+                    self._park(w)
+        self._fill()
+
+    def _park(self, w: RayWorker) -> None:
+        now = time.monotonic()
+        try:
+            self.ray.kill(w.handle, no_restart=True)
+        except Exception:
+            pass
+        w.inflight.clear()
+        w.alive_s += now - w.alive_since
+        w.blocked_s += now - w.idle_since if w.idle_since is not None else 0.0
+        w.handle = w.alive_since = w.idle_since = None
+        w.parked, w.retiring = True, False
+
+    def scaling(self, role: str) -> bool:
+        return any(w.retiring for w in self.workers if w.role.name == role)
+
+    def role_activity(self, role: str) -> tuple[float, float]:
+        """(seconds blocked, seconds busy) of ``role``'s components so far, as seen from here: a component is
+        blocked while it has no call, busy while it has one (its round trips included)."""
+        now, blocked, alive = time.monotonic(), 0.0, 0.0
+        for w in (w for w in self.workers if w.role.name == role):
+            blocked += w.blocked_s + (now - w.idle_since if w.idle_since is not None else 0.0)
+            alive += w.alive_s + (now - w.alive_since if w.alive_since is not None else 0.0)
+        return blocked, max(alive - blocked, 0.0)
 
     def _spawn(self, w: RayWorker) -> None:
         """A Ray actor for ``w`` with the one seed formula; restarts are the backend's, as on ``local`` (not
@@ -327,6 +374,9 @@ class RayBackend(ServiceHost):
         inserter = (
             self.adapters[role.emits].worker_handle(role.name, w.index) if emits_to_replay(self.program, role) else None
         )
+        now = time.monotonic()  # a new actor has no call yet: waiting for one from now (a restart keeps its spans)
+        w.alive_since = w.alive_since if w.alive_since is not None else now
+        w.idle_since = w.idle_since if w.idle_since is not None else now
         w.handle = host.options(scheduling_strategy="SPREAD").remote(
             role.name, role.make, w.index, component_seed(self.seed, w.position, w.index, w.restarts), handles, uses,
             role.output if role.emits else None, inserter, self.torch_threads)
@@ -338,6 +388,9 @@ class RayBackend(ServiceHost):
             self.ray.kill(w.handle, no_restart=True)
         except Exception:
             pass
+        if w.retiring:  # it was stopping anyway: parked, not restarted
+            self._park(w)
+            return
         w.inflight.clear()
         text = str(error).strip()
         w.restarts = w.restart_log.record(w.name, f"failed ({type(error).__name__})", text)
@@ -348,8 +401,8 @@ class RayBackend(ServiceHost):
         # outputs waiting for the learner beyond the component's share count against its in_flight (as held
         # slots do on local): a component runs ahead of the learner by at most in_flight steps and its share
         ahead = max(w.held - w.hold, 0)
-        if self.paused or w.role.interval_steps is not None or len(w.inflight) + ahead >= w.role.in_flight \
-                or w.role.name in self.held:
+        if self.paused or w.parked or w.retiring or w.role.interval_steps is not None \
+                or len(w.inflight) + ahead >= w.role.in_flight or w.role.name in self.held:
             return False
         if emits_to_replay(self.program, w.role):
             return self.adapters[w.role.emits].admits()
@@ -360,6 +413,9 @@ class RayBackend(ServiceHost):
         components' hyperparameters."""
         if not w.inflight:
             w.call_started = time.monotonic()
+            if w.idle_since is not None:
+                w.blocked_s += w.call_started - w.idle_since
+                w.idle_since = None
         updates = {}
         for name in w.role.uses:
             value = self.adapters[name].call_args()
@@ -413,6 +469,8 @@ class RayBackend(ServiceHost):
                 continue
             w.inflight.popleft()
             w.call_started = time.monotonic()
+            if not w.inflight:
+                w.idle_since = w.call_started
             try:
                 result = self.ray.get(ref)
             except (RayActorError, RayTaskError) as e:
@@ -435,6 +493,9 @@ class RayBackend(ServiceHost):
             if inserted:
                 self.adapters[w.role.emits].record_inserts(inserted)
             self.reports.append(info)
+        for w in self.workers:
+            if w.retiring and not w.inflight:
+                self._park(w)
         self._fill()
 
     def poll(self, timeout: float) -> tuple[list[dict], int]:
@@ -473,7 +534,7 @@ class RayBackend(ServiceHost):
 
     def request(self, role: str) -> None:
         for w in self.workers:
-            if w.role.name == role and not w.inflight:
+            if w.role.name == role and not w.inflight and not w.parked:
                 self._submit(w)
 
     def pause(self, paused: bool) -> None:
@@ -491,14 +552,15 @@ class RayBackend(ServiceHost):
         return {"nodes": len(self.node_ids), "transport_s": self.transport_s}
 
     def pids(self) -> list[int]:
-        return self.ray.get([w.handle.pid.remote() for w in self.workers], timeout=30)
+        return self.ray.get([w.handle.pid.remote() for w in self.workers if w.handle is not None], timeout=30)
 
     def close(self) -> None:
         if self.program is None:
             return
         for w in self.workers:
             try:
-                self.ray.kill(w.handle, no_restart=True)
+                if w.handle is not None:
+                    self.ray.kill(w.handle, no_restart=True)
             except Exception:
                 pass
         for adapter in self.adapters.values():

@@ -13,8 +13,9 @@ env steps/s it then measures confirm it, so the signals choose where to look and
   the learner busy if actors added steps linearly; blocked (actors blocked b > ``BLOCKED``, learner wait <
   ``BUSY``) and above ``min_actors``: try n (1 - b), as many steps from fewer actors;
 - a move up is kept if env steps/s rose by ``GAIN``; a move down if they fell by less than ``GAIN`` (fewer actors
-  for the same speed leave cores to the rest); a move not kept is undone and bounds later moves that way (the next
-  try goes halfway), so the count settles by bisection and never oscillates.
+  for the same speed leave cores to the rest); a move not kept is undone and bounds later moves that way, and a
+  move kept bounds later moves back: each next try goes at most halfway, so the count settles by bisection;
+- no window is measured while retired actors' last steps are still arriving.
 
 The backend's ``scale`` starts parked actors or retires running ones after their steps in flight are back (nothing
 made is lost). Each change is a row of ``run_dir/autoscale.csv``; ``metrics.csv`` has an ``actors`` column and the
@@ -36,7 +37,7 @@ STARVED = 0.2  # the learner waits more than this share of its time: the actors 
 BUSY = 0.1  # the learner waits less than this: it is the bottleneck
 BLOCKED = 0.5  # the actors wait for a grant more than this share of their time
 GAIN = 0.05  # a relative change of env steps/s that counts as real
-MIN_REPORTS = 3  # a window lasts until this many reports with env steps arrived (two intervals between them)
+MIN_REPORTS = 3  # a window lasts until reports with env steps arrived in this many iterations (two intervals)
 COLUMNS = ("wall_s", "env_steps", "actors_before", "actors", "sps", "learner_wait", "actors_blocked", "why")
 
 
@@ -72,13 +73,19 @@ class ScalePolicy:
     def _judge(self, w: Window) -> tuple[int, str] | None:
         before, after, old = self.sps.get(self.came_from, 0.0), w.sps, self.came_from
         self.came_from = None
-        if w.actors > old and after < before * (1 + GAIN):
+        if w.actors > old and after <= before * (1 + GAIN):  # (nothing flowing either way is no gain)
             self.up_limit = w.actors
             return self._move(old, f"{_actors(old)}: {w.actors} stepped {after:,.0f}/s, no faster than {before:,.0f}/s")
         if w.actors < old and after < before * (1 - GAIN):
             self.down_limit = w.actors
             return self._move(old, f"{_actors(old)}: {w.actors} stepped {after:,.0f}/s, slower than {before:,.0f}/s")
         self.why += f" ({after:,.0f} env steps/s, {before:,.0f}/s with {old})"
+        # kept: a later move back goes at most halfway to where it came from, so every move narrows the range and
+        # the count settles (bisection) instead of going back and forth under noise
+        if w.actors > old:
+            self.down_limit = max(self.down_limit, old)
+        else:
+            self.up_limit = min(self.up_limit, old)
         return None
 
     def _propose(self, w: Window) -> tuple[int, str] | None:
@@ -117,19 +124,28 @@ class Autoscaler(Observer):
         self.changes = 0
         self._mark = None  # (time, env steps, learner wait s, learner busy s, actors blocked s, actors busy s)
         self._quiet_until = 0.0
-        self._arrivals: list[tuple[float, int]] = []  # (when, env steps) of each report in the window
+        self._arrivals: list = []  # [iteration, when, env steps] of the reports in the window, one per iteration
+        self._iteration = 0
         self._warm = not warm_up
 
     def on_start(self, trainer) -> None:
         self._mark, self._quiet_until, self._arrivals, self._warm = None, 0.0, [], not self.warm_up
 
     def on_report(self, trainer, info: dict) -> None:
-        if self._mark is not None and info.get("env_steps"):
-            self._arrivals.append((time.perf_counter(), info["env_steps"]))
+        if self._mark is None or not info.get("env_steps"):
+            return
+        if self._arrivals and self._arrivals[-1][0] == self._iteration:  # reports of one iteration: one arrival
+            self._arrivals[-1][2] += info["env_steps"]
+        else:
+            self._arrivals.append([self._iteration, time.perf_counter(), info["env_steps"]])
 
     def on_step(self, trainer) -> None:
+        self._iteration += 1
         now = time.perf_counter()
         if trainer.updates == 0 or now < self._quiet_until:  # starting up, or a change still settling
+            return
+        if trainer.backend.scaling(self.role):  # retired actors' last steps still arriving: not this count's
+            self._mark = None
             return
         if self._mark is None:
             self._mark, self._arrivals = self._read(trainer, now), []
@@ -165,17 +181,17 @@ class Autoscaler(Observer):
 
     def _read(self, trainer, at: float) -> tuple:
         totals = trainer.ledger.totals
-        role = trainer.backend.stats().get("roles", {}).get(self.role, {})
-        return (at, trainer.env_steps, totals.wait_s, totals.learn_s + totals.publish_s, role.get("block_s", 0.0),
-                role.get("busy_s", 0.0))
+        blocked, busy = trainer.backend.role_activity(self.role)
+        return at, trainer.env_steps, totals.wait_s, totals.learn_s + totals.publish_s, blocked, busy
 
 
-def _window(actors: int, start: tuple, end: tuple, arrivals: list[tuple[float, int]]) -> Window:
-    """The window's figures. Env steps/s from the reports' arrival times: the steps after the first report over the
-    time from the first to the last, exact for a steady stream however coarse its reports (an unroll of 8,192 env
-    steps from each of few actors), where steps over the window's length would be off by up to a report."""
-    (t_first, _), (t_last, _) = arrivals[0], arrivals[-1]
-    sps = sum(n for _, n in arrivals[1:]) / (t_last - t_first) if t_last > t_first else 0.0
+def _window(actors: int, start: tuple, end: tuple, arrivals: list) -> Window:
+    """The window's figures. Env steps/s from the reports' arrivals (``[iteration, time, env steps]``, the reports
+    of one trainer iteration taken as one): the steps after the first arrival over the time from it to the last,
+    exact for a steady stream however coarse its reports (an unroll of 8,192 env steps from each of few actors),
+    where steps over the window's length would be off by up to a report."""
+    t_first, t_last = arrivals[0][1], arrivals[-1][1]
+    sps = sum(a[2] for a in arrivals[1:]) / (t_last - t_first) if t_last > t_first else 0.0
     waited, learned = end[2] - start[2], end[3] - start[3]
     blocked, busy = end[4] - start[4], end[5] - start[5]
     return Window(actors, sps, waited / (waited + learned) if waited + learned > 0 else math.nan,

@@ -36,6 +36,7 @@ import numpy as np
 import torch
 from safetensors.torch import load_file, save_file
 
+from distrl.runtime.backends.placement import component_seed
 from distrl.runtime.run.observers import Observer
 
 FOLDER = "best"
@@ -58,8 +59,10 @@ def read_best(run_dir: str | Path) -> dict[str, Any] | None:
 
 
 def headline(meta: dict[str, Any]) -> dict[str, Any]:
-    """What a run's summary and ``distrl eval`` report of the kept best: its score, episodes and env steps."""
-    return {k: meta.get(k) for k in ("eval_return_mean", "eval_episodes", "env_steps")}
+    """What a run's summary and ``distrl eval`` report of the kept best: its score, episodes and env steps (and,
+    after a resume, whether its score was measured again: ``rescored``)."""
+    keys = ("eval_return_mean", "eval_episodes", "env_steps") + (("rescored",) if "rescored" in meta else ())
+    return {k: meta.get(k) for k in keys}
 
 
 def load_best_weights(run_dir: str | Path, meta: dict[str, Any]) -> np.ndarray:
@@ -117,13 +120,16 @@ class BestPolicy:
         self.score, self.episodes, self.weights = float(score), meta.get("eval_episodes"), name
         return True
 
-    def rescore(self, scores: dict[str, float]) -> None:
-        """The kept weights' record takes ``scores`` (``PolicyScorer.score``'s, measured on resume)."""
-        record = {**read_best(self.run_dir), **scores, "rescored": True}
+    def rescore(self, scores: dict) -> None:
+        """The kept weights' record takes ``scores`` (``PolicyScorer.score``'s, measured on resume, with
+        ``rescored``: True), or only ``rescored``: False where they could not be played (the score it says then is
+        not trusted: the summary and ``distrl eval`` say so)."""
+        record = {**read_best(self.run_dir), **scores}
         tmp = self.run_dir / FOLDER / ".tmp-best.json"
         tmp.write_text(json.dumps(record, indent=1))
         os.replace(tmp, self.run_dir / FOLDER / "best.json")
-        self.score, self.episodes = float(scores["eval_return_mean"]), scores.get("eval_episodes")
+        if "eval_return_mean" in scores:
+            self.score, self.episodes = float(scores["eval_return_mean"]), scores.get("eval_episodes")
 
 
 class BestPolicyKeeper(Observer):
@@ -136,23 +142,29 @@ class BestPolicyKeeper(Observer):
         self.best: BestPolicy | None = None  # opened when an evaluator first offers weights, or on resume
 
     def on_start(self, trainer) -> None:
-        role = next((r for r in trainer.program.roles if r.scores_weights), None)
-        if not trainer.resume or role is None or read_best(self.run_dir) is None:
+        roles = [(position, r) for position, r in enumerate(trainer.program.roles) if r.scores_weights]
+        if not trainer.resume or not roles or read_best(self.run_dir) is None:
             return
         self.best = BestPolicy(self.run_dir)
         if self.best.weights is None:  # the kept weights do not load: none is kept
             return
-        scorer = role.make(0, trainer.cfg.seed, {name: None for name in role.uses})
-        try:
+        position, role = roles[0]
+        scorer = None
+        try:  # the evaluator's own seed (its first component's), so it plays the episodes evaluations play
+            scorer = role.make(0, component_seed(trainer.cfg.seed, position, 0), {name: None for name in role.uses})
             scores = scorer.score(load_best_weights(self.run_dir, read_best(self.run_dir)))
-        except Exception as e:  # weights of another model: the next evaluation's become the best
-            print(f"distrl: the kept best policy could not be played again ({type(e).__name__}: {e}); the next "
-                  "evaluation replaces it", file=sys.stderr, flush=True)
+            if not math.isfinite(scores["eval_return_mean"]):
+                raise ValueError(f"a score of {scores['eval_return_mean']}")
+        except Exception as e:  # an env this process cannot make, weights of another model: the next evaluation's
+            print(f"distrl: the kept best policy could not be played again ({type(e).__name__}: {e}); its score "
+                  "is not trusted and the next evaluation replaces it", file=sys.stderr, flush=True)
             self.best.score, self.best.episodes = -math.inf, None
+            self.best.rescore({"rescored": False})
             return
         finally:
-            scorer.close()
-        self.best.rescore(scores)
+            if scorer is not None:
+                scorer.close()
+        self.best.rescore({**scores, "rescored": True})
 
     def on_report(self, trainer, info: dict) -> None:
         if "policy" not in info:  # an evaluation's weights come with a score at least the evaluator's best
