@@ -190,10 +190,11 @@ def test_pbt_members_and_league_players_refuse_autoscale_in_one_line(tmp_path):
     from distrl.pbt import run_pbt
 
     with pytest.raises(ConfigError, match="PBT's members train in slices"):
-        run_pbt("impala", "CartPole-v1", population=2, run_dir=str(tmp_path / "pbt"), settings={"autoscale": "on"})
+        run_pbt("impala", "CartPole-v1", population=2, explore=["lr=loguniform(1e-4,1e-2)"],
+                run_dir=str(tmp_path / "pbt"), settings={"autoscale": "on"})
     pytest.importorskip("pettingzoo")
     with pytest.raises(ConfigError, match="players train in slices"):
-        distrl.train_league("ppo", "pettingzoo:classic.tictactoe_v3", run_dir=str(tmp_path / "league"),
+        distrl.train_league("appo", "pettingzoo:classic.tictactoe_v3", run_dir=str(tmp_path / "league"),
                             settings={"autoscale": "on"})
     assert not (tmp_path / "pbt").exists() and not (tmp_path / "league").exists()
 
