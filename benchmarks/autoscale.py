@@ -9,7 +9,7 @@ settled and its rate over the last quarter:
 - ``slow``: distrl/SlowCartPole-v0 (1 ms of sleep per step, a simulator in another program), from 1 actor;
 - ``learner-bound``: CartPole-v1 (a step costs microseconds: the learner is the bottleneck), from 8 actors.
 
-    python benchmarks/autoscale.py --docs      # the table in docs/guide/autoscale.md
+    python benchmarks/autoscale.py --docs --ray impala     # the table in docs/guide/autoscale.md
 """
 
 from __future__ import annotations
@@ -43,14 +43,15 @@ def first_at(points: list[tuple[int, float, float]], rate: float, window_s: floa
     return None
 
 
-def train(system: str, env: str, folder: Path, seconds: float, **settings) -> dict:
-    return distrl.train(system, env=env, runtime="local", total_steps=10**12, max_wall_s=seconds,
+def train(system: str, env: str, runtime: str, folder: Path, seconds: float, **settings) -> dict:
+    return distrl.train(system, env=env, runtime=runtime, total_steps=10**12, max_wall_s=seconds,
                         run_dir=str(folder), progress=False, **settings)
 
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--systems", nargs="+", default=["impala", "appo", "apex-dqn"])
+    p.add_argument("--systems", nargs="+", default=["impala", "appo", "apex-dqn"], help="each on local")
+    p.add_argument("--ray", nargs="*", default=[], help="systems measured on ray as well (its own local instance)")
     p.add_argument("--cases", nargs="+", default=list(CASES), choices=list(CASES))
     p.add_argument("--counts", nargs="+", type=int, default=[1, 2, 4, 8], help="fixed actor counts to compare")
     p.add_argument("--fixed-s", type=float, default=20.0)
@@ -58,27 +59,27 @@ def main() -> None:
     p.add_argument("--window-s", type=float, default=8.0)
     add_flag(p)
     args = p.parse_args()
-    writer = start(["autoscale"], p, args, keep=("systems", "cases", "counts", "fixed_s", "auto_s", "window_s"))
-    table = Table("system", "case", "fixed actors: env steps/s", "best fixed", "autoscaled from", "reached 0.9 at",
-                  "settled at", "last quarter env steps/s", "of the best")
+    writer = start(["autoscale"], p, args, keep=("systems", "ray", "cases", "counts", "fixed_s", "auto_s", "window_s"))
+    table = Table("system", "runtime", "case", "fixed actors: env steps/s", "best fixed", "autoscaled from",
+                  "reached 0.9 at", "settled at", "last quarter env steps/s", "of the best")
     high = max(args.counts)
     with tempfile.TemporaryDirectory() as d:
-        for system in args.systems:
+        for system, runtime in [(s, "local") for s in args.systems] + [(s, "ray") for s in args.ray]:
             for case in args.cases:
                 env, bad = CASES[case]
                 fixed = {}
                 for n in args.counts:
-                    run = Path(d) / f"{system}-{case}-{n}"
-                    s = train(system, env, run, args.fixed_s, num_actors=n)
+                    run = Path(d) / f"{system}-{runtime}-{case}-{n}"
+                    s = train(system, env, runtime, run, args.fixed_s, num_actors=n)
                     fixed[n] = steady_sps(rows(run), s["sps"])
                 best_n = max(fixed, key=fixed.get)
-                run = Path(d) / f"{system}-{case}-auto"
-                s = train(system, env, run, args.auto_s, num_actors=bad, autoscale="on", max_actors=high)
+                run = Path(d) / f"{system}-{runtime}-{case}-auto"
+                s = train(system, env, runtime, run, args.auto_s, num_actors=bad, autoscale="on", max_actors=high)
                 points = rows(run)
                 at = first_at(points, 0.9 * fixed[best_n], args.window_s)
                 late = [q for q in points if q[1] >= 0.75 * points[-1][1]]
                 last = (late[-1][0] - late[0][0]) / (late[-1][1] - late[0][1]) if len(late) > 1 else float("nan")
-                table.row(system, case, ", ".join(f"{n}: {v:,.0f}" for n, v in fixed.items()),
+                table.row(system, runtime, case, ", ".join(f"{n}: {v:,.0f}" for n, v in fixed.items()),
                           f"{best_n} ({fixed[best_n]:,.0f})", bad, f"{at:.0f} s" if at is not None else "not reached",
                           s["autoscale"]["actors"], f"{last:,.0f}", f"{last / fixed[best_n]:.2f}")
     if writer:
