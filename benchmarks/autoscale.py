@@ -9,7 +9,7 @@ settled and its rate over the last quarter:
 - ``slow``: distrl/SlowCartPole-v0 (1 ms of sleep per step, a simulator in another program), from 1 actor;
 - ``learner-bound``: CartPole-v1 (a step costs microseconds: the learner is the bottleneck), from 8 actors.
 
-    python benchmarks/autoscale.py --docs --ray impala     # the table in docs/guide/autoscale.md
+    python benchmarks/autoscale.py --docs      # the table in docs/guide/autoscale.md
 """
 
 from __future__ import annotations
@@ -51,7 +51,8 @@ def train(system: str, env: str, runtime: str, folder: Path, seconds: float, **s
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--systems", nargs="+", default=["impala", "appo", "apex-dqn"], help="each on local")
-    p.add_argument("--ray", nargs="*", default=[], help="systems measured on ray as well (its own local instance)")
+    p.add_argument("--ray", nargs="*", default=["impala"],
+                   help="systems measured on ray as well (its own local instance)")
     p.add_argument("--cases", nargs="+", default=list(CASES), choices=list(CASES))
     p.add_argument("--counts", nargs="+", type=int, default=[1, 2, 4, 8], help="fixed actor counts to compare")
     p.add_argument("--fixed-s", type=float, default=20.0)
