@@ -58,3 +58,38 @@ class ServiceHost:
             self.publish(lambda: weights[0], weights[1])
         self.workers = workers_of(self.program, self.worker_record)
         return self.workers
+
+    # --- elastic roles (backends whose ``elastic`` is True) -------------------------------------------------------
+    def scale(self, role: str, active: int) -> None:
+        """Run the first ``active`` components of elastic ``role``: parked ones start (with a fresh seed, as a
+        restarted one does), those beyond take no new steps and are parked once their steps in flight are back
+        (nothing they made is lost: it reaches the learner as any other output)."""
+        for w in (w for w in self.workers if w.role.name == role):
+            if w.index < active and w.parked:
+                w.parked = False
+                w.restarts = w.restart_log.fresh_start()
+                self._spawn(w)
+            elif w.index < active:
+                w.retiring = False
+            elif not w.parked:
+                w.retiring = True
+                if not self._in_flight(w):
+                    self._park(w)
+        self._grant_steps()
+
+    def scaling(self, role: str) -> bool:
+        """Are components of ``role`` still retiring (their last steps in flight)?"""
+        return any(w.retiring for w in self.workers if w.role.name == role)
+
+    def _spawn(self, w: Worker) -> None:
+        raise NotImplementedError
+
+    def _park(self, w: Worker) -> None:
+        raise NotImplementedError
+
+    def _in_flight(self, w: Worker) -> int:
+        raise NotImplementedError
+
+    def _grant_steps(self) -> None:
+        raise NotImplementedError
+

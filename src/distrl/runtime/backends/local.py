@@ -145,21 +145,10 @@ class LocalBackend(ServiceHost):
                 self._spawn(w)
         self._dispatch()
 
-    def scale(self, role: str, active: int) -> None:
-        """Run the first ``active`` components of elastic ``role``: parked ones start (with a fresh seed, as a
-        restarted one does), those beyond stop taking steps and are parked once their steps in flight are back
-        (nothing they made is lost: it reaches the learner as any other output)."""
-        for w in (w for w in self.workers if w.role.name == role):
-            if w.index < active and w.parked:
-                w.parked = False
-                w.restarts = w.restart_log.fresh_start()
-                self._spawn(w)
-            elif w.index < active:
-                w.retiring = False
-            elif not w.parked:
-                w.retiring = True
-                if not w.outstanding:
-                    self._park(w)
+    def _in_flight(self, w: LocalWorker) -> int:
+        return len(w.outstanding)
+
+    def _grant_steps(self) -> None:
         self._dispatch()
 
     def _park(self, w: LocalWorker) -> None:
@@ -178,9 +167,6 @@ class LocalBackend(ServiceHost):
         rows = [w.row for w in self.workers if w.role.name == role]
         s = self.control.arrays["stats"]
         return float(s[rows, 0].sum()), float(s[rows, 2].sum())
-
-    def scaling(self, role: str) -> bool:
-        return any(w.retiring for w in self.workers if w.role.name == role)
 
     def _spawn(self, w: LocalWorker) -> None:
         role = w.role

@@ -323,21 +323,12 @@ class RayBackend(ServiceHost):
                 self._spawn(w)
         self._fill()
 
-    def scale(self, role: str, active: int) -> None:
-        """As on ``local``: parked components of elastic ``role`` below ``active`` get a new actor (a fresh seed),
-        those beyond take no new calls and their actor ends once its calls in flight are back. An actor the cluster
-        has no free CPU for waits in Ray's queue until one frees (or an autoscaling cluster adds a node)."""
-        for w in (w for w in self.workers if w.role.name == role):
-            if w.index < active and w.parked:
-                w.parked = False
-                w.restarts = w.restart_log.fresh_start()
-                self._spawn(w)
-            elif w.index < active:
-                w.retiring = False
-            elif not w.parked:
-                w.retiring = True
-                if not w.inflight:
-                    self._park(w)
+    # (``scale``, ``scaling``: ServiceHost's; an actor the cluster has no free CPU for waits in Ray's queue until
+    # one frees, and its move, adding nothing, is undone)
+    def _in_flight(self, w: RayWorker) -> int:
+        return len(w.inflight)
+
+    def _grant_steps(self) -> None:
         self._fill()
 
     def _park(self, w: RayWorker) -> None:
@@ -351,9 +342,6 @@ class RayBackend(ServiceHost):
         w.blocked_s += now - w.idle_since if w.idle_since is not None else 0.0
         w.handle = w.alive_since = w.idle_since = None
         w.parked, w.retiring = True, False
-
-    def scaling(self, role: str) -> bool:
-        return any(w.retiring for w in self.workers if w.role.name == role)
 
     def role_activity(self, role: str) -> tuple[float, float]:
         """(seconds blocked, seconds busy) of ``role``'s components so far, as seen from here: a component is
