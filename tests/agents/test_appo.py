@@ -106,16 +106,35 @@ def test_minibatches_plan_exactly_up_to_the_streams_or_steps_of_a_batch(envs, un
         plan_run("appo", "CartPole-v1", **settings_)
 
 
-@pytest.mark.parametrize("by, steps, want", [("step", 4096, 64), ("step", 32768, 512), ("step", 12, 1),
-                                             ("step", 130, 2), ("stream", 4096, 1)])
-def test_minibatches_0_cuts_steps_into_minibatches_of_about_64(by, steps, want):
-    """The default count: PPO's minibatches of 64 steps (a batch of fewer steps is one minibatch), whatever the batch
-    size, so SEED's larger batches get the same minibatch as APPO's; by env stream, the whole batch."""
+@pytest.mark.parametrize("by, steps, size, want", [("step", 4096, 512, 8), ("step", 32768, 512, 64),
+                                                   ("step", 12, 512, 1), ("step", 1300, 512, 2),
+                                                   ("step", 4096, 64, 64), ("stream", 4096, 512, 1)])
+def test_minibatches_0_cuts_steps_into_minibatches_of_about_minibatch_size(by, steps, size, want):
+    """The default count: minibatches of about ``minibatch_size`` steps (a batch of fewer steps is one minibatch),
+    whatever the batch size, so SEED's batches get the same minibatch as APPO's; by env stream, the whole batch. A
+    count given is taken as it is."""
     from distrl.agents.appo.config import APPOConfig
     from distrl.agents.common.settings import minibatch_count
 
-    assert minibatch_count(APPOConfig(minibatches=0, minibatch_by=by), steps) == want
-    assert minibatch_count(APPOConfig(minibatches=3, minibatch_by=by), steps) == 3
+    assert minibatch_count(APPOConfig(minibatches=0, minibatch_by=by, minibatch_size=size), steps) == want
+    assert minibatch_count(APPOConfig(minibatches=3, minibatch_by=by, minibatch_size=size), steps) == 3
+
+
+@pytest.mark.parametrize("system", ["appo", "ppo", "seed"])
+def test_a_run_saved_before_minibatch_size_existed_resumes_with_minibatches_of_64(system, tmp_path):
+    """Before ``minibatch_size`` existed, minibatches of steps were 64 steps each; a run saved then (its config without
+    the setting) resumes with 64, not today's 512."""
+    from distrl.api import resolve_configs
+    from distrl.runtime.run.run_dir import read_config
+
+    run = tmp_path / "r"
+    distrl.train(system, env="CartPole-v1", runtime="inline", total_steps=64, num_envs=2, unroll_length=8,
+                 run_dir=str(run))
+    path = run / "config.yaml"
+    data = yaml.safe_load(path.read_text())
+    assert data["system_config"].pop("minibatch_size") == 512
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    assert resolve_configs(system, {}, read_config(run))[2].minibatch_size == 64
 
 
 def _as_saved_by_0_2(run, system: str) -> None:

@@ -6,7 +6,7 @@ from distrl.agents.appo.networks import make_model
 from distrl.agents.impala import OLDER_RUN_DEFAULTS as IMPALA_OLDER_RUN_DEFAULTS
 from distrl.agents.impala import PASSES
 
-DEFAULT_TOTAL_STEPS = 250_000  # solves CartPole-v1 with the default config (docs/systems/appo.md); LunarLander takes 1M
+DEFAULT_TOTAL_STEPS = 500_000  # solves CartPole-v1 with the default config (docs/systems/appo.md); LunarLander takes 2M
 # the action spaces it takes (observations: any that gymnasium flattens into a vector)
 ACTIONS = ('Discrete', 'MultiDiscrete', 'MultiBinary', 'Box')
 LEGAL_ACTION_MASKS = True  # illegal actions get no probability (a game's legal-action mask)
@@ -15,8 +15,8 @@ DOC = ("Asynchronous PPO: IMPALA's actors, V-trace targets and PPO's clipped sur
 
 RENAMED_SETTINGS: dict = {}  # none renamed since runs were first saved
 # appo runs saved by distrl 0.2 were saved as impala (agents/impala: saved_as): a setting such a run lacks ran with
-# impala's value then
-OLDER_RUN_DEFAULTS: dict = {**IMPALA_OLDER_RUN_DEFAULTS, **PASSES}
+# impala's value then; one saved before minibatch_size existed cut its minibatches of steps at 64
+OLDER_RUN_DEFAULTS: dict = {**IMPALA_OLDER_RUN_DEFAULTS, **PASSES, "minibatch_size": 64}
 
 __all__ = ["ACTIONS", "DEFAULT_TOTAL_STEPS", "DOC", "LEGAL_ACTION_MASKS", "OLDER_RUN_DEFAULTS", "RENAMED_SETTINGS",
            "Config", "build", "make_model"]

@@ -127,18 +127,25 @@ def value_norm_decay(default: float) -> object:
                    "runs of thousands of updates need it faster).", low=0.0, high=1.0, low_open=True)
 
 
-# steps per minibatch when ``minibatches`` is 0 and minibatches are of steps: PPO's (Stable-Baselines3's batch_size,
-# RL Zoo's LunarLander); a count would not carry over between batch sizes (SEED's differ from IMPALA's)
+# steps per minibatch when ``minibatches`` is 0 and minibatches are of steps, for a config without
+# ``minibatch_size`` (A3C's opt-in passes): PPO's (Stable-Baselines3's batch_size, RL Zoo's LunarLander)
 MINIBATCH_STEPS = 64
+
+
+def minibatch_size(default: int) -> object:
+    return setting(default, "Steps per minibatch when minibatches is 0 (minibatches of steps: the batch cut into "
+                   "batch // minibatch_size of them; a count would not carry over between batch sizes).",
+                   low=1, high=1_000_000)
 
 
 def minibatch_count(cfg, steps: int) -> int:
     """How many minibatches a pass cuts a batch of ``steps`` steps into (``cfg.minibatches``, or with 0 about
-    ``MINIBATCH_STEPS`` steps each; APPO's minibatches of whole env streams, ``minibatch_by=stream``, default to
-    the whole batch)."""
+    ``cfg.minibatch_size`` steps each, ``MINIBATCH_STEPS`` for a config without it; APPO's minibatches of whole env
+    streams, ``minibatch_by=stream``, default to the whole batch)."""
     if cfg.minibatches:
         return cfg.minibatches
-    return max(1, steps // MINIBATCH_STEPS) if getattr(cfg, "minibatch_by", "step") == "step" else 1
+    size = getattr(cfg, "minibatch_size", MINIBATCH_STEPS)
+    return max(1, steps // size) if getattr(cfg, "minibatch_by", "step") == "step" else 1
 
 
 def epochs(default: int, without_clip: str) -> object:

@@ -6,7 +6,7 @@ from distrl.agents.seed.builder import build
 from distrl.agents.seed.config import SeedConfig as Config
 from distrl.agents.seed.networks import make_model
 
-DEFAULT_TOTAL_STEPS = 200_000  # solves CartPole-v1 with the default config (docs/systems/seed.md); LunarLander takes 1M
+DEFAULT_TOTAL_STEPS = 300_000  # solves CartPole-v1 with the default config (docs/systems/seed.md); LunarLander takes 2M
 # the action spaces it takes (observations: any that gymnasium flattens into a vector)
 ACTIONS = ('Discrete', 'MultiDiscrete', 'MultiBinary', 'Box')
 LEGAL_ACTION_MASKS = True  # illegal actions get no probability (a game's legal-action mask)
