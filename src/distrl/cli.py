@@ -245,9 +245,10 @@ def _build_parser() -> argparse.ArgumentParser:
                            "ceiling and its time to threshold, in one run; writes report.md, report.json and plots",
                            formatter_class=_Help)
     bench.add_argument("--suite", default="quick", help="quick (one seed, each system's default runtime, 180 s cap per "
-                       "cell), full (every runtime, seeds 0-2, no cap) or beyond (each system's default config on "
+                       "cell), full (every runtime, seeds 0-2, no cap), beyond (each system's default config on "
                        "LunarLander, Pendulum and LunarLanderContinuous, a longer budget where the default is too "
-                       "short; one seed, 300 s cap; needs the box2d extra)")
+                       "short; one seed, 300 s cap; needs the box2d extra) or peers (ppo, appo and seed on CartPole "
+                       "and LunarLander beside Stable-Baselines3, by one protocol: implies --peers)")
     bench.add_argument("--systems", nargs="+", default=None, help="only these systems (default: all)")
     bench.add_argument("--runtimes", nargs="+", default=None, help="only these runtimes (default: the suite's)")
     bench.add_argument("--seeds", nargs="+", type=_count(0), default=None, help="replace the suite's seeds")
@@ -258,6 +259,8 @@ def _build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--ceiling-s", type=_seconds, default=4.0, help="seconds for each ceiling measurement")
     bench.add_argument("--episodes", type=_count(1), default=20, help="greedy evaluation episodes per cell")
     bench.add_argument("--peers", action="store_true", help="also run Stable-Baselines3 A2C/DQN/PPO on CartPole-v1 "
+                       "and its PPO on LunarLander-v3 where the run has cells there, at RL Zoo's settings for the "
+                       "env, all by one protocol: greedy evaluations of 10 episodes every fixed number of env steps "
                        "(pip install -e '.[peers]')")
     bench.add_argument("--no-pong", action="store_true", help="leave out the Pong throughput cell")
     bench.add_argument("--resume", action="store_true", help="keep the finished cells in --out, run the rest")

@@ -19,3 +19,14 @@ def test_first_crossing():
     assert first_crossing(points, 501.0) is None
     assert first_crossing(points, None) is None  # a throughput-only cell
     assert first_crossing([(1, 1.0, -150.0)], -200.0) == (1, 1.0)  # Pendulum: higher is better too
+
+
+def test_first_greedy_crossing_reads_the_periodic_evaluations(tmp_path):
+    from distrl.bench.cell import first_greedy_crossing
+
+    (tmp_path / "metrics.csv").write_text("env_steps,wall_s,eval_return_mean\n100,1.0,\n200,2.0,300.0\n300,3.0,\n"
+                                          "400,4.5,480.0\n500,5.0,500.0\n")
+    assert first_greedy_crossing(tmp_path, 475.0) == (400, 4.5)
+    assert first_greedy_crossing(tmp_path, 501.0) is None
+    assert first_greedy_crossing(tmp_path, None) is None
+    assert first_greedy_crossing(tmp_path / "none", 475.0) is None  # a run that wrote no metrics

@@ -66,18 +66,34 @@ def test_a_spread_row_says_which_seeds_the_cap_cut_short_of_the_budget():
     assert "| 0, 1, 2 | 2,000,000 | " in spread_rows(rs)[2]
 
 
-def test_peers_beside_distrl_with_ratios():
-    peer = {"peer": "sb3-ppo", "env": "CartPole-v1", "seed": 0, "env_steps": 100_000, "sps": 500.0,
-            "threshold_train_s": 6.0, "final_eval": 500.0, "hyperparameters": "zoo", "n_envs": 8, "curve": []}
-    lines = peer_rows([peer], [result(sps=1000.0, reached=3.0)])
-    assert any(
-        line.startswith("| sb3-ppo (zoo, 8 envs) | CartPole-v1 | 100,000 | 500 | 6.0 | 500.0 |") for line in lines
-    )
-    ratio = next(line for line in lines if line.startswith("| impala (local, seed 0) |"))
-    assert ratio == "| impala (local, seed 0) | 2.0x; 2.0x |"  # 1000 / 500 env steps/s; 6.0 s / 3.0 s to 475
-    never = dict(peer, peer="sb3-dqn", threshold_train_s=None)
-    ratio = next(line for line in peer_rows([peer, never], [result()]) if line.startswith("| impala (local"))
-    assert ratio.endswith("| 2.0x; — |")  # a peer that never got there has no time ratio
+def test_peers_beside_distrl_by_one_protocol_with_the_median_factor():
+    peer = {"peer": "sb3-ppo", "env": "CartPole-v1", "seed": 0, "env_steps": 100_000, "sps": 500.0, "startup_s": 1.0,
+            "threshold_train_s": 6.0, "threshold_greedy_env_steps": 20_000, "threshold_greedy_command_s": 9.0,
+            "final_eval": 500.0, "hyperparameters": "zoo", "n_envs": 8, "curve": []}
+    ours = [dict(result(seed=s), threshold_greedy_env_steps=30_000, threshold_greedy_command_s=t)
+            for s, t in ((0, 2.0), (1, 3.0), (2, 5.0))]
+    lines = peer_rows([peer, dict(peer, seed=1, threshold_greedy_command_s=15.0)], ours)
+    assert "| sb3-ppo (zoo, 8 envs) | CartPole-v1 | 0 | 100,000 | 500 | 20,000 | 9.0 | 7.0 | 500.0 |" in lines
+    assert "| distrl impala (local) | CartPole-v1 | 1 | 10,000 | 1,000 | 30,000 | 3.0 | 5.0 | 500.0 |" in lines
+    # medians: distrl's 2, 3, 5 -> 3.0; the peer's 9, 15 -> 12.0: 4.0x
+    assert "| CartPole-v1 | impala (local) | 3.0 | sb3-ppo | 12.0 | 4.0x |" in lines
+    never = dict(peer, peer="sb3-dqn", threshold_greedy_env_steps=None, threshold_greedy_command_s=None,
+                 threshold_train_s=None)
+    lines = peer_rows([never], ours)
+    assert "| CartPole-v1 | impala (local) | 3.0 | sb3-dqn | — | — |" in lines  # never got there: no factor
+    assert any("| sb3-dqn (zoo, 8 envs) | CartPole-v1 | 0 | 100,000 | 500 | — | not reached | not reached |" in line
+               for line in lines)
+
+
+def test_a_cell_on_a_peers_env_is_measured_by_their_protocol_only_with_peers():
+    from distrl.bench.peers import PROTOCOL_EVAL_EPISODES, PROTOCOL_EVAL_EVERY
+    from distrl.bench.suite import cells
+
+    with_peers = cells("quick", systems=["appo"], pong=False, peers=True)
+    assert with_peers[0].settings == {"eval_interval_steps": PROTOCOL_EVAL_EVERY["CartPole-v1"],
+                                      "eval_episodes": PROTOCOL_EVAL_EPISODES}
+    assert cells("quick", systems=["appo"], pong=False)[0].settings == {}
+    assert cells("quick", systems=["apex-ddpg"], pong=False, peers=True)[0].settings == {}  # Pendulum: no peer
 
 
 def test_a_spread_row_without_a_budget_of_its_own_shows_the_most_env_steps_and_calls_no_seed_short():

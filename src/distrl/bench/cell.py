@@ -61,6 +61,22 @@ def first_crossing(points: list[tuple[int, float, float]], threshold: float | No
     return None
 
 
+def first_greedy_crossing(run_dir: Path, threshold: float | None):
+    """The first periodic greedy evaluation (``eval_interval_steps``) at ``threshold``: (env steps, training s of
+    the metrics row that logged it, the evaluation's time included), or None."""
+    import csv
+
+    path = run_dir / "metrics.csv"
+    if threshold is None or not path.is_file():
+        return None
+    with open(path, newline="") as f:
+        for row in csv.DictReader(f):
+            value = row.get("eval_return_mean") or ""
+            if value and not math.isnan(float(value)) and float(value) >= threshold:
+                return int(float(row["env_steps"])), float(row["wall_s"])
+    return None
+
+
 def stop(proc: subprocess.Popen, grace_s: float = 60.0) -> None:
     """SIGINT (the run checkpoints and stops its processes), then, past ``grace_s`` or on a second interrupt,
     SIGKILL: the run is never left behind."""
@@ -127,6 +143,7 @@ def run_cell(cell: Cell, folder: Path, eval_episodes: int, inputs: dict[str, str
     points = read_curve(run_dir)
     offset = summary["clock_started_at"] - started  # the command's start-up before the trainer's clock
     crossed = first_crossing(points, cell.threshold)
+    greedy = first_greedy_crossing(run_dir, cell.threshold) if "eval_interval_steps" in cell.settings else None
     final_eval = snapshot = None
     if cell.threshold is not None:  # learning cells; a smoke cell has nothing to evaluate
         played = distrl.evaluate(run_dir, episodes=eval_episodes)  # the best evaluated weights where kept (R2D2)
@@ -140,6 +157,8 @@ def run_cell(cell: Cell, folder: Path, eval_episodes: int, inputs: dict[str, str
         "threshold_env_steps": crossed[0] if crossed else None,
         "threshold_train_s": round(crossed[1], 2) if crossed else None,
         "threshold_command_s": round(crossed[1] + offset, 2) if crossed else None,
+        "threshold_greedy_env_steps": greedy[0] if greedy else None,
+        "threshold_greedy_command_s": round(greedy[1] + offset, 2) if greedy else None,
         "learner_wait_frac": summary["learner_wait_frac"], "policy_lag_mean": summary["policy_lag_mean"],
         "bottleneck": summary["bottleneck"], "bytes_per_env_step": summary.get("bytes_per_env_step"),
         "peak_memory_mb": round(peak / 2**20, 1), "actor_restarts": summary["actor_restarts"],

@@ -146,42 +146,57 @@ def _short(rs: list[dict], budget: int | None) -> str:
     return f" ({'; '.join(parts)})" if parts else ""
 
 
+def _median(values: list) -> float | None:
+    import statistics
+
+    return statistics.median(values) if values and all(v is not None for v in values) else None
+
+
 def peer_rows(peers: list[dict], results: list[dict]) -> list[str]:
-    """Each peer beside the distrl cells on its env: throughput, time to threshold and eval, and distrl's ratio."""
-    ours = [r for r in results if "error" not in r and r["cell"]["env"] in {p["env"] for p in peers}
-            and r["cell"]["threshold"] is not None]
+    """Each peer beside the distrl cells on its env, by one protocol (``distrl.bench.peers``): throughput, the env
+    steps and seconds from the command's start to the first greedy evaluation at the threshold, and the training
+    mean's time; then each distrl system's median time to the threshold against each peer's, as a factor."""
+    envs = {p["env"] for p in peers}
+    ours = [r for r in results if "error" not in r and r["cell"]["env"] in envs and r["cell"]["threshold"] is not None]
     lines = [
-        "| library | env | env steps | env steps/s | training s to 475 | greedy eval |",
-        "|---|---|---|---|---|---|",
+        "| library | env | seed | env steps | env steps/s | greedy at threshold: env steps | s from command | "
+        "training mean at threshold: s from command | final greedy eval |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for p in peers:
         if "error" in p:
-            lines.append(f"| {p['peer']} | {p['env']} | failed: {_cell_text(p['error'])} | | | |")
+            lines.append(f"| {p['peer']} | {p['env']} | {p['seed']} | failed: {_cell_text(p['error'])} | | | | | |")
             continue
-        lines.append(f"| {p['peer']} ({p['hyperparameters']}, {p['n_envs']} envs) | {p['env']} | {p['env_steps']:,} | "
-                     f"{_n(p['sps'])} | {_n(p['threshold_train_s'], '.1f', 'not reached')} | "
-                     f"{_n(p['final_eval'], '.1f')} |")
+        train = p["threshold_train_s"] + p["startup_s"] if p["threshold_train_s"] is not None else None
+        lines.append(f"| {p['peer']} ({p['hyperparameters']}, {p['n_envs']} envs) | {p['env']} | {p['seed']} | "
+                     f"{p['env_steps']:,} | {_n(p['sps'])} | {_n(p.get('threshold_greedy_env_steps'), ',.0f', '—')} | "
+                     f"{_n(p.get('threshold_greedy_command_s'), '.1f', 'not reached')} | "
+                     f"{_n(train, '.1f', 'not reached')} | {_n(p['final_eval'], '.1f')} |")
     for r in ours:
         c = r["cell"]
-        lines.append(f"| distrl {c['system']} ({c['runtime']}, seed {c['seed']}) | {c['env']} | {r['env_steps']:,} | "
-                     f"{_n(r['sps'])} | {_n(r['threshold_train_s'], '.1f', 'not reached')} | "
-                     f"{_n(r['final_eval'], '.1f')} |")
-    ok = [p for p in peers if "error" not in p]
-    if ours and ok:  # distrl's ratio to each peer: env steps/s, and how many times as fast to the threshold
-        lines += ["", "distrl's ratio to each peer (env steps/s; training time to 475, peer's / distrl's):", "",
-                  "| distrl | " + " | ".join(p["peer"] + f" s{p['seed']}" for p in ok) + " |",
-                  "|---|" + "---|" * len(ok)]
-        for r in ours:
-            c = r["cell"]
-            cols = []
-            for p in ok:
-                faster = (
-                    f"{p['threshold_train_s'] / r['threshold_train_s']:.1f}x"
-                    if p["threshold_train_s"] is not None and r["threshold_train_s"] is not None
-                    else "—"
-                )
-                cols.append(f"{r['sps'] / p['sps']:.1f}x; {faster}")
-            lines.append(f"| {c['system']} ({c['runtime']}, seed {c['seed']}) | " + " | ".join(cols) + " |")
+        lines.append(f"| distrl {c['system']} ({c['runtime']}) | {c['env']} | {c['seed']} | {r['env_steps']:,} | "
+                     f"{_n(r['sps'])} | {_n(r.get('threshold_greedy_env_steps'), ',.0f', '—')} | "
+                     f"{_n(r.get('threshold_greedy_command_s'), '.1f', 'not reached')} | "
+                     f"{_n(r['threshold_command_s'], '.1f', 'not reached')} | {_n(r['final_eval'], '.1f')} |")
+    groups: dict = {}
+    for r in ours:
+        c = r["cell"]
+        groups.setdefault((c["env"], f"{c['system']} ({c['runtime']})"), []).append(r.get("threshold_greedy_command_s"))
+    rivals: dict = {}
+    for p in peers:
+        if "error" not in p:
+            rivals.setdefault((p["env"], p["peer"]), []).append(p.get("threshold_greedy_command_s"))
+    pairs = [(env, name, times, peer, peer_times) for (env, name), times in groups.items()
+             for (peer_env, peer), peer_times in rivals.items() if peer_env == env]
+    if pairs:  # medians over seeds; a seed that never reached it leaves its median undefined
+        lines += ["", "Seconds from the command's start to the first greedy evaluation at the threshold, median over "
+                  "the seeds (— where a seed never reached it); the factor is the peer's time over distrl's:", "",
+                  "| env | distrl | median s | peer | median s | peer / distrl |", "|---|---|---|---|---|---|"]
+        for env, name, times, peer, peer_times in pairs:
+            ours_s, theirs_s = _median(times), _median(peer_times)
+            factor = f"{theirs_s / ours_s:.1f}x" if ours_s and theirs_s else "—"
+            lines.append(f"| {env} | {name} | {_n(ours_s, '.1f', '—')} | {peer} | {_n(theirs_s, '.1f', '—')} | "
+                         f"{factor} |")
     return lines
 
 

@@ -115,27 +115,32 @@ def _ceiling(out: Path, cell: Cell, seconds: float) -> dict:
     return saved
 
 
-def _peer(out: Path, name: str, seed: int, eval_episodes: int) -> dict:
-    path = out / "peers" / f"{name}__s{seed}.json"
+def _peer(out: Path, name: str, env: str, seed: int, eval_episodes: int) -> dict:
+    stem = f"{name}__{env.replace('/', '_')}__s{seed}"
+    path = out / "peers" / f"{stem}.json"
     saved = _read_json(path)
     if saved is not None and "error" not in saved:
         return saved
     path.parent.mkdir(parents=True, exist_ok=True)
-    raw = out / "peers" / f"{name}__s{seed}.raw.json"
+    raw = out / "peers" / f"{stem}.raw.json"
     algo = name.split("-", 1)[1]
-    proc = subprocess.run([sys.executable, "-m", "distrl.bench.peers", algo, peers_mod.ENV, str(seed), str(raw),
-                           str(eval_episodes)], capture_output=True, text=True, check=False)
+    started = time.time()  # the command's start, as a distrl cell's
+    proc = subprocess.run([sys.executable, "-m", "distrl.bench.peers", algo, env, str(seed), str(raw),
+                           str(eval_episodes), str(THRESHOLDS[env])], capture_output=True, text=True, check=False)
     if proc.returncode == 130 or proc.returncode == -2:
         raise KeyboardInterrupt
     if proc.returncode != 0:
         tail = proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else f"exit code {proc.returncode}"
-        result = {"peer": name, "env": peers_mod.ENV, "seed": seed, "error": tail[-500:]}
+        result = {"peer": name, "env": env, "seed": seed, "error": tail[-500:]}
     else:
         result = json.loads(raw.read_text())
         raw.unlink()
         result["sps"] = steady_sps(result["curve"], result["env_steps"] / max(result["train_s"], 1e-9))
-        crossed = first_crossing(result["curve"], THRESHOLDS[peers_mod.ENV])
+        crossed = first_crossing(result["curve"], THRESHOLDS[env])
         result["threshold_env_steps"], result["threshold_train_s"] = crossed if crossed else (None, None)
+        greedy = next(((steps, at) for steps, at, mean in result["greedy_evals"] if mean >= THRESHOLDS[env]), None)
+        result["threshold_greedy_env_steps"] = greedy[0] if greedy else None
+        result["threshold_greedy_command_s"] = round(greedy[1] - started, 2) if greedy else None
     _write_json(path, result)
     return result
 
@@ -153,7 +158,8 @@ def run_bench(out: str | Path, suite: str = "quick", systems: list[str] | None =
             import ale_py  # noqa: F401
         except ImportError:
             pong, no_atari = False, True
-    if suite == "beyond":
+    peers = peers or suite == "peers"
+    if suite in ("beyond", "peers"):
         try:
             import Box2D  # noqa: F401  (LunarLander)
         except ImportError:
@@ -161,7 +167,7 @@ def run_bench(out: str | Path, suite: str = "quick", systems: list[str] | None =
                               'pip install -e ".[box2d]"') from None
     if peers and not peers_mod.available():
         raise ConfigError('--peers needs Stable-Baselines3: pip install -e ".[peers]"')
-    todo = cells(suite, systems, runtimes, seeds, max_wall_s, pong=pong)
+    todo = cells(suite, systems, runtimes, seeds, max_wall_s, pong=pong, peers=peers)
     if not todo:
         raise ConfigError("no cell matches these --systems and --runtimes")
     out = Path(out)
@@ -181,7 +187,9 @@ def run_bench(out: str | Path, suite: str = "quick", systems: list[str] | None =
     _write_json(out / "bench.json", {"command": command, "arguments": arguments, "machine": machine,
                                      "cells": [c.key for c in todo]})
     peer_seeds = sorted({c.seed for c in todo})
-    peer_runs = [(name, seed) for name in peers_mod.PEERS for seed in peer_seeds] if peers else []
+    peer_envs = sorted({c.env for c in todo if c.threshold is not None})
+    peer_runs = [(name, env, seed) for name in peers_mod.PEERS for env in peer_envs if peers_mod.runs_on(name, env)
+                 for seed in peer_seeds] if peers else []
     total = len(todo) + len(peer_runs)
     say = log or (lambda line: None)
     results, peer_results = [], []
@@ -209,9 +217,9 @@ def run_bench(out: str | Path, suite: str = "quick", systems: list[str] | None =
             results.append(result)
             say(_line(result))
             bar.advance(cell.key)
-        for name, seed in peer_runs:
-            bar.describe(f"{name} seed {seed}")
-            peer_results.append(_peer(out, name, seed, eval_episodes))
+        for name, env, seed in peer_runs:
+            bar.describe(f"{name} {env} seed {seed}")
+            peer_results.append(_peer(out, name, env, seed, eval_episodes))
             bar.advance(name)
     notes = ["The Pong throughput cell was left out: it needs the atari extra (pip install -e \".[atari]\")."] \
         if no_atari else []

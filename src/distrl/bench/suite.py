@@ -63,14 +63,17 @@ BEYOND_STEPS = {("apex-dqn", "LunarLander-v3"): 2_000_000, ("r2d2", "LunarLander
                 **{(system, env): 1_000_000 for system in ("ppo", "impala", "appo")
                    for env in ("LunarLander-v3", "Pendulum-v1", "LunarLanderContinuous-v3")},
                 # minibatches of 512 (256 for SEED): the learner keeps pace, LunarLander solved at 0.4-1.7M env steps
-                **{(system, env): 2_000_000 for system in ("ppo", "appo", "seed")
-                   for env in ("LunarLander-v3", "LunarLanderContinuous-v3")}}
+                **{(system, env): 2_000_000 for system in ("ppo", "appo")
+                   for env in ("LunarLander-v3", "LunarLanderContinuous-v3")},
+                ("seed", "LunarLander-v3"): 2_000_000}
 
 # IMPALA on Pong: the throughput preset of benchmarks/throughput.py (a smoke cell, not a learning one)
 PONG = ("impala", "ALE/Pong-v5", {"num_envs": 8, "unroll_length": 20, "reward_clip": 1.0, "entropy_coef": 0.01,
                                    "lr": 6e-4, "optimizer_eps": 1e-5})
 PONG_SECONDS = 20.0
-SUITES = ("quick", "full", "beyond")
+# the peers suite: the defaults issue's side by side (#57), the on-policy systems on the envs the peers are tuned for
+PEER_SUITE_ENVS = [(system, env) for env in ("CartPole-v1", "LunarLander-v3") for system in ("ppo", "appo", "seed")]
+SUITES = ("quick", "full", "beyond", "peers")
 
 
 @dataclass(frozen=True)
@@ -112,16 +115,24 @@ def default_runtime(runtimes: tuple[str, ...]) -> str:
 
 
 def cells(suite: str, systems: list[str] | None = None, runtimes: list[str] | None = None,
-          seeds: list[int] | None = None, max_wall_s: float | None = None, pong: bool = True) -> list[Cell]:
+          seeds: list[int] | None = None, max_wall_s: float | None = None, pong: bool = True,
+          peers: bool = False) -> list[Cell]:
     """The cells of ``suite``, narrowed to ``systems``/``runtimes``; ``seeds`` replaces the suite's seeds;
-    ``max_wall_s`` caps every learning cell (the quick suite caps at 180 s: QT-Opt, the slowest, takes ~150 s)."""
+    ``max_wall_s`` caps every learning cell (the quick suite caps at 180 s: QT-Opt, the slowest, takes ~150 s).
+    ``peers``: a learning cell on an env the peers run on is measured by their protocol too (a greedy evaluation
+    of ``PROTOCOL_EVAL_EPISODES`` every ``PROTOCOL_EVAL_EVERY`` env steps, in an evaluator process beside the
+    run)."""
+    from distrl.bench.peers import PROTOCOL_EVAL_EPISODES, PROTOCOL_EVAL_EVERY
+
     if suite not in SUITES:
         raise ValueError(f"unknown suite '{suite}' (valid: {', '.join(SUITES)})")
     seeds = seeds if seeds is not None else ([0, 1, 2] if suite == "full" else [0])
-    cap = max_wall_s if max_wall_s is not None else {"quick": 180.0, "beyond": BEYOND_SECONDS}.get(suite)
+    cap = max_wall_s if max_wall_s is not None else {"quick": 180.0, "beyond": BEYOND_SECONDS,
+                                                      "peers": BEYOND_SECONDS}.get(suite)
+    peers = peers or suite == "peers"
     home = dict(SYSTEM_ENVS)  # the env a system's runtimes are read on (runtimes do not depend on the env)
     out = []
-    for system, env in (BEYOND_ENVS if suite == "beyond" else SYSTEM_ENVS):
+    for system, env in {"beyond": BEYOND_ENVS, "peers": PEER_SUITE_ENVS}.get(suite, SYSTEM_ENVS):
         if systems and system not in systems:
             continue
         supported = runtimes_of(system, home[system])
@@ -130,10 +141,12 @@ def cells(suite: str, systems: list[str] | None = None, runtimes: list[str] | No
             chosen = [r for r in supported if r in runtimes]
         for runtime in chosen:
             for seed in seeds:
-                budget = BEYOND_STEPS.get((system, env)) if suite == "beyond" else None
+                budget = BEYOND_STEPS.get((system, env)) if suite in ("beyond", "peers") else None
+                protocol = {"eval_interval_steps": PROTOCOL_EVAL_EVERY[env],
+                            "eval_episodes": PROTOCOL_EVAL_EPISODES} if peers and env in PROTOCOL_EVAL_EVERY else {}
                 out.append(Cell(system, env, runtime, seed, total_steps=budget, max_wall_s=cap,
-                                threshold=THRESHOLDS[env], needs="demos" if system == "r2d3" else ""))
-    if pong and suite != "beyond" and (not systems or PONG[0] in systems):
+                                threshold=THRESHOLDS[env], settings=protocol, needs="demos" if system == "r2d3" else ""))
+    if pong and suite in ("quick", "full") and (not systems or PONG[0] in systems):
         system, env, settings = PONG
         runtime = "local" if not runtimes or "local" in runtimes else runtimes[0]
         out.append(
