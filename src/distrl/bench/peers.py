@@ -8,7 +8,8 @@ distrl's cells on the same env: a greedy evaluation of 10 episodes every ``PROTO
 clock running, the time to the threshold counted from the command's start. SB3 evaluates in its training loop
 (its ``EvalCallback``'s way), distrl in an evaluator process beside the run. A peer stops at its first greedy
 evaluation at the threshold (which bounds the bench: Stable-Baselines3's PPO steps LunarLander ~1,000 times a
-second here); its final evaluation is then over the bench's episodes. Installed by the ``peers`` extra
+second here), or at the bench's cap on a cell's training time; its final evaluation is then over the bench's
+episodes. Installed by the ``peers`` extra
 (``pip install -e ".[peers]"``).
 
 Sample Factory's APPO is not here: its latest release (2.1.1) pins gymnasium 0.29 and numpy 1.26, so it
@@ -65,7 +66,8 @@ def available() -> bool:
     return True
 
 
-def run(algo: str, env_id: str, seed: int, out: Path, eval_episodes: int = 20, threshold: float | None = None) -> dict:
+def run(algo: str, env_id: str, seed: int, out: Path, eval_episodes: int = 20, threshold: float | None = None,
+        max_wall_s: float | None = None) -> dict:
     import numpy as np
     import stable_baselines3
     import torch
@@ -88,6 +90,8 @@ def run(algo: str, env_id: str, seed: int, out: Path, eval_episodes: int = 20, t
 
         def _on_step(self) -> bool:
             wall = time.perf_counter() - self.t0
+            if max_wall_s is not None and wall >= max_wall_s:
+                return False  # the bench's cap on a cell, as distrl's cells have it
             if wall >= self.next_row:
                 self.next_row = wall + 1.0
                 returns = [e["r"] for e in self.model.ep_info_buffer]  # the last 100 episodes, as distrl's
@@ -119,4 +123,4 @@ def run(algo: str, env_id: str, seed: int, out: Path, eval_episodes: int = 20, t
 
 if __name__ == "__main__":
     run(sys.argv[1], sys.argv[2], int(sys.argv[3]), Path(sys.argv[4]), *(int(a) for a in sys.argv[5:6]),
-        *(float(a) for a in sys.argv[6:7]))
+        *(float(a) for a in sys.argv[6:8]))

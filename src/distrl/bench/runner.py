@@ -115,7 +115,7 @@ def _ceiling(out: Path, cell: Cell, seconds: float) -> dict:
     return saved
 
 
-def _peer(out: Path, name: str, env: str, seed: int, eval_episodes: int) -> dict:
+def _peer(out: Path, name: str, env: str, seed: int, eval_episodes: int, max_wall_s: float | None) -> dict:
     stem = f"{name}__{env.replace('/', '_')}__s{seed}"
     path = out / "peers" / f"{stem}.json"
     saved = _read_json(path)
@@ -126,7 +126,8 @@ def _peer(out: Path, name: str, env: str, seed: int, eval_episodes: int) -> dict
     algo = name.split("-", 1)[1]
     started = time.time()  # the command's start, as a distrl cell's
     proc = subprocess.run([sys.executable, "-m", "distrl.bench.peers", algo, env, str(seed), str(raw),
-                           str(eval_episodes), str(THRESHOLDS[env])], capture_output=True, text=True, check=False)
+                           str(eval_episodes), str(THRESHOLDS[env]), *([str(max_wall_s)] if max_wall_s else [])],
+                          capture_output=True, text=True, check=False)
     if proc.returncode == 130 or proc.returncode == -2:
         raise KeyboardInterrupt
     if proc.returncode != 0:
@@ -219,7 +220,8 @@ def run_bench(out: str | Path, suite: str = "quick", systems: list[str] | None =
             bar.advance(cell.key)
         for name, env, seed in peer_runs:
             bar.describe(f"{name} {env} seed {seed}")
-            peer_results.append(_peer(out, name, env, seed, eval_episodes))
+            cap = next((c.max_wall_s for c in todo if c.env == env and c.max_wall_s), None)  # the cells' own cap
+            peer_results.append(_peer(out, name, env, seed, eval_episodes, cap))
             bar.advance(name)
     notes = ["The Pong throughput cell was left out: it needs the atari extra (pip install -e \".[atari]\")."] \
         if no_atari else []
