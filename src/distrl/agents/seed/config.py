@@ -36,8 +36,8 @@ class SeedConfig(APPOConfig, InferenceSettings):
     APPO's: with PPO's passes the learner is the bottleneck, so more envs per request buy little. Its unrolls stay 256
     steps, where APPO's are 512: SEED met the suite's thresholds with 256 and 512 was not measured for it. Its
     batches are half APPO's, so its minibatches are too: 256 steps, Adam at 6e-4 (3e-4 * sqrt(256 / 64)); with
-    APPO's 512 and 1e-3 LunarLander took 1.7M env steps, with these 0.6M; held constant, where APPO's decays (SEED met
-    the suite with it). The figures are on the system's docs page (docs/systems/seed.md)."""
+    APPO's 512 and 1e-3 LunarLander took 1.7M env steps, with these 0.6M. The figures are on the system's docs page
+    (docs/systems/seed.md)."""
 
     learner: str = setting("appo", "The learner: appo (V-trace targets with PPO's clipped surrogate over passes, "
                            "the default) or vtrace (the paper's IMPALA learner, one V-trace step per batch).",
@@ -45,4 +45,3 @@ class SeedConfig(APPOConfig, InferenceSettings):
     unroll_length: int = common.unroll_length(256, "Steps per env the server cuts into each unroll it queues")
     minibatch_size: int = common.minibatch_size(256)
     lr: float = common.lr(6e-4)
-    lr_schedule: str = common.lr_schedule("constant")
