@@ -26,7 +26,8 @@ from doc_blocks import write_blocks  # noqa: E402  (the benchmarks folder's own 
 REPORTS = Path(__file__).resolve().parent / "reports"
 
 HEADINGS = {"cells": "## Cells", "spread": "## Spread over seeds", "peers": "## Peers (same machine, same run)",
-            "ratios": "distrl's ratio to each peer"}
+            "ratios": "distrl's ratio to each peer",
+            "times": "Seconds from the command's start to the first greedy evaluation at the threshold"}
 
 
 def table(markdown: str, heading: str) -> str:
@@ -114,14 +115,18 @@ BLOCKS: dict[str, tuple[str, list[tuple[str, dict | None]]]] = {
         ("beyond-gorila-128-2026-11-28", S(gorila="gorila")),
         ("beyond-r2d2-best-2026-11-30", S(r2d2="r2d2")),
         ("beyond-minibatch-512-2026-12-06", S(ppo="ppo", appo="appo", seed="seed")),
+        ("beyond-ppo-3m-2026-12-06", S(ppo="ppo")),
     ]),
     "beyond-defaults": ("cells", [("beyond-2026-11-27", S(a2c="a2c", a3c="a3c", impala="impala"))]),
     "quick-cells": ("cells", [("quick-2026-11-27", None)]),
     "quick-peers": ("peers", [("quick-2026-11-27", None)]),
     "quick-ratios": ("ratios", [("quick-2026-11-27", None)]),
+    # the defaults issue's side by side: one protocol for distrl and Stable-Baselines3
+    "peers-runs": ("peers", [("peers-2026-12-06", None)]),
+    "peers-times": ("times", [("peers-2026-12-06", None)]),
     # one page per system: its full suite (CartPole, every runtime, seeds 0-2) and its beyond suite
     "ppo-full": ("spread", [("full-minibatch-512-2026-12-06", S(ppo="ppo"))]),
-    "ppo-beyond": ("spread", [("beyond-minibatch-512-2026-12-06", S(ppo="ppo"))]),
+    "ppo-beyond": ("spread", [("beyond-ppo-3m-2026-12-06", S(ppo="ppo"))]),
     "a2c-full": ("spread", [("full-2026-11-27", S(a2c="a2c"))]),
     "a2c-beyond": ("spread", [("beyond-paper-defaults-2026-12-01", S(a2c="a2c"))]),
     "appo-full": ("spread", [("full-minibatch-512-2026-12-06", S(appo="appo"))]),
