@@ -83,6 +83,10 @@ def test_peers_beside_distrl_by_one_protocol_with_the_median_factor():
     assert "| CartPole-v1 | impala (local) | 3.0 | sb3-dqn | — | — |" in lines  # never got there: no factor
     assert any("| sb3-dqn (zoo, 8 envs) | CartPole-v1 | 0 | 100,000 | 500 | — | not reached | not reached |" in line
                for line in lines)
+    capped = dict(never, peer="sb3-ppo", capped_command_s=302.0)  # the cap stopped it short: a lower bound
+    lines = peer_rows([capped], ours)
+    assert "| CartPole-v1 | impala (local) | 3.0 | sb3-ppo | > 302.0 | > 100.7x |" in lines
+    assert any("| — | not reached in 302.0 (the cap) | not reached |" in line for line in lines)
 
 
 def test_a_cell_on_a_peers_env_is_measured_by_their_protocol_only_with_peers():

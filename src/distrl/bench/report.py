@@ -152,6 +152,21 @@ def _median(values: list) -> float | None:
     return statistics.median(values) if values and all(v is not None for v in values) else None
 
 
+def _peer_time(p: dict) -> tuple[float | None, bool]:
+    """A peer's seconds to the threshold, and whether that is only a bound: a peer the cap stopped short of it took
+    more than its command's time."""
+    if p.get("threshold_greedy_command_s") is not None:
+        return p["threshold_greedy_command_s"], False
+    return p.get("capped_command_s"), p.get("capped_command_s") is not None
+
+
+def _when(p: dict) -> str:
+    seconds, bound = _peer_time(p)
+    if seconds is None:
+        return "not reached"
+    return f"not reached in {seconds:.1f} (the cap)" if bound else f"{seconds:.1f}"
+
+
 def peer_rows(peers: list[dict], results: list[dict]) -> list[str]:
     """Each peer beside the distrl cells on its env, by one protocol (``distrl.bench.peers``): throughput, the env
     steps and seconds from the command's start to the first greedy evaluation at the threshold, and the training
@@ -170,8 +185,7 @@ def peer_rows(peers: list[dict], results: list[dict]) -> list[str]:
         train = p["threshold_train_s"] + p["startup_s"] if p["threshold_train_s"] is not None else None
         lines.append(f"| {p['peer']} ({p['hyperparameters']}, {p['n_envs']} envs) | {p['env']} | {p['seed']} | "
                      f"{p['env_steps']:,} | {_n(p['sps'])} | {_n(p.get('threshold_greedy_env_steps'), ',.0f', '—')} | "
-                     f"{_n(p.get('threshold_greedy_command_s'), '.1f', 'not reached')} | "
-                     f"{_n(train, '.1f', 'not reached')} | {_n(p['final_eval'], '.1f')} |")
+                     f"{_when(p)} | {_n(train, '.1f', 'not reached')} | {_n(p['final_eval'], '.1f')} |")
     for r in ours:
         c = r["cell"]
         lines.append(f"| distrl {c['system']} ({c['runtime']}) | {c['env']} | {c['seed']} | {r['env_steps']:,} | "
@@ -185,7 +199,7 @@ def peer_rows(peers: list[dict], results: list[dict]) -> list[str]:
     rivals: dict = {}
     for p in peers:
         if "error" not in p:
-            rivals.setdefault((p["env"], p["peer"]), []).append(p.get("threshold_greedy_command_s"))
+            rivals.setdefault((p["env"], p["peer"]), []).append(_peer_time(p))
     pairs = [(env, name, times, peer, peer_times) for (env, name), times in groups.items()
              for (peer_env, peer), peer_times in rivals.items() if peer_env == env]
     if pairs:  # medians over seeds; a seed that never reached it leaves its median undefined
@@ -193,10 +207,11 @@ def peer_rows(peers: list[dict], results: list[dict]) -> list[str]:
                   "the seeds (— where a seed never reached it); the factor is the peer's time over distrl's:", "",
                   "| env | distrl | median s | peer | median s | peer / distrl |", "|---|---|---|---|---|---|"]
         for env, name, times, peer, peer_times in pairs:
-            ours_s, theirs_s = _median(times), _median(peer_times)
-            factor = f"{theirs_s / ours_s:.1f}x" if ours_s and theirs_s else "—"
-            lines.append(f"| {env} | {name} | {_n(ours_s, '.1f', '—')} | {peer} | {_n(theirs_s, '.1f', '—')} | "
-                         f"{factor} |")
+            ours_s, theirs_s = _median(times), _median([t for t, _ in peer_times])
+            bound = "> " if any(b for _, b in peer_times) else ""  # a capped seed: the median is a lower bound
+            factor = f"{bound}{theirs_s / ours_s:.1f}x" if ours_s and theirs_s else "—"
+            theirs = f"{bound}{theirs_s:.1f}" if theirs_s else "—"
+            lines.append(f"| {env} | {name} | {_n(ours_s, '.1f', '—')} | {peer} | {theirs} | {factor} |")
     return lines
 
 

@@ -142,6 +142,9 @@ def _peer(out: Path, name: str, env: str, seed: int, eval_episodes: int, max_wal
         greedy = next(((steps, at) for steps, at, mean in result["greedy_evals"] if mean >= THRESHOLDS[env]), None)
         result["threshold_greedy_env_steps"] = greedy[0] if greedy else None
         result["threshold_greedy_command_s"] = round(greedy[1] - started, 2) if greedy else None
+        # not there when the cap stopped it: its time to the threshold is more than the command's
+        result["capped_command_s"] = (round(result["startup_s"] + result["train_s"], 2)
+                                      if greedy is None and max_wall_s and result["train_s"] >= max_wall_s else None)
     _write_json(path, result)
     return result
 
