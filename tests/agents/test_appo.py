@@ -123,7 +123,8 @@ def test_minibatches_0_cuts_steps_into_minibatches_of_about_minibatch_size(by, s
 @pytest.mark.parametrize("system", ["appo", "ppo", "seed"])
 def test_a_run_saved_before_minibatch_size_existed_resumes_with_minibatches_of_64(system, tmp_path):
     """Before ``minibatch_size`` existed, minibatches of steps were 64 steps each; a run saved then (its config without
-    the setting) resumes with 64, not today's 512."""
+    the setting) resumes with 64, not today's default (512; SEED's 256)."""
+    from distrl.agents.registry import get_system
     from distrl.api import resolve_configs
     from distrl.runtime.run.run_dir import read_config
 
@@ -132,7 +133,7 @@ def test_a_run_saved_before_minibatch_size_existed_resumes_with_minibatches_of_6
                  run_dir=str(run))
     path = run / "config.yaml"
     data = yaml.safe_load(path.read_text())
-    assert data["system_config"].pop("minibatch_size") == 512
+    assert data["system_config"].pop("minibatch_size") == get_system(system).Config().minibatch_size
     path.write_text(yaml.safe_dump(data, sort_keys=False))
     assert resolve_configs(system, {}, read_config(run))[2].minibatch_size == 64
 

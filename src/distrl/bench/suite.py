@@ -146,7 +146,8 @@ def cells(suite: str, systems: list[str] | None = None, runtimes: list[str] | No
                 protocol = {"eval_interval_steps": PROTOCOL_EVAL_EVERY[env],
                             "eval_episodes": PROTOCOL_EVAL_EPISODES} if peers and env in PROTOCOL_EVAL_EVERY else {}
                 out.append(Cell(system, env, runtime, seed, total_steps=budget, max_wall_s=cap,
-                                threshold=THRESHOLDS[env], settings=protocol, needs="demos" if system == "r2d3" else ""))
+                                threshold=THRESHOLDS[env], settings=protocol,
+                                needs="demos" if system == "r2d3" else ""))
     if pong and suite in ("quick", "full") and (not systems or PONG[0] in systems):
         system, env, settings = PONG
         runtime = "local" if not runtimes or "local" in runtimes else runtimes[0]

@@ -5,10 +5,10 @@ once per batch.
 The defaults are one configuration for the classic suite (CartPole-v1, LunarLander-v3, Pendulum-v1,
 LunarLanderContinuous-v3): RL Zoo's PPO values for LunarLander (16 envs x 1024 steps per batch, gamma 0.999,
 GAE lambda 0.98, entropy 0.01, 4 passes) with minibatches of 512 steps where RL Zoo's are 64 and Adam's 3e-4 raised
-to 1e-3 with them (APPO's rule, agents/appo/config.py: 8x fewer updates of the same ~2 ms each), decaying linearly over
-the run as RL Zoo's CartPole schedule (constant, LunarLander's greedy score swung 160-250 after solving it), standardised
-advantages and PopArt's value normalisation, which gamma 0.999 needs on Pendulum. The figures are on the system's
-docs page (docs/systems/ppo.md)."""
+to 1e-3 with them (APPO's rule, agents/appo/config.py: 8x fewer updates of the same ~2 ms each), decaying linearly
+over the run as RL Zoo's CartPole schedule (constant, LunarLander's greedy score swung 160-250 after solving it),
+standardised advantages and PopArt's value normalisation, which gamma 0.999 needs on Pendulum. The figures are on
+the system's docs page (docs/systems/ppo.md)."""
 
 from __future__ import annotations
 
