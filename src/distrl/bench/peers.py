@@ -9,8 +9,7 @@ clock running, the time to the threshold counted from the command's start. SB3 e
 (its ``EvalCallback``'s way), distrl in an evaluator process beside the run. A peer stops at its first greedy
 evaluation at the threshold (which bounds the bench: Stable-Baselines3's PPO steps LunarLander ~1,000 times a
 second here), or at the bench's cap on a cell's training time; its final evaluation is then over the bench's
-episodes. Installed by the ``peers`` extra
-(``pip install -e ".[peers]"``).
+episodes. Installed by the ``peers`` extra (``pip install -e ".[peers]"``).
 
 Sample Factory's APPO is not here: its latest release (2.1.1) pins gymnasium 0.29 and numpy 1.26, so it
 cannot be installed beside distrl (gymnasium >= 1.0); the docs quote its figures from its issue tracker.
