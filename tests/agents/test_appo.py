@@ -11,11 +11,9 @@ ONE_STEP_APPO = dict(ONE_STEP, optimizer_eps=0.01, ppo_clip=0.0, epochs=1, minib
 
 
 def test_appo_local_learns_cartpole(tmp_path):
-    """The default config and budget (250k steps, ~18 s of training) on ``local``: training mean past 400, greedy play
-    past 300. Measured with unrolls of 512 (``distrl bench --suite full --systems impala``, and by hand, when this
-    was IMPALA's default): training means 497 and 499 on seeds 0 and 1, the threshold of 475 reached on seeds 0-2 in
-    15-17 s, greedy 500 on each; beside a busy process (``benchmarks/learning_spread.py --cases impala --variants base
-    --load 1``, seeds 0-5) training means 487-498, greedy 500 on each."""
+    """The default config and budget (500k steps, ~8 s of training) on ``local``: training mean past 400, greedy play
+    past 300. Measured with minibatches of 512 (``distrl bench --suite full --systems ppo appo seed``): training means
+    500 on seeds 0-2, the threshold of 475 reached in 5.2-5.6 s, greedy 500 on each."""
     s = distrl.train("appo", env="CartPole-v1", runtime="local", run_dir=str(tmp_path / "r"), seed=0)
     assert s["episode_return_mean"] >= 400, s
     assert s["actor_restarts"] == 0
