@@ -137,11 +137,32 @@ def test_an_opponent_named_in_the_id_sits_in_the_other_seat():
     ("?league=/tmp/l&player=main&opponent=random", "and no opponent="),
     ("?opponent=perfect", "is random, minimax or module:function"),
     ("?opponent=league", "is the league's own"),
+    ("?opening=two", "opening= is a number of random plies from 0 to 64"),
+    ("?opening=65", "opening= is a number of random plies from 0 to 64"),
 ])
 def test_a_bad_opponent_in_the_id_is_one_line(query, says):
     with pytest.raises(ConfigError, match=says) as e:
         make_env(GAME + query)
     assert "\n" not in str(e.value)
+
+
+def test_a_random_opening_starts_training_episodes_anywhere_and_evaluation_from_the_start():
+    """``?opening=2``: each training episode begins after 0, 1 or 2 random plies, so both seats meet every opening;
+    the learner still alternates seats, and an evaluation env plays the game from its own start."""
+    training = make_env(GAME + "?opening=2&opponent=minimax", training=True)
+    marks, seats, openings = [], [], set()
+    for episode in range(60):
+        obs, info = training.reset(seed=episode)
+        planes = obs[:-9].reshape(9, 2)
+        marks.append(int(planes.sum()))
+        seats.append(info["seat"])
+        if planes.sum() == 1 and info["seat"] == 1:  # one opening ply, the learner's to answer
+            openings.add(int(np.flatnonzero(planes[:, 1])[0]))
+        assert np.array_equal(obs[-9:], (planes.sum(1) == 0).astype(np.float32))  # the mask fits the board
+    assert set(marks) == {0, 1, 2, 3} and seats[:4] == [0, 1, 0, 1]  # 0-2 random plies, then minimax's reply
+    assert len(openings) > 3  # openings the opponent (minimax, always in the centre or a corner) never plays too
+    evaluation = make_env(GAME + "?opening=2&opponent=minimax")
+    assert {int(evaluation.reset(seed=s)[0][:-9].sum()) for s in range(0, 20, 2)} == {0}
 
 
 def test_minimax_plays_tic_tac_toe_only():

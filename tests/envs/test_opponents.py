@@ -1,12 +1,16 @@
 """The fixed players the two-player games are evaluated against: tic-tac-toe's minimax is perfect (never loses to
-a random player, draws with itself), and ``distrl eval --opponent`` plays them, counting wins, draws and losses."""
+a random player, draws with itself) and varies its lines, a policy's worst case over every opponent is what replaying
+each opponent line in PettingZoo's own game gives, and ``distrl eval --opponent`` plays them, counting wins, draws and
+losses."""
+
+import numpy as np
 
 import pytest
 
 import distrl
 from distrl.cli import main
 from distrl.envs import make_env
-from distrl.envs.opponents import tictactoe_minimax, uniform_random
+from distrl.envs.opponents import tictactoe_minimax, tictactoe_worst_case, uniform_random
 from distrl.errors import ConfigError
 
 GAME = "pettingzoo:classic.tictactoe_v3"
@@ -28,9 +32,85 @@ def _play(learner, opponent, games=60):
 
 
 def test_minimax_never_loses_to_random_and_draws_with_itself():
-    against_random = _play(tictactoe_minimax, uniform_random(1))
+    against_random = _play(tictactoe_minimax(0), uniform_random(1))
     assert min(against_random) >= 0 and against_random.count(1.0) > 40
-    assert set(_play(tictactoe_minimax, tictactoe_minimax, games=4)) == {0.0}
+    assert set(_play(tictactoe_minimax(0), tictactoe_minimax(1), games=12)) == {0.0}
+
+
+def test_minimax_varies_its_lines_among_the_perfect_moves():
+    """Its replies to one fixed line differ from game to game: 200 games against a policy test more than one line."""
+    first_free = lambda obs, mask: int(np.flatnonzero(mask)[0])  # noqa: E731
+    env = make_env(GAME)
+    env.unwrapped.opponent = tictactoe_minimax(3)
+    replies = set()
+    for seed in range(0, 40, 2):  # even seeds: the learner moves first, minimax replies to square 0
+        obs, _ = env.reset(seed=seed)
+        obs, *_ = env.step(first_free(obs[:-9], obs[-9:]))
+        replies.add(int(np.flatnonzero(obs[:-9].reshape(9, 2)[:, 1])[0]))
+    assert replies == {4}  # square 0 taken: the centre is the only reply that does not lose
+    openings = set()
+    for seed in range(1, 40, 2):  # odd: minimax opens, and every opening square draws
+        obs, _ = env.reset(seed=seed)
+        openings.add(int(np.flatnonzero(obs[:-9].reshape(9, 2)[:, 1])[0]))
+    assert len(openings) > 3
+
+
+class _Branch(Exception):
+    def __init__(self, moves):
+        self.moves = moves
+
+
+def _replayed_worst_case(act, seat):
+    """The policy's results against every sequence of legal opponent moves, each game played out in PettingZoo's own
+    tic-tac-toe (the env): an independent count to check ``tictactoe_worst_case`` against."""
+    env = make_env(GAME).unwrapped
+    results = []
+
+    def play(line):
+        moves = iter(line)
+
+        def opponent(obs, mask):
+            chosen = next(moves, None)
+            if chosen is None:  # a choice past the line: each of its legal moves is a line of its own
+                raise _Branch([int(m) for m in np.flatnonzero(mask)])
+            return chosen
+
+        env.opponent = opponent
+        try:
+            obs, _ = env.reset(seed=seat)
+            total, done = 0.0, False
+            while not done:
+                obs, reward, terminated, truncated, _ = env.step(act(obs))
+                total, done = total + reward, terminated or truncated
+        except _Branch as branch:
+            for move in branch.moves:
+                play([*line, move])
+            return
+        results.append(total)
+
+    play([])
+    return {"worst": int(min(results)), "games": len(results), "lost": sum(r < 0 for r in results)}
+
+
+@pytest.mark.parametrize("policy", ["first_free", "minimax", "random"])
+def test_worst_case_is_what_every_opponent_line_gives(policy):
+    if policy == "first_free":
+        act = lambda obs: int(np.flatnonzero(obs[-9:])[0])  # noqa: E731
+    else:
+        player = tictactoe_minimax(0) if policy == "minimax" else uniform_random(5)
+        chosen = {}  # deterministic per position, as a trained greedy policy is
+
+        def act(obs):
+            key = obs.tobytes()
+            if key not in chosen:
+                chosen[key] = player(obs[:-9], obs[-9:])
+            return chosen[key]
+    worst = tictactoe_worst_case(act)
+    assert worst == [_replayed_worst_case(act, 0), _replayed_worst_case(act, 1)]
+    if policy == "minimax":
+        assert [w["worst"] for w in worst] == [0, 0] and [w["lost"] for w in worst] == [0, 0]
+    else:
+        assert all(w["worst"] == -1 and w["lost"] > 0 for w in worst)
 
 
 def test_eval_against_an_opponent_counts_the_results(tmp_path, capsys):

@@ -24,7 +24,7 @@ def _rows(path):
 @pytest.fixture(scope="module")
 def league(tmp_path_factory):
     folder = tmp_path_factory.mktemp("league") / "ttt&co?"  # quoted in the players' env ids
-    summary = run_league("ppo", GAME, players="main=1,main_exploiter=1", fixed="random", total_steps=2048,
+    summary = run_league("ppo", GAME + "?opening=2", players="main=1,main_exploiter=1", fixed="random", total_steps=2048,
                          slice_steps=1024, snapshot_steps=1024, player_runtime="inline", run_dir=str(folder),
                          settings=SMALL)
     return folder, summary
@@ -54,6 +54,8 @@ def test_players_train_in_turn_and_snapshots_join_on_their_schedule(league):
 
 def test_a_player_is_an_ordinary_run_that_eval_plays(league):
     folder, _ = league
+    config = (folder / "players" / "main" / "config.yaml").read_text()
+    assert "tictactoe_v3?opening=2&league=" in config  # the league's random openings reach its players' games
     result = distrl.evaluate(folder / "players" / "main", episodes=10, opponent="random")
     assert result["wins"] + result["draws"] + result["losses"] == 10
 
@@ -94,7 +96,7 @@ def test_a_league_on_local_plays_its_games_in_actor_processes(tmp_path):
     (["--runtime", "ray", "--player-runtime", "local"], "running its system inline"),
     (["--set", "seed=3"], "set by the league itself"),
     (["--env", "CartPole-v1"], "a league plays a two-player game"),
-    (["--env", GAME + "?opponent=random"], "without a '?' part"),
+    (["--env", GAME + "?opponent=random"], "its '?' part at most opening=N"),
     (["--bind", "nowhere"], "cannot listen on 'nowhere'"),
     (["--fixed", "perfect"], "is random, minimax or module:function"),
     (["--fixed", "random,random"], "each fixed player once"),

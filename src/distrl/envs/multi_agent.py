@@ -18,6 +18,11 @@ chooses for that player, one per episode (``distrl league``; ``league/opponent.p
 keeps a fixed ``opponent`` and plays random in place of a league's, which it cannot rely on being up. An opponent with
 an ``episode_starts(result)`` method hears, at each reset, how the episode before ended for the learner (``win``,
 ``draw``, ``loss``, or None where it was cut short).
+
+``opening=N`` (alone or beside the others: ``?opening=2&opponent=minimax``) starts each training episode after a
+number of uniformly random plies, drawn uniformly from 0 to N, both seats' (the random openings of game-playing
+programs' training and testing): a player and its opponents then meet every opening, not only the one they prefer,
+so a policy learns the replies to openings it never plays itself. Evaluation starts from the game's own start.
 """
 
 from __future__ import annotations
@@ -44,19 +49,25 @@ def is_game(env_id: str) -> bool:
 
 def _prefix(env_id: str) -> str:
     return next(p for p in PREFIXES if env_id.startswith(p))
-QUERY = ("opponent", "league", "player")
+QUERY = ("opponent", "league", "player", "opening")
+MAX_OPENING = 64
+OPENING_TRIES = 16
 
 
 def split_id(env_id: str) -> tuple[str, dict[str, str]]:
-    """``pettingzoo:classic.tictactoe_v3?opponent=minimax`` -> (the game's id, {"opponent": "minimax"})."""
+    """``pettingzoo:classic.tictactoe_v3?opponent=minimax&opening=2`` -> (the game's id, {"opponent": "minimax",
+    "opening": "2"})."""
     game, marked, query = env_id.partition("?")
     params: dict[str, str] = {}
     for part in query.split("&") if marked else ():
         key, eq, value = part.partition("=")
         if not eq or key not in QUERY or not value or key in params:
-            raise ConfigError(f"env '{env_id}': after '?' give opponent=NAME, or league=DIR&player=ID, each once "
-                              f"(got {part!r})")
+            raise ConfigError(f"env '{env_id}': after '?' give opponent=NAME, or league=DIR&player=ID, and "
+                              f"opening=N if you will, each once (got {part!r})")
         params[key] = unquote(value)
+    if "opening" in params and not (params["opening"].isdigit() and int(params["opening"]) <= MAX_OPENING):
+        raise ConfigError(f"env '{env_id}': opening= is a number of random plies from 0 to {MAX_OPENING}; "
+                          f"got {params['opening']!r}")
     if ("league" in params) != ("player" in params) or ("league" in params and "opponent" in params):
         raise ConfigError(f"env '{env_id}': a league's opponents need league=DIR&player=ID together, and no opponent=")
     return game, params
@@ -78,10 +89,11 @@ def gym_id(env_id: str) -> str:
 def game_kwargs(env_id: str, training: bool) -> dict:
     """What ``gym.make`` passes the game for the id's ``?`` part: the opponent's name and its arguments."""
     game, params = split_id(env_id)
+    kwargs = {"game_id": game, "opening": int(params.get("opening", 0))} if training else {"game_id": game}
     if "league" in params:
         return {"opponent": "league", "opponent_args": {"league": params["league"], "player": params["player"]},
-                "game_id": game} if training else {"game_id": game}
-    return {"opponent": params["opponent"], "game_id": game} if "opponent" in params else {"game_id": game}
+                **kwargs} if training else kwargs
+    return {"opponent": params["opponent"], **kwargs} if "opponent" in params else kwargs
 
 
 def game_module(path: str):
@@ -127,7 +139,8 @@ class TwoPlayerSelfPlay(gym.Env):
     metadata = {"render_modes": []}
 
     def __init__(self, make_game: Callable, opponent: Callable | str | None = None, opponent_args: dict | None = None,
-                 game_id: str = ""):
+                 game_id: str = "", opening: int = 0):
+        self.opening = int(opening)
         self.game = make_game()
         self.game.reset(seed=0)
         if len(self.game.possible_agents) != 2:
@@ -178,6 +191,25 @@ class TwoPlayerSelfPlay(gym.Env):
             gained += float(self.game.rewards.get(self.me, 0.0))
         return gained
 
+    def _over(self) -> bool:
+        return not self.game.agents or any(self.game.terminations.values()) or any(self.game.truncations.values())
+
+    def _start(self, seed: int | None) -> None:
+        """The game from its start, or, with ``opening``, after 0 to ``opening`` uniformly random plies, then the
+        opponent's moves up to the learner's turn. An opening after which the game is over before the learner's first
+        move is drawn again (at most ``OPENING_TRIES`` times, then none)."""
+        for attempt in range(OPENING_TRIES + 1):
+            self.game.reset(seed=seed)
+            plies = int(self._rng.integers(0, self.opening + 1)) if self.opening and attempt < OPENING_TRIES else 0
+            for _ in range(plies):
+                if self._over():
+                    break
+                self.game.step(int(self._rng.choice(np.flatnonzero(self._observe(self.game.agent_selection)[1]))))
+            if not self._over():
+                self._return = self._opponent_moves()
+                if not self._done() or not plies:
+                    return
+
     def reset(self, *, seed: int | None = None, options=None):
         super().reset(seed=seed)
         if seed is not None:  # a seeded episode's seat is its seed's parity (evaluation's seeds s, s+1, ... alternate)
@@ -188,10 +220,9 @@ class TwoPlayerSelfPlay(gym.Env):
             ended = self._ended and self._played
             starts(None if not ended else "win" if self._return > 0 else "loss" if self._return < 0 else "draw")
         self._played = True
-        self.game.reset(seed=None if seed is None else int(seed))
         self.me = self.game.possible_agents[self.episodes % 2]  # first seat, then second, in turn
         self.episodes += 1
-        self._return = self._opponent_moves()
+        self._start(None if seed is None else int(seed))
         self._ended = self._done()
         return self._obs(), {"seat": self.game.possible_agents.index(self.me)}
 

@@ -12,6 +12,7 @@ import numpy as np
 from distrl.config import import_function
 from distrl.errors import ConfigError
 
+FULL = (1 << 9) - 1
 LINES = ((0, 1, 2), (3, 4, 5), (6, 7, 8), (0, 3, 6), (1, 4, 7), (2, 5, 8), (0, 4, 8), (2, 4, 6))
 
 
@@ -20,31 +21,84 @@ def _won(cells: int) -> bool:
 
 
 @cache
-def _negamax(mine: int, theirs: int) -> tuple[int, int]:
-    """(value for the player to move: 1 win, 0 draw, -1 loss; its best cell) with both playing perfectly; cells are
+def negamax(mine: int, theirs: int) -> int:
+    """The value of a position for the player to move (1 win, 0 draw, -1 loss) with both playing perfectly; cells are
     bit masks over tic-tac-toe's 9 squares, numbered as its actions."""
     free = [c for c in range(9) if not (mine | theirs) >> c & 1]
-    if not free:
-        return 0, -1
-    best, best_cell = -2, free[0]
+    best = 0 if not free else -1
     for c in free:
         placed = mine | 1 << c
-        value = 1 if _won(placed) else -_negamax(theirs, placed)[0]
-        if value > best:
-            best, best_cell = value, c
-            if best == 1:
-                break
-    return best, best_cell
+        best = max(best, 1 if _won(placed) else -negamax(theirs, placed))
+        if best == 1:
+            break
+    return best
 
 
-def tictactoe_minimax(observation: np.ndarray, mask: np.ndarray) -> int:
-    """A perfect tic-tac-toe player (negamax over every position): it never loses. PettingZoo's observation holds,
-    per square in action order, the mover's mark then the other player's."""
+@cache
+def best_cells(mine: int, theirs: int) -> tuple[int, ...]:
+    """Every square a perfect player may take: those keeping the position's value."""
+    value = negamax(mine, theirs)
+    free = [c for c in range(9) if not (mine | theirs) >> c & 1]
+    return tuple(c for c in free if (1 if _won(mine | 1 << c) else -negamax(theirs, mine | 1 << c)) == value)
+
+
+def board(observation: np.ndarray) -> tuple[int, int]:
+    """(the mover's squares, the other player's) as bit masks, from PettingZoo's observation: per square in action
+    order, the mover's mark then the other player's."""
     planes = np.asarray(observation).reshape(9, 2) > 0.5
-    mine = sum(1 << c for c in range(9) if planes[c, 0])
-    theirs = sum(1 << c for c in range(9) if planes[c, 1])
-    cell = _negamax(mine, theirs)[1]
-    return cell if cell >= 0 and mask[cell] > 0.5 else int(np.flatnonzero(mask)[0])
+    return sum(1 << c for c in range(9) if planes[c, 0]), sum(1 << c for c in range(9) if planes[c, 1])
+
+
+def tictactoe_minimax(seed: int = 0) -> Callable[[np.ndarray, np.ndarray], int]:
+    """A perfect tic-tac-toe player (negamax over every position): it never loses, and it chooses uniformly among the
+    moves that keep the position's value, so that its games against a policy cover every line a perfect player may
+    choose, not one."""
+    rng = np.random.default_rng(seed)
+
+    def act(observation: np.ndarray, mask: np.ndarray) -> int:
+        cells = [c for c in best_cells(*board(observation)) if mask[c] > 0.5]
+        return int(rng.choice(cells)) if cells else int(np.flatnonzero(mask)[0])
+
+    return act
+
+
+def tictactoe_worst_case(act: Callable[[np.ndarray], int]) -> list[dict[str, int]]:
+    """How a deterministic tic-tac-toe policy does against every opponent at once: per seat (first, then second), its
+    result against the best response to it (``worst``: 1 win, 0 draw, -1 loss; a perfect policy's is 0 in both) and,
+    over every sequence of legal opponent moves, how many games there are and how many it loses. ``act`` maps the
+    env's observation (PettingZoo's planes, then the legal-action mask) to an action; an illegal one loses."""
+
+    def observe(mine: int, theirs: int) -> np.ndarray:
+        planes = [(mine >> c & 1, theirs >> c & 1) for c in range(9)]
+        mask = [float(not (mine | theirs) >> c & 1) for c in range(9)]
+        return np.concatenate([np.asarray(planes, np.float32).ravel(), np.asarray(mask, np.float32)])
+
+    @cache
+    def policy_moves(mine: int, theirs: int) -> tuple[int, int, int]:
+        """(worst result, games, games lost) for the policy to move, with `mine` its squares."""
+        if mine | theirs == FULL:
+            return 0, 1, 0
+        cell = int(act(observe(mine, theirs)))
+        if not 0 <= cell < 9 or (mine | theirs) >> cell & 1:
+            return -1, 1, 1
+        placed = mine | 1 << cell
+        if _won(placed):
+            return 1, 1, 0
+        return opponent_moves(placed, theirs)
+
+    @cache
+    def opponent_moves(mine: int, theirs: int) -> tuple[int, int, int]:
+        free = [c for c in range(9) if not (mine | theirs) >> c & 1]
+        if not free:
+            return 0, 1, 0
+        worst, games, lost = 1, 0, 0
+        for c in free:
+            placed = theirs | 1 << c
+            w, g, lo = (-1, 1, 1) if _won(placed) else policy_moves(mine, placed)
+            worst, games, lost = min(worst, w), games + g, lost + lo
+        return worst, games, lost
+
+    return [dict(zip(("worst", "games", "lost"), result)) for result in (policy_moves(0, 0), opponent_moves(0, 0))]
 
 
 def uniform_random(seed: int = 0) -> Callable[[np.ndarray, np.ndarray], int]:
@@ -71,7 +125,7 @@ def opponent(name: str, env_id: str, seed: int = 0, **args) -> Callable:
         game, player = NAMED[name]
         if game not in env_id:
             raise ConfigError(f"--opponent {name} plays {game} only; this run's env is {env_id}")
-        return player
+        return player(seed)
     if ":" not in name:
         raise ConfigError(f"an opponent (--opponent, --fixed, ?opponent=) is random, {', '.join(NAMED)} or "
                           f"module:function; got {name!r}")

@@ -107,9 +107,10 @@ def _plan(system: str, env: str, runtime: str, total_steps: int, settings: dict,
     from distrl.api import plan_run
     from distrl.envs.multi_agent import is_game, split_id
 
-    if not isinstance(env, str) or not is_game(env) or split_id(env)[1]:
+    if not isinstance(env, str) or not is_game(env) or set(split_id(env)[1]) - {"opening"}:
         raise ConfigError(f"a league plays a two-player game: --env pettingzoo:GAME or openspiel:GAME (e.g. "
-                          f"pettingzoo:classic.tictactoe_v3, openspiel:kuhn_poker), without a '?' part; got {env!r}")
+                          f"pettingzoo:classic.tictactoe_v3, openspiel:kuhn_poker), its '?' part at most opening=N "
+                          f"(the league chooses the opponents); got {env!r}")
     module, run_cfg, _, spec, program = plan_run(system, env, runtime=runtime, total_steps=total_steps, **settings)
     if run_cfg.autoscale == "on":  # players train in slices, in turn: an idle player's windows would mislead it
         raise ConfigError("autoscale=on sizes one run; a league's players train in slices and cannot autoscale yet")
@@ -377,9 +378,9 @@ class _League:
 
 
 def league_env(game: str, league_dir: Path, player: str) -> str:
-    """A player's env id: the game, its games' opponents from the league in ``league_dir`` (quoted: a folder may hold
-    ``&`` or ``?``)."""
-    return f"{game}?league={quote(str(league_dir), safe='/')}&player={quote(player)}"
+    """A player's env id: the game (with its ``?opening=`` if any), its games' opponents from the league in
+    ``league_dir`` (quoted: a folder may hold ``&`` or ``?``)."""
+    return f"{game}{'&' if '?' in game else '?'}league={quote(str(league_dir), safe='/')}&player={quote(player)}"
 
 
 def make_player_trainer(system: str, settings: dict, resume: bool):
