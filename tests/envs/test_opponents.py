@@ -4,7 +4,6 @@ each opponent line in PettingZoo's own game gives, and ``distrl eval --opponent`
 losses."""
 
 import numpy as np
-
 import pytest
 
 import distrl

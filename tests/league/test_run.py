@@ -24,9 +24,9 @@ def _rows(path):
 @pytest.fixture(scope="module")
 def league(tmp_path_factory):
     folder = tmp_path_factory.mktemp("league") / "ttt&co?"  # quoted in the players' env ids
-    summary = run_league("ppo", GAME + "?opening=2", players="main=1,main_exploiter=1", fixed="random", total_steps=2048,
-                         slice_steps=1024, snapshot_steps=1024, player_runtime="inline", run_dir=str(folder),
-                         settings=SMALL)
+    summary = run_league("ppo", GAME + "?opening=2", players="main=1,main_exploiter=1", fixed="random",
+                         total_steps=2048, slice_steps=1024, snapshot_steps=1024, player_runtime="inline",
+                         run_dir=str(folder), settings=SMALL)
     return folder, summary
 
 
