@@ -37,7 +37,7 @@ GAME = "pettingzoo:classic.tictactoe_v3"
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--system", default="apex-dqn")
-    p.add_argument("--opening", type=int, default=2, help="random plies before each training game, at most")
+    p.add_argument("--opening", type=int, default=4, help="random plies before each training game, at most")
     p.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
     p.add_argument("--modes", nargs="+", default=["pfsp", "naive"])
     p.add_argument("--players", default="main=1")
