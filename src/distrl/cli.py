@@ -110,7 +110,8 @@ def _build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--video", action="store_true", help="also save the first episode as "
                                                          "RUN_DIR/videos/eval-episode-0.gif")
     ev.add_argument("--opponent", default=None, help="in a two-player game, who plays the other seat: random "
-                    "(default), minimax (tic-tac-toe's perfect player) or module:function of (observation, mask)")
+                    "(default), minimax (tic-tac-toe's perfect player), heuristic (Connect Four's rules of thumb) or "
+                    "module:function of (observation, mask)")
     ev.add_argument("--snapshot", choices=("best", "last"), default=None,
                     help="which weights play: the best periodic evaluation's (run_dir/best, kept where periodic "
                     "evaluation ran: R2D2 and SEED + R2D2 by default) or the last checkpoint's; default: best where "
@@ -219,7 +220,7 @@ def _build_parser() -> argparse.ArgumentParser:
     league.add_argument("--players", default="main=1", help="KIND=COUNT,... of main, main_exploiter, league_exploiter")
     league.add_argument("--fixed", default="", help="scripted players the league holds from the start, "
                                                     "comma-separated: random, minimax (tic-tac-toe), "
-                                                    "module:function (none by default)")
+                                                    "heuristic (Connect Four), module:function (none by default)")
     league.add_argument("--mode", default="pfsp", help="naive (self-play), uniform (over the snapshots) or pfsp "
                                                         "(AlphaStar's league)")
     league.add_argument("--snapshot-rule", default="schedule", help="schedule (every --snapshot-steps) or win_rate "

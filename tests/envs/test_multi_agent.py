@@ -135,7 +135,7 @@ def test_an_opponent_named_in_the_id_sits_in_the_other_seat():
     ("?opponent=random&opponent=minimax", "each once"),
     ("?league=/tmp/l", "league=DIR&player=ID together"),
     ("?league=/tmp/l&player=main&opponent=random", "and no opponent="),
-    ("?opponent=perfect", "is random, minimax or module:function"),
+    ("?opponent=perfect", "is random, minimax, heuristic or module:function"),
     ("?opponent=league", "is the league's own"),
     ("?opening=two", "opening= is a number of random plies from 0 to 64"),
     ("?opening=65", "opening= is a number of random plies from 0 to 64"),

@@ -9,7 +9,7 @@ import pytest
 import distrl
 from distrl.cli import main
 from distrl.envs import make_env
-from distrl.envs.opponents import tictactoe_minimax, tictactoe_worst_case, uniform_random
+from distrl.envs.opponents import connect_four_heuristic, tictactoe_minimax, tictactoe_worst_case, uniform_random
 from distrl.errors import ConfigError
 
 GAME = "pettingzoo:classic.tictactoe_v3"
@@ -121,7 +121,7 @@ def test_eval_against_an_opponent_counts_the_results(tmp_path, capsys):
     assert result["wins"] == 0 and result["wins"] + result["draws"] + result["losses"] == 20
     assert distrl.evaluate(run, episodes=4)["opponent"] == "random"
     assert main(["eval", str(run), "--opponent", "alphazero"]) == 2
-    assert "random, minimax or module:function" in capsys.readouterr().err
+    assert "random, minimax, heuristic or module:function" in capsys.readouterr().err
 
 
 def test_an_opponent_for_an_env_that_is_not_a_game_is_one_line(tmp_path):
@@ -129,3 +129,36 @@ def test_an_opponent_for_an_env_that_is_not_a_game_is_one_line(tmp_path):
     distrl.train("apex-dqn", env="CartPole-v1", runtime="inline", total_steps=1000, run_dir=str(run), progress=False)
     with pytest.raises(ConfigError, match="goes with a two-player game"):
         distrl.evaluate(run, opponent="random")
+
+
+def _connect_four(mine=(), theirs=()):
+    planes = np.zeros((6, 7, 2), np.float32)
+    for r, c in mine:
+        planes[r, c, 0] = 1
+    for r, c in theirs:
+        planes[r, c, 1] = 1
+    return planes.ravel(), np.ones(7, np.float32)
+
+
+@pytest.mark.parametrize("mine, theirs, plays", [
+    ([(5, 0), (5, 1), (5, 2)], [(4, 0), (4, 1), (5, 6)], {3}),  # four in the bottom row: it wins
+    ([(4, 0), (4, 1), (5, 6)], [(5, 0), (5, 1), (5, 2)], {3}),  # theirs would be: it blocks
+    ([(5, 0), (5, 2)], [(4, 0), (4, 1), (4, 2), (5, 1)], {2, 4}),  # (4, 3) wins for them: not column 3, the centre
+])
+def test_the_connect_four_heuristic_wins_blocks_and_plays_no_square_under_a_loss(mine, theirs, plays):
+    heuristic = connect_four_heuristic(0)
+    assert {heuristic(*_connect_four(mine, theirs)) for _ in range(20)} == plays
+
+
+def test_the_connect_four_heuristic_beats_random_play():
+    env = make_env("pettingzoo:classic.connect_four_v3")
+    env.unwrapped.opponent = uniform_random(1)
+    heuristic, wins = connect_four_heuristic(2), 0
+    for seed in range(40):
+        obs, _ = env.reset(seed=seed)
+        done, total = False, 0.0
+        while not done:
+            obs, reward, terminated, truncated, _ = env.step(heuristic(obs[:-7], obs[-7:]))
+            total, done = total + reward, terminated or truncated
+        wins += total > 0
+    assert wins >= 38

@@ -98,7 +98,7 @@ def test_a_league_on_local_plays_its_games_in_actor_processes(tmp_path):
     (["--env", "CartPole-v1"], "a league plays a two-player game"),
     (["--env", GAME + "?opponent=random"], "its '?' part at most opening=N"),
     (["--bind", "nowhere"], "cannot listen on 'nowhere'"),
-    (["--fixed", "perfect"], "is random, minimax or module:function"),
+    (["--fixed", "perfect"], "is random, minimax, heuristic or module:function"),
     (["--fixed", "random,random"], "each fixed player once"),
     (["--fixed", "main"], "each fixed player once"),
 ])

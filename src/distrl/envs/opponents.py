@@ -1,6 +1,8 @@
 """Fixed players for the two-player games (``envs/multi_agent.py``): what a trained player is evaluated against
-(``distrl eval RUN --opponent ...``). Each is a function from (observation, legal-action mask) to an action, the
-observation as the env flattens it for the player to move."""
+(``distrl eval RUN --opponent ...``) and what a league may hold (``--fixed``). Each is built from a seed (its
+tie-breaks) into a function from (observation, legal-action mask) to an action, the observation as the env flattens
+it for the player to move: random play, tic-tac-toe's perfect player, Connect Four's rules of thumb. And a
+tic-tac-toe policy's exact worst case over every opponent."""
 
 from __future__ import annotations
 
@@ -101,19 +103,60 @@ def tictactoe_worst_case(act: Callable[[np.ndarray], int]) -> list[dict[str, int
     return [dict(zip(("worst", "games", "lost"), result)) for result in (policy_moves(0, 0), opponent_moves(0, 0))]
 
 
+ROWS, COLUMNS = 6, 7
+DIRECTIONS = ((0, 1), (1, 0), (1, 1), (1, -1))
+
+
+def _connects_four(stones: np.ndarray, row: int, column: int) -> bool:
+    """Whether a stone at (row, column) would complete four in a line of ``stones`` (a 6 x 7 boolean board)."""
+    for dr, dc in DIRECTIONS:
+        run = 1
+        for sign in (1, -1):
+            r, c = row + sign * dr, column + sign * dc
+            while 0 <= r < ROWS and 0 <= c < COLUMNS and stones[r, c]:
+                run, r, c = run + 1, r + sign * dr, c + sign * dc
+        if run >= 4:
+            return True
+    return False
+
+
+def connect_four_heuristic(seed: int = 0) -> Callable[[np.ndarray, np.ndarray], int]:
+    """A fixed Connect Four player of the usual rules of thumb: win where it can, block where it must, never drop a
+    stone under a square that wins for the other player, else play nearest the centre (ties at random).
+    PettingZoo's observation: 6 x 7 x 2, the mover's stones then the other player's, row 5 the bottom."""
+    rng = np.random.default_rng(seed)
+
+    def act(observation: np.ndarray, mask: np.ndarray) -> int:
+        planes = np.asarray(observation).reshape(ROWS, COLUMNS, 2) > 0.5
+        mine, theirs = planes[..., 0], planes[..., 1]
+        legal = [int(c) for c in np.flatnonzero(np.asarray(mask) > 0.5)]
+        lands = {c: int(np.flatnonzero(~(mine[:, c] | theirs[:, c])).max()) for c in legal}
+        for stones in (mine, theirs):  # a win now, else the other player's next win blocked
+            for c in legal:
+                if _connects_four(stones, lands[c], c):
+                    return c
+        safe = [c for c in legal if lands[c] == 0 or not _connects_four(theirs, lands[c] - 1, c)]
+        candidates = safe or legal
+        score = np.array([-abs(c - COLUMNS // 2) for c in candidates], float) + rng.random(len(candidates)) * 0.5
+        return candidates[int(np.argmax(score))]
+
+    return act
+
+
 def uniform_random(seed: int = 0) -> Callable[[np.ndarray, np.ndarray], int]:
     rng = np.random.default_rng(seed)
     return lambda observation, mask: int(rng.choice(np.flatnonzero(mask)))
 
 
-NAMED = {"minimax": ("classic.tictactoe", tictactoe_minimax)}
+NAMED = {"minimax": ("classic.tictactoe", tictactoe_minimax),
+         "heuristic": ("classic.connect_four", connect_four_heuristic)}
 # opponents built elsewhere, loaded by path as a user's module:function is (the league sits above the env layer)
 FACTORIES = {"league": "distrl.league.opponent:LeagueOpponent"}
 
 
 def opponent(name: str, env_id: str, seed: int = 0, **args) -> Callable:
-    """``random``, ``minimax`` (tic-tac-toe only), ``module:function``, or ``league`` (with ``league`` and
-    ``player``: the opponents a running league's coordinator chooses)."""
+    """``random``, ``minimax`` (tic-tac-toe only), ``heuristic`` (Connect Four only), ``module:function``, or
+    ``league`` (with ``league`` and ``player``: the opponents a running league's coordinator chooses)."""
     if name in FACTORIES:
         if not args:  # a league's opponents come with the league's folder and the player (its env id's ?league=)
             raise ConfigError(f"opponent {name!r} is the league's own (an env id's ?league=DIR&player=ID), not one "
