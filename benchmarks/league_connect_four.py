@@ -2,7 +2,7 @@
 snapshots rate?
 
 For each seed (one by default: a league of this size takes ~12 minutes of a 2-core machine), a league (``--mode``,
-naive self-play by default) of ``--system`` players (Ape-X DQN by default, the system's settings) with a fixed
+AlphaStar's PFSP by default) of ``--system`` players (Ape-X DQN by default, the system's settings) with a fixed
 random player in it trains ``--total-steps`` env steps per player on ``pettingzoo:classic.connect_four_v3?opening=N``
 (each training game after 0 to N random plies). The heuristic player (``--opponent heuristic``: win where it can, block
 where it must, never play under the other player's winning square, else nearest the centre) is never in the league:
@@ -59,7 +59,7 @@ def main() -> None:
     p.add_argument("--system", default="apex-dqn")
     p.add_argument("--opening", type=int, default=4, help="random plies before each training game, at most")
     p.add_argument("--seeds", nargs="+", type=int, default=[0])
-    p.add_argument("--mode", default="naive")
+    p.add_argument("--mode", default="pfsp")
     p.add_argument("--total-steps", type=int, default=2_000_000, help="env steps per learning player")
     p.add_argument("--slice-steps", type=int, default=10_000)
     p.add_argument("--snapshot-steps", type=int, default=100_000)
