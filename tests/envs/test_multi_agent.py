@@ -91,6 +91,14 @@ def test_ape_x_dqn_learns_tic_tac_toe_against_a_random_player(tmp_path):
     assert distrl.evaluate(run, episodes=100)["mean_return"] >= 0.45
 
 
+def test_gorila_learns_tic_tac_toe_against_a_random_player(tmp_path):
+    """Its Q-values mask as Ape-X DQN's do. Greedy play over 100 games, both seats: seeds 0-2 here scored 0.89,
+    0.82, 0.84 at this budget."""
+    run = tmp_path / "ttt"
+    distrl.train("gorila", env=GAME, runtime="inline", total_steps=30_000, run_dir=str(run), progress=False)
+    assert distrl.evaluate(run, episodes=100)["mean_return"] >= 0.6
+
+
 def test_q_values_and_epsilon_greedy_keep_to_legal_actions():
     from distrl.agents.common.exploration import EpsilonGreedy
     from distrl.models import QNetwork
@@ -108,7 +116,7 @@ def test_q_values_and_epsilon_greedy_keep_to_legal_actions():
     assert len(set(actions.tolist())) > 5  # random among the legal ones, not always the same
 
 
-@pytest.mark.parametrize("system", ["gorila", "r2d2"])
+@pytest.mark.parametrize("system", ["r2d2", "r2d3"])
 def test_systems_that_do_not_honour_masks_refuse_the_game_in_one_line(system):
     from distrl.api import plan_run
 

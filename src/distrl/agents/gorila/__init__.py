@@ -10,7 +10,7 @@ OLDER_RUN_DEFAULTS = {"double_q": False, "dueling": False, "prioritized": False,
                       "lr_schedule": "constant"}
 RENAMED_SETTINGS = {"rmsprop_eps": "optimizer_eps"}
 ACTIONS = ('Discrete',)  # the action spaces it takes (observations: any that gymnasium flattens into a vector)
-LEGAL_ACTION_MASKS = False  # two-player games' legal-action masks: not honoured yet (the actor-critic systems do)
+LEGAL_ACTION_MASKS = True  # illegal actions: no greedy pick, no random draw, no target (Q at ILLEGAL_Q)
 DOC = ("General Reinforcement Learning Architecture: bundled actor/replay/learner, sharded parameter server "
        "(arXiv:1507.04296).")
 
