@@ -22,15 +22,23 @@ def _won(cells: int) -> bool:
     return any(all(cells >> i & 1 for i in line) for line in LINES)
 
 
+def _free(mine: int, theirs: int) -> list[int]:
+    return [c for c in range(9) if not (mine | theirs) >> c & 1]
+
+
+def _move_value(mine: int, theirs: int, cell: int) -> int:
+    """The value, for the player to move, of taking ``cell`` and then both playing perfectly."""
+    placed = mine | 1 << cell
+    return 1 if _won(placed) else -negamax(theirs, placed)
+
+
 @cache
 def negamax(mine: int, theirs: int) -> int:
     """The value of a position for the player to move (1 win, 0 draw, -1 loss) with both playing perfectly; cells are
     bit masks over tic-tac-toe's 9 squares, numbered as its actions."""
-    free = [c for c in range(9) if not (mine | theirs) >> c & 1]
-    best = 0 if not free else -1
-    for c in free:
-        placed = mine | 1 << c
-        best = max(best, 1 if _won(placed) else -negamax(theirs, placed))
+    best = -1 if _free(mine, theirs) else 0
+    for c in _free(mine, theirs):
+        best = max(best, _move_value(mine, theirs, c))
         if best == 1:
             break
     return best
@@ -40,8 +48,7 @@ def negamax(mine: int, theirs: int) -> int:
 def best_cells(mine: int, theirs: int) -> tuple[int, ...]:
     """Every square a perfect player may take: those keeping the position's value."""
     value = negamax(mine, theirs)
-    free = [c for c in range(9) if not (mine | theirs) >> c & 1]
-    return tuple(c for c in free if (1 if _won(mine | 1 << c) else -negamax(theirs, mine | 1 << c)) == value)
+    return tuple(c for c in _free(mine, theirs) if _move_value(mine, theirs, c) == value)
 
 
 def board(observation: np.ndarray) -> tuple[int, int]:
@@ -90,7 +97,7 @@ def tictactoe_worst_case(act: Callable[[np.ndarray], int]) -> list[dict[str, int
 
     @cache
     def opponent_moves(mine: int, theirs: int) -> tuple[int, int, int]:
-        free = [c for c in range(9) if not (mine | theirs) >> c & 1]
+        free = _free(mine, theirs)
         if not free:
             return 0, 1, 0
         worst, games, lost = 1, 0, 0
