@@ -82,3 +82,15 @@ def test_only_backends_and_service_adapters_place_what_runs_elsewhere():
             continue
         bad += [f"{path.relative_to(SRC)}: {m.group(0)}" for m in starts.finditer(path.read_text())]
     assert not bad, bad
+
+
+def test_services_import_no_backend():
+    """Backends build service adapters, never the other way round: ``runtime/services/`` imports nothing from
+    ``runtime/backends/`` (the shared-memory arrays both use sit below both, in ``runtime/shared_memory.py``)."""
+    bad = []
+    for path in (SRC / "runtime" / "services").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = [node.module or ""] if isinstance(node, ast.ImportFrom) else \
+                [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            bad += [f"{path.relative_to(SRC)} imports {n}" for n in names if n.startswith("distrl.runtime.backends")]
+    assert not bad, bad

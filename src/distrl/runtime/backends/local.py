@@ -56,12 +56,12 @@ from distrl.runtime.backends.process import (
     start_process,
     stop_processes,
 )
-from distrl.runtime.backends.shared_memory import SharedArrays
 from distrl.runtime.services.constant import SharedMemoryConstant
 from distrl.runtime.services.inference.local import SharedMemoryInference
 from distrl.runtime.services.param_server import SharedParamServer
 from distrl.runtime.services.replay import LocalReplay, SharedPartitionedReplay
 from distrl.runtime.services.weights import SharedMemoryWeights
+from distrl.runtime.shared_memory import SharedArrays
 
 
 @dataclass

@@ -19,8 +19,8 @@ from distrl.runtime.backends.process import (
     ignore_interrupts,
     set_process_name,
 )
-from distrl.runtime.backends.shared_memory import SharedArrays
 from distrl.runtime.compute import setup_compute
+from distrl.runtime.shared_memory import SharedArrays
 
 GO, SET = 0, 1  # messages from the backend: (GO, slot or None), (SET, hyperparameters)
 ERROR = "error"  # to the backend: (ERROR, traceback) just before a failed component exits

@@ -16,8 +16,8 @@ from __future__ import annotations
 import numpy as np
 
 from distrl.core.types import ArraySpec
-from distrl.runtime.backends.shared_memory import SharedArrays
 from distrl.runtime.services.base import LazyHandle, ServiceAdapter
+from distrl.runtime.shared_memory import SharedArrays
 
 
 def _read_only(array: np.ndarray) -> np.ndarray:

@@ -19,8 +19,8 @@ import time
 import numpy as np
 
 from distrl.core.types import ArraySpec
-from distrl.runtime.backends.shared_memory import SharedArrays
 from distrl.runtime.services.base import LazyHandle, ServiceAdapter
+from distrl.runtime.shared_memory import SharedArrays
 
 
 class _TimedReader:

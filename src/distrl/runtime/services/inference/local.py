@@ -21,9 +21,9 @@ from multiprocessing.connection import wait
 import numpy as np
 
 from distrl.core.types import ArraySpec
-from distrl.runtime.backends.shared_memory import SharedArrays
 from distrl.runtime.services.inference.loop import ThreadedInference
 from distrl.runtime.services.inference.server import RequestSpec
+from distrl.runtime.shared_memory import SharedArrays
 
 _GO = b"\x01"
 
