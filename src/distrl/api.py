@@ -1,4 +1,5 @@
-"""The Python API, mirroring the CLI: ``distrl.train(...)``, ``distrl.load_policy(...)``, ``distrl.evaluate(...)``."""
+"""The Python API, declared here once and re-exported lazily by ``distrl/__init__.py`` (``distrl.train(...)``,
+``distrl.load_policy(...)``, ...); the CLI is a thin layer over it."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ import torch
 
 from distrl import config as config_mod
 from distrl.agents.registry import FORMER_NAMES, SYSTEMS, get_system, saved_run
-from distrl.core.program import Channel
+from distrl.core.program import Channel, ReplayService
 from distrl.core.system import BuildContext
 from distrl.envs import check_env_id, env_spec, make_env
 from distrl.envs.multi_agent import identity as env_identity
@@ -30,6 +31,7 @@ from distrl.runtime import (
     ProgressObserver,
     Trainer,
 )
+from distrl.runtime.backends import refusal
 from distrl.runtime.compute import setup_compute
 from distrl.runtime.run.autoscale import Autoscaler
 from distrl.runtime.run.best_policy import headline, load_best_weights, read_best
@@ -107,11 +109,15 @@ def _tuples(d: dict) -> dict:
 def train(system: str, env: str | None = None, *, config_file: str | None = None, resume: bool = False,
           force: bool = False, progress: bool = True, token: str | None = None, preset: str | None = None,
           **settings: Any) -> dict[str, Any]:
-    """Train ``system`` and return its summary (also written to ``<run_dir>/summary.json``).
+    """Train ``system`` (``"ppo"``, ``"appo"``, ``"apex-dqn"``, ... see ``distrl list``) on ``env`` and return
+    its summary (also written to ``<run_dir>/summary.json``).
 
-    ``settings`` are any run or system settings (see ``distrl list SYSTEM``), e.g.
-    ``distrl.train("ppo", env="CartPole-v1", total_steps=200_000, lr=1e-3)``; ``preset`` names one of the
-    system's preset files (``distrl train impala --preset atari``), which ``config_file`` and ``settings`` override.
+    ``settings`` are any run or system settings, e.g. ``total_steps=200_000, seed=3, runtime="inline",
+    num_actors=4, lr=1e-3, run_dir="runs/exp1"``. ``config_file`` is a YAML file of settings (keyword
+    settings win); ``preset`` names one of the system's preset files (``configs/<system>/<name>.yaml``), which
+    both override. ``resume=True`` continues the run in ``run_dir`` from its last checkpoint; ``force=True``
+    deletes an existing ``run_dir`` first. ``progress`` prints a line per log interval (a live bar on a terminal);
+    ``progress=False`` trains silently. Bad settings raise ``distrl.errors.ConfigError`` with one line.
     """
     trainer = make_trainer(system, env, config_file=config_file, resume=resume, force=force, progress=progress,
                            token=token, preset=preset, **settings)
@@ -140,29 +146,6 @@ def check_learner_device(system: str, run_cfg: RunConfig, program) -> None:
     if not program.learner_on_device:
         raise ConfigError(f"{asked}: {system}'s learner computes no network gradient to place; "
                           f"keep device=cpu, precision=fp32")
-
-
-def check_batch_fits_in_flight(system: str, run_cfg: RunConfig, program) -> None:
-    """On ``local`` a producer is granted new steps when the learner releases a batch's slots (up to
-    ``in_flight`` outstanding each), not when an output arrives, so a first batch larger than the producers'
-    steps in flight never forms and nothing is ever released: the run waits forever (measured: 0 env steps).
-    One line instead, naming both ways out. (``inline`` steps producers as needed; on ``ray`` a batch that
-    large fills.) Granting on arrival, bounded by the free slots, would lift this; it changes when every local
-    producer steps, so it waits for a measured change of its own."""
-    if program.consumes is None or run_cfg.runtime != "local":
-        return
-    n = run_cfg.num_learners
-    batch = program.services[program.consumes].batch * n
-    producers = program.producers(program.consumes)  # (none where a service writes them: SEED's inference)
-    room = sum(r.count * r.in_flight for r in producers)
-    if producers and batch > room:
-        role = producers[0]
-        need = -(-batch // role.in_flight)
-        learners = f" ({n} learners x {batch // n})" if n > 1 else ""
-        raise ConfigError(f"{system}: a learner batch of {batch} {program.consumes}{learners} never fills on "
-                          f"{run_cfg.runtime}: {role.count} {role.name}(s) keep at most {role.in_flight} steps each in "
-                          f"flight ({room} in all); use num_actors >= {need} or a batch of at most {room // n}"
-                          f"{' per learner' if n > 1 else ''}")
 
 
 ELASTIC_SYSTEMS = ("appo", "impala", "apex-dqn")  # those whose actors autoscale=on scales (a role with elastic=True)
@@ -201,9 +184,10 @@ def check_learners(system: str, run_cfg: RunConfig, program) -> None:
         raise ConfigError(f"num_learners={n}: {system} has no gradient learner to replicate (valid: 1)")
     if run_cfg.runtime not in ("local", "ray"):
         raise ConfigError(f"num_learners={n} needs a runtime of processes (local or ray); got {run_cfg.runtime!r}")
-    if "demos" in program.learner_uses:
-        raise ConfigError(f"num_learners={n}: {system} mixes a demo replay into its batches, which is not "
-                          "shared out between learners yet (valid: 1)")
+    replays = [name for name in program.learner_uses if isinstance(program.services[name], ReplayService)]
+    if len(replays) > 1:  # each is sharded alone; a batch mixed from two is not shared out between learners yet
+        raise ConfigError(f"num_learners={n}: {system} mixes samples of {' and '.join(replays)} into its batches, "
+                          "which is not shared out between learners yet (valid: 1)")
     device = resolve_device(run_cfg.device)
     if run_cfg.runtime == "local" and device.type == "cuda" and (device.index or 0) + n > torch.cuda.device_count():
         raise ConfigError(f"num_learners={n} with device={run_cfg.device} needs {n} GPUs from {device} "
@@ -266,7 +250,9 @@ def plan_run(system: str, env: str | None = None, *, config_file: str | None = N
                           f"{', '.join(program.runtimes)})")
     check_learner_device(system, run_cfg, program)
     check_learners(system, run_cfg, program)
-    check_batch_fits_in_flight(system, run_cfg, program)
+    refused = refusal(run_cfg.runtime, program, run_cfg.num_learners)
+    if refused:
+        raise ConfigError(f"{system}: {refused}")
     return module, run_cfg, sys_cfg, spec, program
 
 
@@ -299,11 +285,12 @@ def _was(saved: dict) -> str:
 def make_trainer(system: str, env: str | None = None, *, config_file: str | None = None, resume: bool = False,
                  force: bool = False, progress: bool = False, token: str | None = None, preset: str | None = None,
                  **settings: Any) -> Trainer:
-    """A :class:`~distrl.runtime.Trainer` for ``system``, its run dir prepared and its config written, not
-    started: ``trainer.start()``, ``trainer.step(env_steps=...)``, ``trainer.set_hyperparameters(...)``,
-    ``trainer.close()``. Every input is checked before anything is written. ``token`` (or ``DISTRL_TOKEN``;
-    by default a new random one) is the secret peers that connect over the network must present; it is
-    written to ``<run_dir>/token`` (0600), never to ``config.yaml``."""
+    """A run you step yourself (same arguments as :func:`train`): ``trainer.start()``, then
+    ``trainer.step(env_steps=...)`` or ``trainer.step(updates=...)``, ``trainer.stats()``,
+    ``trainer.set_hyperparameters(lr=...)`` (the one mutation point), ``trainer.pause()``,
+    ``trainer.checkpoint()``, and ``trainer.close()``, which returns the summary. Every input is checked before
+    anything is written. ``token`` (or ``DISTRL_TOKEN``; by default a new random one) is the secret peers that
+    connect over the network must present; it is written to ``<run_dir>/token`` (0600), never to ``config.yaml``."""
     module, run_cfg, sys_cfg, spec, program = plan_run(system, env, config_file=config_file, resume=resume,
                                                        preset=preset, **settings)
     run_dir = Path(run_cfg.run_dir) if run_cfg.run_dir else default_run_dir(system, run_cfg.env)
@@ -338,6 +325,18 @@ def make_trainer(system: str, env: str | None = None, *, config_file: str | None
     former = FORMER_NAMES.get(system) if resume else None
     return Trainer(program, run_cfg, run_dir, system=system, resume=resume, observers=observers, identity=identity,
                    former_identity={"system": former} if former else None, on_ready=ready, token=token)
+
+
+def train_league(system: str, env: str | None = None, **options: Any) -> dict[str, Any]:
+    """Train a self-play league of ``system`` in a two-player game (``distrl league``): learning players whose
+    opponents a coordinator chooses each episode; returns the league's summary. ``options``: ``players``
+    (``"main=1,main_exploiter=1"``), ``fixed`` (``"random"``), ``mode`` (naive, uniform, pfsp), ``snapshot_rule``,
+    ``snapshot_steps``, ``slice_steps``, ``total_steps`` (per player), ``runtime`` (local, ray),
+    ``player_runtime``, ``seed``, ``run_dir``, ``resume``, ``force``, ``bind``, ``settings`` (a dict of any
+    setting of every player), ``log`` (a function of one line)."""
+    from distrl.league.run import run_league
+
+    return run_league(system, env, **options)
 
 
 def write_token(run_dir: Path, token: str) -> None:
@@ -421,15 +420,19 @@ class Policy:
 
 
 def load_policy(run_dir: str | Path, snapshot: str | None = None) -> Policy:
+    """A run's greedy policy: ``policy.act(observation)`` returns an action. ``snapshot``: ``best`` (the weights its
+    periodic evaluation scored highest, kept where one ran: R2D2 and SEED + R2D2 by default) or ``last`` (its latest
+    checkpoint); by default the best where kept, else the last (``policy.snapshot`` says which)."""
     return Policy(run_dir, snapshot)
 
 
 def export(run_dir: str | Path, format: str = "onnx", out: str | Path | None = None, head: str = "greedy",
            snapshot: str | None = None, force: bool = False) -> dict[str, Any]:
-    """Write a run's acting policy (``snapshot`` as in :class:`Policy`) as an ONNX or TorchScript file (``out``;
-    default ``RUN_DIR/policy.onnx`` or ``policy.pt``) that gives :meth:`Policy.act`'s actions on a batch of
-    observations; ``head`` is ``greedy`` or, for the actor-critic systems, ``sample``. The file is checked against
-    the policy before it appears. Returns its path and its inputs and outputs."""
+    """Write a run's acting policy as ONNX (``format="onnx"``) or TorchScript (``"torchscript"``) to ``out`` (default
+    ``RUN_DIR/policy.onnx`` or ``policy.pt``): a batch of observations in, actions out (recurrent policies take and
+    return their state; ``head="sample"`` draws from an actor-critic's distribution). The file is run before it
+    appears and must give the policy network's outputs on a batch of observations; ONNX needs ``pip install
+    'distrl[export]'``."""
     from distrl.deploy import FORMATS, acting_graph, write
 
     if format not in FORMATS:
@@ -451,10 +454,12 @@ def export(run_dir: str | Path, format: str = "onnx", out: str | Path | None = N
 def serve(run_dir: str | Path, bind: str = "127.0.0.1:8500", http: str | None = "127.0.0.1:8501",
           token: str | None = None, head: str = "greedy", snapshot: str | None = None, tls_cert: str | None = None,
           tls_key: str | None = None, max_batch: int = 256, max_wait_ms: float = 0.0):
-    """Start a policy server for a run's policy (``snapshot`` as in :class:`Policy`): gRPC at ``bind`` and HTTP/JSON
-    at ``http`` (None: no HTTP), admitting only ``token`` (default: ``DISTRL_TOKEN``, else the run's own
-    ``RUN_DIR/token``); requests are batched (up to ``max_batch``, waiting ``max_wait_ms`` for more). Returns the
-    running :class:`~distrl.deploy.server.PolicyServer` (``.address``, ``.http_address``, ``.close()``)."""
+    """Serve a run's policy to simulators outside Python: gRPC at ``bind`` (:class:`PolicyClient` speaks it) and
+    HTTP/JSON at ``http`` (None: no HTTP; ``POST /v1/act`` with ``Authorization: Bearer TOKEN``), admitting only
+    ``token`` (default: ``DISTRL_TOKEN``, else the run's own ``RUN_DIR/token``). ``head`` and ``snapshot`` as in
+    :func:`export`; ``tls_cert``/``tls_key`` (PEM files) make both TLS; requests are batched (up to ``max_batch``,
+    waiting ``max_wait_ms`` for more). Returns the running server (``.address``, ``.http_address``); ``.close()``
+    stops it."""
     from distrl.deploy.server import PolicyServer, run_token, tls_files
 
     if max_batch < 1 or not 0 <= max_wait_ms <= 1000:
@@ -468,10 +473,12 @@ def serve(run_dir: str | Path, bind: str = "127.0.0.1:8500", http: str | None = 
 def record(out: str | Path, run_dir: str | Path | None = None, policy: str | None = None, env: str | None = None,
            episodes: int = 10, seed: int = 0, force: bool = False, noise: float = 0.0,
            snapshot: str | None = None) -> dict[str, Any]:
-    """Record ``episodes`` of a trained run's greedy policy (``run_dir``; ``snapshot`` as in :class:`Policy`) or of a
-    scripted one (``policy``, ``module:function`` over a batch of observations, on ``env``) as a Minari dataset in
-    ``out``; ``noise`` makes the behaviour policy noisy (Gaussian on Box actions, as a fraction of the half-range; a
-    random-action probability on discrete ones)."""
+    """Record demonstrations as a Minari dataset in ``out``: a trained run's greedy policy (``run_dir``; which of its
+    weights, ``snapshot``, as in :func:`load_policy`), or a
+    scripted one (``policy="module:function"`` from a batch of observations to actions, on ``env``); ``noise``
+    perturbs its actions (Gaussian, a fraction of the half-range, on Box actions; a random-action chance on
+    discrete ones). Returns the episodes, steps and returns recorded; ``out`` then serves as ``demos`` (R2D3,
+    Ape-X) or as QT-Opt's ``offline`` data."""
     from distrl.datasets import record_episodes, write_episodes
     from distrl.datasets.minari_io import check_out
     from distrl.datasets.record import batch_policy, scripted_policy
@@ -511,11 +518,13 @@ def record(out: str | Path, run_dir: str | Path | None = None, policy: str | Non
 
 def evaluate(run_dir: str | Path, episodes: int = 10, seed: int = 12345, video: bool = False,
              snapshot: str | None = None, opponent: str | None = None) -> dict[str, Any]:
-    """Play ``episodes`` with the greedy policy (of ``snapshot``: see :class:`Policy`); optionally save the first
-    episode as an animated GIF. In a two-player game, ``opponent`` (``random``, the default; ``minimax`` for
-    tic-tac-toe; or ``module:function`` of (observation, mask)) plays the other seat, and the wins, draws and losses
-    are counted, in all and per seat (``seats``: the first seat's, then the second's; the seats alternate with the
-    episodes' seeds)."""
+    """Play ``episodes`` with a run's greedy policy (env seeds ``seed, seed+1, ...``; ``snapshot`` as in
+    :func:`load_policy`); returns ``mean_return``, ``std_return``, ``min_return`` and ``max_return`` (the worst and
+    the best episode), ``episodes``, ``snapshot`` (which weights played; for ``best`` also ``best_policy``: its
+    evaluation's score, episodes and env steps) and, with ``video``, the path of a GIF of the first episode. In a
+    two-player game, ``opponent`` (``random``, ``minimax`` for tic-tac-toe, or ``module:function``) plays the other
+    seat and ``wins``, ``draws``, ``losses`` are counted, in all and per seat (``seats``: the first seat's, then the
+    second's; the seats alternate with the episodes' seeds)."""
     from distrl.envs.multi_agent import TwoPlayerSelfPlay
     from distrl.envs.opponents import opponent as fixed_player
 

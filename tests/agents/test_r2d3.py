@@ -73,6 +73,13 @@ def test_r2d3_needs_demos_and_they_must_fit_the_env(demos):
         distrl.train("r2d3", env="CartPole-v1", runtime="inline", total_steps=100, demos=demos)
 
 
+def test_several_learners_refuse_a_batch_mixed_from_two_replays(tmp_path, demos):
+    with pytest.raises(ConfigError, match="mixes samples of replay and demos into its batches"):
+        distrl.train("r2d3", env="MountainCar-v0", runtime="local", num_learners=2, total_steps=100, demos=demos,
+                     run_dir=str(tmp_path / "r"))
+    assert not (tmp_path / "r").exists()
+
+
 @pytest.mark.parametrize("runtime", ["inline", "local", "ray"])
 def test_r2d3_mixes_demos_into_its_batches_on_every_runtime(tmp_path, demos, runtime, request):
     if runtime == "ray":

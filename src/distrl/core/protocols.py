@@ -130,6 +130,10 @@ class Backend(Protocol):
 
     name: str
 
+    @staticmethod
+    def refuses(program, num_learners: int) -> str | None:
+        """Why this runtime cannot run ``program`` as asked (one line), or None; asked before anything starts."""
+
     def open(self, program) -> dict[str, Any]:
         """Build the services; return the learner's handles (by service name). (The run's seed is given
         to the backend's constructor, with its transport options.)"""

@@ -13,16 +13,26 @@ _CLASSES = {"inline": ("distrl.runtime.backends.inline", "InlineBackend"),
 assert tuple(_CLASSES) == RUNTIMES
 
 
-def make_backend(runtime: str, seed: int, torch_threads: int = 1, ray_address: str | None = None,
-                 step_timeout_s: float = 300.0, max_restarts: int = 10, token: str = ""):
+def backend_class(runtime: str):
     if runtime not in _CLASSES:
         raise ValueError(f"unknown runtime {runtime!r} (valid: {', '.join(RUNTIMES)})")
     module, name = _CLASSES[runtime]
-    cls = getattr(importlib.import_module(module), name)
+    return getattr(importlib.import_module(module), name)
+
+
+def refusal(runtime: str, program, num_learners: int = 1) -> str | None:
+    """Why ``runtime`` cannot run ``program`` with ``num_learners`` learners (one line), or None: each backend's own
+    rule, asked before anything is written or started."""
+    return backend_class(runtime).refuses(program, num_learners)
+
+
+def make_backend(runtime: str, seed: int, torch_threads: int = 1, ray_address: str | None = None,
+                 step_timeout_s: float = 300.0, max_restarts: int = 10, token: str = ""):
+    cls = backend_class(runtime)
     watch = {"step_timeout_s": step_timeout_s, "max_restarts": max_restarts}
     options = {"inline": {}, "local": {"torch_threads": torch_threads, **watch},
                "ray": {"torch_threads": torch_threads, "address": ray_address, "token": token, **watch}}[runtime]
     return cls(seed, **options)
 
 
-__all__ = ["RUNTIMES", "make_backend"]
+__all__ = ["RUNTIMES", "backend_class", "make_backend", "refusal"]

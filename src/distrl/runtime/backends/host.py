@@ -27,6 +27,11 @@ class ServiceHost:
     name: str
     elastic = False  # it can start and stop an elastic role's components while the run goes on (``scale``)
 
+    @staticmethod
+    def refuses(program: Program, num_learners: int) -> str | None:
+        """Why this runtime cannot run ``program`` as asked (one line), or None: checked before anything starts."""
+        return None
+
     def open_program(self, program: Program, factories: dict) -> dict:
         """Open one adapter per declared service; returns the learner's handles, by service name. ``sources`` are
         the adapters the learner consumes from; ``routes`` maps an inference service to the replay it feeds."""

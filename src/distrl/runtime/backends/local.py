@@ -80,6 +80,29 @@ class LocalBackend(ServiceHost):
     elastic = True
     worker_record = LocalWorker
 
+    @staticmethod
+    def refuses(program: Program, num_learners: int) -> str | None:
+        """A producer is granted new steps when the learner releases a batch's slots (up to ``in_flight``
+        outstanding each), not when an output arrives, so a first batch larger than the producers' steps in flight
+        never forms and nothing is ever released: the run would wait forever (measured: 0 env steps). (``inline``
+        steps producers as needed; on ``ray`` a batch that large fills.) Granting on arrival, bounded by the free
+        slots, would lift this; it changes when every local producer steps, so it waits for a measured change of its
+        own."""
+        if program.consumes is None:
+            return None
+        batch = program.services[program.consumes].batch * num_learners
+        producers = program.producers(program.consumes)  # (none where a service writes them: SEED's inference)
+        room = sum(r.count * r.in_flight for r in producers)
+        if not producers or batch <= room:
+            return None
+        role = producers[0]
+        need = -(-batch // role.in_flight)
+        learners = f" ({num_learners} learners x {batch // num_learners})" if num_learners > 1 else ""
+        per = " per learner" if num_learners > 1 else ""
+        return (f"a learner batch of {batch} {program.consumes}{learners} never fills on local: {role.count} "
+                f"{role.name}(s) keep at most {role.in_flight} steps each in flight ({room} in all); use num_actors >= "
+                f"{need} or a batch of at most {room // num_learners}{per}")
+
     def __init__(self, seed: int, torch_threads: int = 1, step_timeout_s: float = 300.0,
                  max_restarts: int = 10):
         self.seed, self.torch_threads, self.step_timeout_s = seed, torch_threads, step_timeout_s
