@@ -125,6 +125,94 @@ class ConstantHandle(Protocol):
         """The array, read-only (a view of this machine's one copy)."""
 
 
+class ServiceAdapter(Protocol):
+    """The trainer's side of one service on one transport (``runtime/services/``): what every adapter offers. An
+    adapter that also holds state, feeds a channel, takes producers' outputs, or must hear of spawned or per-call
+    events says so by the smaller protocols below, which it subclasses (``runtime/services/base.py``)."""
+
+    emits: str | None  # the channel this service feeds (an inference server's unrolls), if any
+
+    def learner_handle(self) -> Any:
+        """What the learner (in the trainer's process) uses."""
+
+    def worker_handle(self, role: str, index: int) -> Any:
+        """What component ``index`` of ``role`` gets (picklable); called again for a restarted component."""
+
+    def start(self) -> None:
+        """After a checkpoint was restored into the service, before any component starts."""
+
+    def publish(self, weights_fn, version: int) -> None:
+        """The learner has new weights (``weights_fn()`` makes them, only if someone needs them)."""
+
+    def set_hyperparameters(self, values: Mapping[str, float]) -> None: ...
+
+    def stats(self, whole_run: bool = False) -> dict[str, Any]:
+        """Numbers for the metrics row (or, ``whole_run``, for the summary)."""
+
+    def close(self) -> None: ...
+
+
+class StatefulService(Protocol):
+    """A service whose state outlives a step (a replay's contents, a parameter server's weights and optimizer):
+    saved with every checkpoint, restored on resume."""
+
+    def checkpoint_parts(self) -> tuple[dict, dict]:
+        """(modules, optimizers) the service holds, saved and loaded by name with the learner's."""
+
+    def counters(self) -> dict: ...
+
+    def load_counters(self, counters: dict) -> None: ...
+
+    def save(self, folder) -> None:
+        """Write what the service holds besides tensors by name (a replay's contents) into ``folder``."""
+
+    def load(self, folder) -> None: ...
+
+    def sync(self) -> None:
+        """Bring state held elsewhere (Ray actors) into the parts before a checkpoint or the end."""
+
+
+class ChannelSource(Protocol):
+    """A service that writes a channel itself (SEED's inference server assembling unrolls)."""
+
+    def take(self, timeout: float) -> tuple[dict, dict] | None:
+        """One ``(arrays, info)`` for the channel, or ``None`` after ``timeout``."""
+
+
+class ReplayIntake(Protocol):
+    """A replay the backend feeds with producers' outputs, under its rate limiter."""
+
+    def admits(self) -> bool:
+        """May one more output go in now (Reverb's rate limiter: the learner is not too far behind)?"""
+
+    def offer(self, output: Mapping[str, np.ndarray]) -> None:
+        """Insert one producer output (the backend's transport delivered it here)."""
+
+    def record_inserts(self, n: int) -> None:
+        """``n`` items a producer inserted itself (Ray: straight into the replay actor), for the limiter."""
+
+
+class SpawnedCopies(Protocol):
+    """A service whose worker handles carry something a spawned process must own alone (a pipe end)."""
+
+    def spawned(self, role: str, index: int) -> None:
+        """Component ``index`` of ``role`` was started in its own process with its handle: drop this process's
+        copy."""
+
+
+class PerCallArgs(Protocol):
+    """A service that sends something with each step call where the transport has no shared memory (Ray: the
+    weights' object reference); the worker handle's ``receive`` takes it."""
+
+    def call_args(self) -> Any: ...
+
+
+class WorkerUpdates(Protocol):
+    """A service that applies updates itself (a parameter server's, where workers learn)."""
+
+    def applied_updates(self) -> int: ...
+
+
 class Backend(Protocol):
     """Places a program: ``inline``, ``local`` or ``ray``, one class each (``runtime/backends/``)."""
 

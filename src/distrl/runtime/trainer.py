@@ -3,8 +3,7 @@
     trainer = Trainer(program, run_cfg, run_dir, system="impala", observers=[...])
     trainer.start()                      # services, learner (restored on resume), components
     trainer.step(updates=100)            # or env_steps=..., or run() to the end of the budget
-    trainer.set_hyperparameters(lr=1e-3) # the one mutation point: learner, services, components
-    trainer.stats(); trainer.pause(); trainer.close()   # close() returns the summary
+    trainer.set_hyperparameters(lr=1e-3) # the one mutation point; then stats(), pause(), close() -> summary
 
 An iteration is the same on every backend: collect what components reported (timing the wait), take a batch
 from the consumed channel (or let the learner sample its replays), update, publish weights, account env steps,
@@ -36,6 +35,7 @@ from distrl.runtime.run.overlap import Transfers
 from distrl.runtime.run.release import Pacer, Periodic, ReleaseRule
 from distrl.runtime.run.stop_signals import RunSignals, StopRequested
 from distrl.runtime.run.summary import summarise
+from distrl.runtime.services.base import applied_updates, stateful
 
 
 class Trainer:
@@ -156,7 +156,7 @@ class Trainer:
                     actor = backend.stats()
                     for adapter in backend.services().values():
                         services.update(adapter.stats(whole_run=True))
-                    for adapter in backend.services().values() if not failed else ():
+                    for adapter in stateful(backend.services().values()) if not failed else ():
                         adapter.sync()
                 finally:
                     summary = None if failed else summarise(self, actor, services)
@@ -270,7 +270,7 @@ class Trainer:
         shard's counted: S per gradient for GORILA's S shards; A3C has one)."""
         if self.learner is not None:
             return self.learner.version
-        return sum(a.applied_updates() for a in self.backend.services().values()) if self.backend else 0
+        return applied_updates(self.backend.services().values()) if self.backend else 0
 
     @property
     def wall_s(self) -> float:

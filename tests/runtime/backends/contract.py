@@ -285,3 +285,30 @@ __all__ = ["CheckingLearner", "check_hyperparameters_reach_components", "check_i
            "check_kill_restarts", "check_param_server", "check_step_error_restarts",
            "check_stuck_component_is_replaced", "check_periodic_role", "check_replay_service",
            "check_shutdown_leaves_nothing", "drive", "started"]
+
+
+def check_adapters_declare_their_contracts(make_backend):
+    """Every adapter a backend builds meets ``core.protocols.ServiceAdapter``, and a service kind's adapters declare
+    the smaller contracts the runtime calls on that kind (by subclassing them, so the runtime never probes): a
+    replay's checkpointed state and its intake, a parameter server's state and applied updates."""
+    from distrl.core import protocols
+    from distrl.core.program import ParamServer, PartitionedReplayService, ReplayService
+    from distrl.runtime.services.base import AppliesUpdates, Stateful
+
+    needs = {ReplayService: (Stateful, protocols.ReplayIntake), ParamServer: (Stateful, AppliesUpdates),
+             PartitionedReplayService: (Stateful,)}
+    seen = set()
+    for program in (replay_program(), param_program(with_replay=True), counting_program(), constant_program()):
+        backend = make_backend()
+        try:
+            backend.open(program)
+            for name, adapter in backend.services().items():
+                mro = type(adapter).__mro__
+                assert protocols.ServiceAdapter in mro, type(adapter)
+                kind = type(program.services[name])
+                missing = [c.__name__ for c in needs.get(kind, ()) if c not in mro]
+                assert not missing, (type(adapter).__name__, missing)
+                seen.add(kind)
+        finally:
+            backend.close()
+    assert set(needs) <= seen

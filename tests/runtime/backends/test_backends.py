@@ -23,6 +23,11 @@ def test_messages_intact_in_order_and_weights_advance(make):
 
 
 @BOTH
+def test_adapters_declare_their_contracts(make):
+    contract.check_adapters_declare_their_contracts(make)
+
+
+@BOTH
 def test_hyperparameters_reach_every_component(make):
     contract.check_hyperparameters_reach_components(make)
 

@@ -41,6 +41,10 @@ def test_contract_hyperparameters_reach_components(cluster):
     contract.check_hyperparameters_reach_components(_ray(cluster))
 
 
+def test_contract_adapters_declare_their_contracts(cluster):
+    contract.check_adapters_declare_their_contracts(_ray(cluster))
+
+
 def test_contract_replay_service(cluster):
     contract.check_replay_service(_ray(cluster))
 

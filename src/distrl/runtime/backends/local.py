@@ -56,6 +56,7 @@ from distrl.runtime.backends.process import (
     start_process,
     stop_processes,
 )
+from distrl.runtime.services.base import OwnsSpawnedCopies
 from distrl.runtime.services.constant import SharedMemoryConstant
 from distrl.runtime.services.inference.local import SharedMemoryInference
 from distrl.runtime.services.param_server import SharedParamServer
@@ -203,7 +204,9 @@ class LocalBackend(ServiceHost):
         p = start_process(self.ctx, worker_main, args, f"distrl-{w.name}")
         child_end.close()
         for name in role.uses:
-            self.adapters[name].spawned(role.name, w.index)
+            adapter = self.adapters[name]
+            if isinstance(adapter, OwnsSpawnedCopies):
+                adapter.spawned(role.name, w.index)
         w.handle, w.conn, w.outstanding = p, parent_end, []
         if self.hyper:
             self._send(w, (SET, dict(self.hyper)))

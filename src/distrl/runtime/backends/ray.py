@@ -44,6 +44,7 @@ from distrl.runtime.backends.placement import (
 )
 from distrl.runtime.backends.process import Restarts
 from distrl.runtime.compute import setup_compute
+from distrl.runtime.services.base import SendsCallArgs
 from distrl.runtime.services.constant import RayConstant
 from distrl.runtime.services.inference.ray import GrpcInference
 from distrl.runtime.services.param_server import RayParamServer
@@ -406,8 +407,8 @@ class RayBackend(ServiceHost):
                 w.idle_since = None
         updates = {}
         for name in w.role.uses:
-            value = self.adapters[name].call_args()
-            if value is not None:
+            adapter = self.adapters[name]
+            if isinstance(adapter, SendsCallArgs) and (value := adapter.call_args()) is not None:
                 updates[name] = value
         if w.role.emits is None:
             w.inflight.append(w.handle.steps.remote(updates, self.hyper or None, self._count(w)))

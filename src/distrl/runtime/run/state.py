@@ -10,19 +10,20 @@ from typing import Any
 
 from distrl.errors import ConfigError
 from distrl.runtime.run.checkpoint import check_counters, list_checkpoints, load_checkpoint, save_checkpoint
+from distrl.runtime.services.base import Stateful, stateful
 
 
 def parts(trainer) -> tuple[dict, dict]:
     """(modules, optimizers) of the learner and every service, by name."""
     modules, optimizers = trainer.learner.checkpoint_parts() if trainer.learner else ({}, {})
-    for adapter in trainer.backend.services().values():
+    for adapter in stateful(trainer.backend.services().values()):
         m, o = adapter.checkpoint_parts()
         modules, optimizers = {**modules, **m}, {**optimizers, **o}
     return modules, optimizers
 
 
 def copy_state(trainer) -> dict[str, Any]:
-    for adapter in trainer.backend.services().values():
+    for adapter in stateful(trainer.backend.services().values()):
         adapter.sync()
     modules, optimizers = parts(trainer)
     return {"modules": {k: {n: t.detach().clone() for n, t in m.state_dict().items()} for k, m in modules.items()},
@@ -50,7 +51,7 @@ def load_state(trainer, state: dict[str, Any]) -> None:
 def checkpoint(trainer) -> Path:
     """A checkpoint of ``trainer`` in ``run_dir/checkpoints``, named by env steps (by learner updates where the run
     steps no env, offline, so that names still advance)."""
-    adapters = trainer.backend.services()
+    adapters = {name: a for name, a in trainer.backend.services().items() if isinstance(a, Stateful)}
     for adapter in adapters.values():
         adapter.sync()
     modules, optimizers = parts(trainer)
@@ -58,7 +59,8 @@ def checkpoint(trainer) -> Path:
                 "updates": trainer.updates, "actor_restarts": trainer.restarts,
                 "episodes": trainer.ledger.episodes.state(),
                 "learner": trainer.learner.counters() if trainer.learner else {},
-                "services": {name: a.counters() for name, a in adapters.items()},
+                "services": {name: adapters[name].counters() if name in adapters else {}
+                             for name in trainer.backend.services()},
                 "hyperparameters": dict(trainer.settings.base)}
 
     def save_services(folder: Path) -> None:
@@ -90,6 +92,8 @@ def restore(trainer, folder: Path) -> None:
         trainer.learner.load_counters(saved.get("learner", {}))
     services = saved.get("services")
     for name, adapter in trainer.backend.services().items():
+        if not isinstance(adapter, Stateful):
+            continue
         # checkpoints from before services kept their counters with the learner's
         adapter.load_counters(services.get(name, {}) if services is not None else saved.get("learner", {}))
         try:

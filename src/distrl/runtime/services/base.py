@@ -2,15 +2,21 @@
 
 An adapter is the trainer's side of a service on one transport (in-process, shared memory, Ray). It
 hands out handles (to the learner, and to each worker component: picklable, since workers may live
-in other processes), and answers the trainer: weights to publish, hyperparameters to apply,
-what to checkpoint and restore, and numbers for the metrics. Everything defaults to "nothing to do",
-so an adapter states only what its service has.
+in other processes), and hears the run's events: weights to publish, hyperparameters to apply, numbers for the
+metrics (:class:`ServiceAdapter`). What only some services have is a contract of its own in ``core/protocols.py``,
+which such an adapter subclasses: state a checkpoint keeps (:class:`Stateful`), a channel it writes
+(``ChannelSource``), producers' outputs it takes (``ReplayIntake``), spawned copies (``SpawnedCopies``), per-call
+arguments (``PerCallArgs``), updates it applies itself (``WorkerUpdates``). The runtime calls those only on adapters
+that declare them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
+
+from distrl.core.protocols import PerCallArgs, SpawnedCopies, StatefulService, WorkerUpdates
+from distrl.core.protocols import ServiceAdapter as AdapterContract
 
 
 class LazyHandle:
@@ -36,61 +42,73 @@ class LazyHandle:
         return self._resolved
 
 
-class ServiceAdapter:
-    emits: str | None = None  # the channel this service feeds (an inference server's unrolls), if any
+class ServiceAdapter(AdapterContract):
+    """The lifecycle every adapter has, each step "nothing to do" unless the adapter says otherwise."""
+
+    emits: str | None = None
 
     def learner_handle(self) -> Any:
-        """What the learner (in the trainer's process) uses."""
         return None
 
     def worker_handle(self, role: str, index: int) -> Any:
-        """What component ``index`` of ``role`` gets (picklable); called again for a restarted component."""
-        return None
-
-    def spawned(self, role: str, index: int) -> None:
-        """Component ``index`` of ``role`` was started in its own process with what :meth:`worker_handle`
-        gave it: drop this process's copy of anything it must own alone (a pipe end)."""
-
-    def call_args(self) -> Any:
-        """Sent with each step call to components using this service, where the transport has no shared
-        memory (Ray: the weights' object reference); their handle's ``receive`` takes it."""
         return None
 
     def start(self) -> None:
-        """After a checkpoint was restored into the service, before any component starts."""
+        pass
 
     def publish(self, weights_fn, version: int) -> None:
-        """The learner has new weights (``weights_fn()`` makes them, only if someone needs them)."""
+        pass
 
-    def set_hyperparameters(self, values: Mapping[str, float]) -> None: ...
+    def set_hyperparameters(self, values: Mapping[str, float]) -> None:
+        pass
+
+    def stats(self, whole_run: bool = False) -> dict[str, Any]:
+        return {}
+
+    def close(self) -> None:
+        pass
+
+
+class Stateful(StatefulService):
+    """A stateful service's checkpoint steps, each empty unless the adapter has something to keep there."""
 
     def checkpoint_parts(self) -> tuple[dict, dict]:
-        """(modules, optimizers) the service holds, saved and loaded by name with the learner's."""
         return {}, {}
 
     def counters(self) -> dict:
         return {}
 
-    def load_counters(self, counters: dict) -> None: ...
+    def load_counters(self, counters: dict) -> None:
+        pass
 
     def save(self, folder) -> None:
-        """Write what the service holds besides tensors by name (a replay's contents) into ``folder``."""
+        pass
 
-    def load(self, folder) -> None: ...
+    def load(self, folder) -> None:
+        pass
 
     def sync(self) -> None:
-        """Bring state held elsewhere (Ray actors) into the parts before a checkpoint or the end."""
+        pass
 
-    def stats(self, whole_run: bool = False) -> dict[str, Any]:
-        """Numbers for the metrics row (or, ``whole_run``, for the summary)."""
-        return {}
 
-    def applied_updates(self) -> int:
-        """Updates this service applied (a parameter server's, where workers learn); 0 for the others."""
-        return 0
+class OwnsSpawnedCopies(SpawnedCopies):
+    """Declares :class:`~distrl.core.protocols.SpawnedCopies`: the local backend tells it of each spawned component."""
 
-    def take(self, timeout: float):
-        """One ``(arrays, info)`` for the channel this service feeds, or ``None`` after ``timeout``."""
-        return None
 
-    def close(self) -> None: ...
+class SendsCallArgs(PerCallArgs):
+    """Declares :class:`~distrl.core.protocols.PerCallArgs`: the Ray backend sends its ``call_args()`` with each step
+    call."""
+
+
+class AppliesUpdates(WorkerUpdates):
+    """Declares :class:`~distrl.core.protocols.WorkerUpdates`: its updates count as the run's."""
+
+
+def stateful(adapters) -> list[Stateful]:
+    """The adapters whose state a checkpoint keeps (they declare :class:`Stateful`)."""
+    return [a for a in adapters if isinstance(a, Stateful)]
+
+
+def applied_updates(adapters) -> int:
+    """Updates the adapters that apply them (parameter servers) applied, in all."""
+    return sum(a.applied_updates() for a in adapters if isinstance(a, AppliesUpdates))

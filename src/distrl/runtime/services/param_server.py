@@ -27,7 +27,7 @@ import torch
 import torch.multiprocessing as mp
 
 from distrl.runtime.compute import setup_compute
-from distrl.runtime.services.base import ServiceAdapter
+from distrl.runtime.services.base import AppliesUpdates, ServiceAdapter, Stateful
 
 
 def shard_indices(num_tensors: int, num_shards: int) -> list[list[int]]:
@@ -115,7 +115,7 @@ class SharedShards:
         return lambda: result
 
 
-class SharedParamServer(ServiceAdapter):
+class SharedParamServer(ServiceAdapter, Stateful, AppliesUpdates):
     """``inline`` and ``local``: the shards in shared memory, handed to worker processes as file descriptors."""
 
     def __init__(self, spec):
@@ -275,7 +275,7 @@ class RemoteShards:
         return np.array([version for _, version in per_shard])
 
 
-class RayParamServer(ServiceAdapter):
+class RayParamServer(ServiceAdapter, Stateful, AppliesUpdates):
     """``ray``: one :class:`ShardServer` actor per shard, started from the trainer's copy (and a restored
     checkpoint's weights, optimizer statistics and versions); ``sync`` copies them back."""
 

@@ -27,9 +27,10 @@ from typing import Any
 
 import numpy as np
 
+from distrl.core.protocols import ReplayIntake
 from distrl.replay import PartitionedReplay, RateLimiter, Unlimited
 from distrl.runtime.compute import setup_compute
-from distrl.runtime.services.base import ServiceAdapter
+from distrl.runtime.services.base import ServiceAdapter, Stateful
 
 
 class _Rates:
@@ -59,7 +60,7 @@ def _summary(replay) -> tuple[int, float, float, float]:
     return replay.size, replay.priority_total, replay.bytes_per_item, replay.bytes_per_step
 
 
-class _LimitedReplay(ServiceAdapter):
+class _LimitedReplay(ServiceAdapter, Stateful, ReplayIntake):
     """What both transports share: the limiter, the counters and the metrics."""
 
     def __init__(self, name: str, spec):
@@ -80,6 +81,10 @@ class _LimitedReplay(ServiceAdapter):
     def admits(self) -> bool:
         """May the next producer output go in (see :meth:`RateLimiter.caught_up`)?"""
         return self.limiter.caught_up()
+
+    def record_inserts(self, n: int) -> None:
+        """Producers inserted ``n`` items into the replay themselves (their step results say how many)."""
+        self._inserted(n)
 
     def _inserted(self, n: int) -> None:
         if n:
@@ -219,10 +224,6 @@ class RayReplay(_LimitedReplay):
         items, priorities = self.spec.items(output)
         self._inserted(self.ray.get(self.server.add.remote(items, priorities)))
 
-    def record_inserts(self, n: int) -> None:
-        """Producers inserted ``n`` items into the server themselves (their step results say how many)."""
-        self._inserted(n)
-
     def sample(self, batch_size: int, beta: float = 0.4):
         if not self.limiter.can_sample(batch_size):
             return None
@@ -263,7 +264,7 @@ class RayReplay(_LimitedReplay):
         _kill(self.ray, self.server)
 
 
-class SharedPartitionedReplay(ServiceAdapter):
+class SharedPartitionedReplay(ServiceAdapter, Stateful):
     """``inline`` and ``local``: the partitions in shared memory, handed to worker processes as file descriptors."""
 
     def __init__(self, name: str, spec):
@@ -354,7 +355,7 @@ class ServedPartitions:
         return {k: v.copy() for k, v in self._batches.pop().items()}  # the object store's arrays are read-only
 
 
-class RayPartitionedReplay(ServiceAdapter):
+class RayPartitionedReplay(ServiceAdapter, Stateful):
     def __init__(self, ray, name: str, spec):
         self.ray, self.name = ray, name
         self.server = start_on_this_node(

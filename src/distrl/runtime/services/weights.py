@@ -19,7 +19,7 @@ import time
 import numpy as np
 
 from distrl.core.types import ArraySpec
-from distrl.runtime.services.base import LazyHandle, ServiceAdapter
+from distrl.runtime.services.base import LazyHandle, SendsCallArgs, ServiceAdapter
 from distrl.runtime.shared_memory import SharedArrays
 
 
@@ -182,7 +182,7 @@ class RayWeightsReader(_TimedReader):
         return ray.get(self._ref)
 
 
-class RayWeights(ServiceAdapter):
+class RayWeights(ServiceAdapter, SendsCallArgs):
     def __init__(self, ray):
         self.ray = ray
         self._fn, self._version = None, -1

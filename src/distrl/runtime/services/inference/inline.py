@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from distrl.core.protocols import ChannelSource
 from distrl.runtime.services.base import ServiceAdapter
 from distrl.runtime.services.inference.server import InferenceServer
 
@@ -26,7 +27,7 @@ class InlineLink:
         pass
 
 
-class InlineInference(ServiceAdapter):
+class InlineInference(ServiceAdapter, ChannelSource):
     def __init__(self, spec, offsets: dict[str, int], num_slots: int):
         self.emits = spec.emits
         self.offsets = offsets  # role -> its first slot

@@ -21,6 +21,7 @@ from multiprocessing.connection import wait
 import numpy as np
 
 from distrl.core.types import ArraySpec
+from distrl.runtime.services.base import OwnsSpawnedCopies
 from distrl.runtime.services.inference.loop import ThreadedInference
 from distrl.runtime.services.inference.server import RequestSpec
 from distrl.runtime.shared_memory import SharedArrays
@@ -127,7 +128,7 @@ class SharedMemoryLink:
         self.conn.close()
 
 
-class SharedMemoryInference(ThreadedInference):
+class SharedMemoryInference(ThreadedInference, OwnsSpawnedCopies):
     """The adapter: one slot per env actor; each (re)started actor gets a fresh pipe to its slot."""
 
     def __init__(self, spec, offsets: dict[str, int], num_slots: int, queue_size: int):

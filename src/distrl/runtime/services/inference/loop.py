@@ -19,6 +19,7 @@ from typing import Protocol
 
 import numpy as np
 
+from distrl.core.protocols import ChannelSource
 from distrl.runtime.services.base import ServiceAdapter
 from distrl.runtime.services.inference.server import InferenceServer
 
@@ -105,7 +106,7 @@ class InferenceLoop(threading.Thread):
                     continue
 
 
-class ThreadedInference(ServiceAdapter):
+class ThreadedInference(ServiceAdapter, ChannelSource):
     """The inference service where actors live in other processes (``local``, ``ray``): the server and
     its loop thread in the trainer's process on one side of a transport, completed unrolls out to the
     backend's channel (:meth:`take`), the learner's weights in (:meth:`publish`)."""
