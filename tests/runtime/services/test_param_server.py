@@ -116,3 +116,26 @@ def test_send_many_applies_each_gradient_against_the_limit_and_returns_the_lates
     applied, dropped, staleness, new_versions = receive()
     assert (applied, dropped) == (4, 2) and staleness == 1.0 and new_versions.tolist() == [2, 2]
     assert all(torch.equal(a, b) for a, b in zip(local.parameters(), server.model.parameters()))
+
+
+def test_on_ray_the_logged_rate_is_the_one_the_shard_actors_apply(local_ray):
+    """Shard actors get a new rate once it moved by 1% (a schedule moves it on every report); the rate the metrics
+    log is at every point the one the actors hold, never the schedule's newer value they were not sent."""
+    from functools import partial
+
+    from distrl.core.program import ParamServer
+    from distrl.runtime.services.param_server import RayParamServer
+
+    spec = ParamServer(make_model=model, make_optimizer=partial(SharedRMSprop, lr=0.1), num_shards=2)
+    adapter = RayParamServer(local_ray, spec)
+    try:
+        adapter.set_hyperparameters({"lr": 0.1})
+        adapter.start()
+        for lr in np.linspace(0.1, 0.0, 401):  # a linear schedule's values, report by report
+            adapter.set_hyperparameters({"lr": float(lr)})
+            held = local_ray.get([s.learning_rate.remote() for s in adapter.servers])
+            assert held == [adapter.stats()["lr"]] * 2, (lr, held)
+            assert abs(held[0] - lr) <= 0.01 * held[0] + 1e-12  # within the 1% step of the schedule
+        assert adapter.stats()["lr"] == 0.0  # the schedule's end reaches the actors
+    finally:
+        adapter.close()

@@ -157,21 +157,26 @@ def _stats(shards: SharedShards) -> dict:
 
 
 class ShardServer:
-    """One shard's state on Ray: its tensors, its optimizer, its version and drop count."""
+    """One shard's state on Ray: its tensors, its optimizer, its version and drop count. ``lr`` is the run's applied
+    rate (the one road a rate takes, with :meth:`set_lr`): every step applies it, whatever rate the optimizer was
+    built or saved with."""
 
-    def __init__(self, values: list[np.ndarray], make_optimizer, max_staleness: int | None, version: int = 0,
-                 dropped: int = 0, optimizer_state: dict | None = None, lr: float | None = None):
+    def __init__(self, values: list[np.ndarray], make_optimizer, max_staleness: int | None, lr: float, version: int = 0,
+                 dropped: int = 0, optimizer_state: dict | None = None):
         setup_compute(1)
         self.params = [torch.nn.Parameter(torch.from_numpy(np.array(v))) for v in values]
         self.optimizer = make_optimizer(self.params)
         if optimizer_state is not None:
             self.optimizer.load_state_dict(optimizer_state)
-        self.lr = self.optimizer.param_groups[0]["lr"] if lr is None else lr
+        self.lr = lr
         self.version, self.dropped = version, dropped
         self.max_staleness = max_staleness
 
     def set_lr(self, lr: float) -> None:
         self.lr = lr
+
+    def learning_rate(self) -> float:
+        return self.lr
 
     def apply(self, grads: list[np.ndarray], version: int) -> tuple[bool, int]:
         lag = self.version - version
@@ -292,8 +297,8 @@ class RayParamServer(ServiceAdapter, Stateful, AppliesUpdates):
         server_cls = self.ray.remote(num_cpus=0, max_restarts=0)(ShardServer)
         lr = float(self.shards.lr)
         self.servers = [server_cls.remote([params[i] for i in shard], self.spec.make_optimizer, self.spec.max_staleness,
-                                          int(self.shards.versions[s]), int(self.shards.dropped[s]),
-                                          self.shards.optimizers[s].state_dict(), lr)
+                                          lr, int(self.shards.versions[s]), int(self.shards.dropped[s]),
+                                          self.shards.optimizers[s].state_dict())
                         for s, shard in enumerate(self.shards.shards)]
         self._sent_lr = lr
 
@@ -301,16 +306,19 @@ class RayParamServer(ServiceAdapter, Stateful, AppliesUpdates):
         return RemoteShards(self.servers, self.shards.shards)
 
     def set_hyperparameters(self, values) -> None:
+        """A new rate reaches the shard actors in one message each once it moved by 1% from the one they hold (a
+        schedule changes it on every report); ``shards.lr``, which the metrics log, is always the rate they hold,
+        so the logged ``lr`` is the applied one (a linear schedule's steps of at most 1%)."""
         if "lr" not in values:
             return
-        lr = float(values["lr"])
-        self.shards.lr.fill_(lr)
-        sent = self._sent_lr
-        # one message per shard only when the value moved by 1% (a schedule changes it on every report)
-        if self.servers and (sent is None or abs(lr - sent) > 0.01 * abs(sent) or (lr == 0.0) != (sent == 0.0)):
+        lr, sent = float(values["lr"]), self._sent_lr
+        if not self.servers:  # not started yet: start() hands the shards this rate
+            self.shards.lr.fill_(lr)
+        elif sent is None or abs(lr - sent) > 0.01 * abs(sent) or (lr == 0.0) != (sent == 0.0):
             for server in self.servers:
                 server.set_lr.remote(lr)
             self._sent_lr = lr
+            self.shards.lr.fill_(lr)
 
     def sync(self) -> None:
         if not self.servers:
