@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hmac
 import sys
 from pathlib import Path
 
@@ -13,11 +12,6 @@ from distrl.errors import ConfigError
 
 def warn(text: str) -> None:
     print(f"distrl: serve: {text}", file=sys.stderr, flush=True)
-
-
-def same_token(given, token: str) -> bool:
-    """``given`` is the token (compared in constant time; anything but an ASCII string is not)."""
-    return isinstance(given, str) and given.isascii() and hmac.compare_digest(given.encode(), token.encode())
 
 
 def run_token(run_dir: Path, token: str | None) -> str:

@@ -17,11 +17,12 @@ import torch
 
 from distrl.config import split_address
 from distrl.deploy.batcher import Batcher
-from distrl.deploy.checks import ObservationCheck, run_token, same_token, warn
+from distrl.deploy.checks import ObservationCheck, run_token, warn
 from distrl.deploy.graphs import acting_graph
 from distrl.deploy.grpc_route import EPISODE_START, METHOD, GrpcRoute
 from distrl.deploy.http_route import HttpRoute
 from distrl.errors import ConfigError
+from distrl.runtime.streams import same_token
 
 __all__ = ["EPISODE_START", "METHOD", "PolicyServer", "run_token", "tls_files"]
 LOOPBACK = ("127.", "localhost", "[::1]", "::1")

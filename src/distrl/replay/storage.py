@@ -99,32 +99,34 @@ def load_prefix(into: np.ndarray, saved: np.ndarray, written: int, name: str) ->
     into[:len(saved)] = saved
 
 
+class _FromRing:
+    """An attribute of ``self.items`` (the item ring) under the same name: read, and written where ``writable``."""
+
+    def __init__(self, writable: bool = False):
+        self.writable = writable
+
+    def __set_name__(self, owner, name: str) -> None:
+        self.name = name
+
+    def __get__(self, obj, owner=None):
+        return self if obj is None else getattr(obj.items, self.name)
+
+    def __set__(self, obj, value) -> None:
+        if not self.writable:
+            raise AttributeError(f"{self.name} is the item ring's, read-only here")
+        setattr(obj.items, self.name, value)
+
+
 class OverItemRing:
     """For storages that keep their items' own fields in a :class:`RingStorage` (``self.items``) and more
     beside it (frames, steps): the ring's surface, which the samplers and ``Replay`` use, passed through."""
 
     items: RingStorage
     kept: np.ndarray | None = None  # as ``RingStorage``'s
-
-    @property
-    def capacity(self) -> int:
-        return self.items.capacity
-
-    @property
-    def size(self) -> int:
-        return self.items.size
-
-    @size.setter
-    def size(self, value: int) -> None:
-        self.items.size = value
-
-    @property
-    def next(self) -> int:
-        return self.items.next
-
-    @property
-    def inserted(self) -> int:
-        return self.items.inserted
+    capacity = _FromRing()
+    size = _FromRing(writable=True)
+    next = _FromRing()
+    inserted = _FromRing()
 
     def oldest_slots(self, count: int) -> np.ndarray:
         return self.items.oldest_slots(count)

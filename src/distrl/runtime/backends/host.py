@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from distrl.core.program import Program
 from distrl.runtime.backends.placement import (
+    ServiceFactories,
     Worker,
     inference_replays,
     open_services,
@@ -19,20 +20,28 @@ from distrl.runtime.backends.placement import (
 
 
 class ServiceHost:
-    program: Program | None
-    adapters: dict
     sources: list  # the adapters whose outputs the learner consumes
     routes: dict[str, str]  # inference service -> the replay its emitter feeds
-    workers: list[Worker]
     name: str
     elastic = False  # it can start and stop an elastic role's components while the run goes on (``scale``)
+
+    def __init__(self, seed: int):
+        """What every backend holds before it opens a program."""
+        self.seed = seed
+        self.program: Program | None = None
+        self.adapters: dict = {}
+        self.workers: list[Worker] = []
+        self.reports: list[dict] = []  # infos of finished steps that emitted into no channel, for ``poll``
+        self.hyper: dict = {}  # the components' hyperparameters (a restarted one gets them too)
+        self.paused = False
+        self.held: frozenset[str] = frozenset()
 
     @staticmethod
     def refuses(program: Program, num_learners: int) -> str | None:
         """Why this runtime cannot run ``program`` as asked (one line), or None: checked before anything starts."""
         return None
 
-    def open_program(self, program: Program, factories: dict) -> dict:
+    def open_program(self, program: Program, factories: ServiceFactories) -> dict:
         """Open one adapter per declared service; returns the learner's handles, by service name. ``sources`` are
         the adapters the learner consumes from; ``routes`` maps an inference service to the replay it feeds."""
         program.check()

@@ -10,19 +10,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from distrl.core.program import (
-    ConstantArray,
-    Inference,
-    ParamServer,
-    PartitionedReplayService,
-    Program,
-    ReplayService,
-    Weights,
-)
+from distrl.core.program import Program
 from distrl.core.types import allocate
 from distrl.runtime.backends.batching import concatenate
 from distrl.runtime.backends.host import ServiceHost
 from distrl.runtime.backends.placement import (
+    ServiceFactories,
     Worker,
     component_seed,
     drain_into_replays,
@@ -30,6 +23,7 @@ from distrl.runtime.backends.placement import (
     emits_to_replay,
     feeds_channel,
     slot_offsets,
+    timed_uses,
     users,
 )
 from distrl.runtime.services.constant import InProcessConstant
@@ -58,28 +52,21 @@ class InlineBackend(ServiceHost):
     worker_record = InlineWorker
 
     def __init__(self, seed: int):
-        self.seed = seed
-        self.program: Program | None = None
-        self.adapters: dict = {}
-        self.workers: list[InlineWorker] = []
+        super().__init__(seed)
+        self.transport_s = 0.0
         self.ready: list = []  # (info, arrays) in the consumed channel
-        self.reports: list[dict] = []
         self.requested: list[InlineWorker] = []
         self.next = 0
-        self.paused = False
-        self.held: frozenset[str] = frozenset()
-        self.hyper: dict = {}
-        self.transport_s = 0.0
 
     def open(self, program: Program) -> dict:
-        return self.open_program(program, {
-            Weights: lambda name, spec: InProcessWeights(),
-            ParamServer: lambda name, spec: SharedParamServer(spec),
-            ReplayService: LocalReplay,
-            PartitionedReplayService: SharedPartitionedReplay,
-            ConstantArray: lambda name, spec: InProcessConstant(spec),
-            Inference: lambda name, spec: InlineInference(spec, slot_offsets(program, name), users(program, name)),
-        })
+        return self.open_program(program, ServiceFactories(
+            weights=lambda name, spec: InProcessWeights(),
+            param_server=lambda name, spec: SharedParamServer(spec),
+            replay=LocalReplay,
+            partitioned_replay=SharedPartitionedReplay,
+            constant=lambda name, spec: InProcessConstant(spec),
+            inference=lambda name, spec: InlineInference(spec, slot_offsets(program, name), users(program, name)),
+        ))
 
     def start(self, weights) -> None:
         for w in self.start_services(weights):
@@ -96,7 +83,7 @@ class InlineBackend(ServiceHost):
             w.to_replay = emits_to_replay(self.program, w.role)
             w.feeds = feeds_channel(self.program, w.role)
             w.via_replays = [self.adapters[self.routes[n]] for n in w.role.uses if n in self.routes]
-            w.readers = [self.adapters[n] for n in w.role.uses if isinstance(self.program.services[n], Weights)]
+            w.readers = [self.adapters[n] for n in timed_uses(self.program, w.role)]
         self.batch = self.program.services[self.program.consumes].batch if self.program.consumes else 0
 
     def set_hyperparameters(self, values, components) -> None:

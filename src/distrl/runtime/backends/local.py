@@ -24,21 +24,13 @@ from dataclasses import dataclass, field
 from multiprocessing.connection import wait
 from typing import Any
 
-from distrl.core.program import (
-    Channel,
-    ConstantArray,
-    Inference,
-    ParamServer,
-    PartitionedReplayService,
-    Program,
-    ReplayService,
-    Weights,
-)
+from distrl.core.program import Channel, Program
 from distrl.core.types import ArraySpec
 from distrl.runtime.backends.batching import concatenate
 from distrl.runtime.backends.host import ServiceHost
 from distrl.runtime.backends.local_worker import ERROR, GO, SET, worker_main
 from distrl.runtime.backends.placement import (
+    ServiceFactories,
     Worker,
     component_seed,
     counted_uses,
@@ -106,21 +98,15 @@ class LocalBackend(ServiceHost):
 
     def __init__(self, seed: int, torch_threads: int = 1, step_timeout_s: float = 300.0,
                  max_restarts: int = 10):
-        self.seed, self.torch_threads, self.step_timeout_s = seed, torch_threads, step_timeout_s
+        super().__init__(seed)
+        self.torch_threads, self.step_timeout_s = torch_threads, step_timeout_s
         self.max_restarts = max_restarts
         self._errors_seen: dict[str, int] = {}  # tracebacks the components sent, printed once per run
         self.ctx = process_context()
-        self.program: Program | None = None
-        self.adapters: dict = {}
-        self.workers: list[LocalWorker] = []
         self.slots: dict[str, SharedArrays] = {}  # per emitting role
         self.free: dict[str, deque] = {}
         self.ready: deque = deque()  # (role name, slot, info) in the consumed channel
         self.pending: deque = deque()  # (worker, slot, info) waiting for their replay to admit them
-        self.reports: list[dict] = []
-        self.hyper: dict = {}
-        self.paused = False
-        self.held: frozenset[str] = frozenset()
         self._pending_restarts = 0
         self._last_check = 0.0
         self._closed = False
@@ -129,15 +115,15 @@ class LocalBackend(ServiceHost):
 
     # --- services --------------------------------------------------------------------------------
     def open(self, program: Program) -> dict:
-        return self.open_program(program, {
-            Weights: lambda name, spec: SharedMemoryWeights(),
-            ParamServer: lambda name, spec: SharedParamServer(spec),
-            ReplayService: LocalReplay,
-            PartitionedReplayService: SharedPartitionedReplay,
-            ConstantArray: lambda name, spec: SharedMemoryConstant(spec),
-            Inference: lambda name, spec: SharedMemoryInference(spec, slot_offsets(program, name), users(program, name),
+        return self.open_program(program, ServiceFactories(
+            weights=lambda name, spec: SharedMemoryWeights(),
+            param_server=lambda name, spec: SharedParamServer(spec),
+            replay=LocalReplay,
+            partitioned_replay=SharedPartitionedReplay,
+            constant=lambda name, spec: SharedMemoryConstant(spec),
+            inference=lambda name, spec: SharedMemoryInference(spec, slot_offsets(program, name), users(program, name),
                                                                queue_size=inference_queue_size(program, name)),
-        })
+        ))
 
     def set_hyperparameters(self, values, components) -> None:
         for adapter in self.adapters.values():
@@ -167,13 +153,10 @@ class LocalBackend(ServiceHost):
             w.row = row
             if not w.parked:
                 self._spawn(w)
-        self._dispatch()
+        self._grant_steps()
 
     def _in_flight(self, w: LocalWorker) -> int:
         return len(w.outstanding)
-
-    def _grant_steps(self) -> None:
-        self._dispatch()
 
     def _park(self, w: LocalWorker) -> None:
         """Stop a retired component: its pipe closes, so it exits at once (as when the backend goes); its process
@@ -237,7 +220,7 @@ class LocalBackend(ServiceHost):
         w.outstanding.append(slot if w.role.name in self.free else None)
         return True
 
-    def _dispatch(self) -> None:
+    def _grant_steps(self) -> None:
         """Grant steps to the components holding the fewest, up to their role's ``in_flight`` each
         (periodic roles only on :meth:`request`; emitting roles only while their role has a free slot)."""
         if self.paused or self._closed:
@@ -260,13 +243,13 @@ class LocalBackend(ServiceHost):
             now = time.monotonic()
             for w in self.workers:  # time spent paused is not time stuck
                 w.granted_at = now
-            self._dispatch()
+            self._grant_steps()
 
     def hold(self, roles: frozenset[str]) -> None:
         released = bool(self.held - set(roles))
         self.held = frozenset(roles)
         if released:
-            self._dispatch()
+            self._grant_steps()
 
     # --- data ------------------------------------------------------------------------------------
     def _receive(self, timeout: float) -> None:
@@ -300,7 +283,7 @@ class LocalBackend(ServiceHost):
             self.pending.append((w, slot, info))
         else:
             self.reports.append(info)
-            self._dispatch()
+            self._grant_steps()
 
     def _pump(self) -> None:
         """Insert outputs waiting for their replay, in arrival order, as far as its rate limiter admits them."""
@@ -313,7 +296,7 @@ class LocalBackend(ServiceHost):
             replay.offer(self.slots[w.role.name].view(slot))
             self.free[w.role.name].append(slot)
             self.reports.append(info)
-            self._dispatch()
+            self._grant_steps()
 
     def poll(self, timeout: float) -> tuple[list[dict], int]:
         drain_into_replays(self.routes, self.adapters, self.reports)
@@ -345,7 +328,7 @@ class LocalBackend(ServiceHost):
     def release(self, token) -> None:
         for role, slot in token:
             self.free[role].append(slot)
-        self._dispatch()
+        self._grant_steps()
 
     # --- faults ----------------------------------------------------------------------------------
     def _handle_death(self, w: LocalWorker, reason: str | None = None) -> None:
@@ -367,13 +350,13 @@ class LocalBackend(ServiceHost):
                 print(f"distrl: {w.name} failed while it was stopping:\n{w.last_error.rstrip()}", file=sys.stderr,
                       flush=True)
             w.handle, w.last_error, w.parked, w.retiring = None, "", True, False
-            self._dispatch()
+            self._grant_steps()
             return
         w.restarts = w.restart_log.record(w.name, reason or f"died (exit code {p.exitcode})", w.last_error)
         w.last_error = ""
         self._spawn(w)
         self._pending_restarts += 1
-        self._dispatch()
+        self._grant_steps()
 
     def _check_processes(self) -> None:
         now = time.perf_counter()

@@ -3,13 +3,16 @@ who may step next. No transport here."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from distrl.core.program import (
     Channel,
+    ConstantArray,
     Inference,
     ParamServer,
+    PartitionedReplayService,
     Program,
     ReplayService,
     Role,
@@ -125,16 +128,29 @@ def drain_into_replays(routes: dict[str, str], adapters: dict, reports: list) ->
             reports.append(item[1])
 
 
-def open_services(program: Program, factories: dict) -> dict:
-    """One adapter per declared service, made by the transport's ``factories[kind](name, spec)``: the one table
-    where a backend says how it serves each service kind. Channels are the backend's own business (it delivers
-    them); a kind without a factory is an error naming it, not a service silently missing."""
-    adapters = {}
-    for name, spec in program.services.items():
-        if isinstance(spec, Channel):
-            continue
-        factory = factories.get(type(spec))
-        if factory is None:
-            raise ValueError(f"service '{name}' is a {type(spec).__name__}, which this runtime does not serve")
-        adapters[name] = factory(name, spec)
-    return adapters
+Factory = Callable[[str, Any], Any]  # (service name, its declaration) -> the adapter
+
+
+@dataclass(frozen=True)
+class ServiceFactories:
+    """The one table where a backend says how it serves each service kind: a factory per kind, every kind named (a
+    backend that leaves one out fails where it is written, not when a program first declares that kind). Channels
+    are the backend's own business (it delivers them)."""
+
+    weights: Factory
+    param_server: Factory
+    replay: Factory
+    partitioned_replay: Factory
+    constant: Factory
+    inference: Factory
+
+    def for_kind(self, spec) -> Factory:
+        return {Weights: self.weights, ParamServer: self.param_server, ReplayService: self.replay,
+                PartitionedReplayService: self.partitioned_replay, ConstantArray: self.constant,
+                Inference: self.inference}[type(spec)]
+
+
+def open_services(program: Program, factories: ServiceFactories) -> dict:
+    """One adapter per declared service (not the channels), made by the backend's factory for its kind."""
+    return {name: factories.for_kind(spec)(name, spec) for name, spec in program.services.items()
+            if not isinstance(spec, Channel)}

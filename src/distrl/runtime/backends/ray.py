@@ -19,19 +19,12 @@ import time
 from collections import deque
 from dataclasses import dataclass, field
 
-from distrl.core.program import (
-    ConstantArray,
-    Inference,
-    ParamServer,
-    PartitionedReplayService,
-    Program,
-    ReplayService,
-    Weights,
-)
+from distrl.core.program import Program
 from distrl.core.types import allocate
 from distrl.runtime.backends.batching import concatenate
 from distrl.runtime.backends.host import ServiceHost
 from distrl.runtime.backends.placement import (
+    ServiceFactories,
     Worker,
     component_seed,
     counted_uses,
@@ -264,21 +257,15 @@ class RayBackend(ServiceHost):
 
     def __init__(self, seed: int, torch_threads: int = 1, address: str | None = None, step_timeout_s: float = 300.0,
                  max_restarts: int = 10, token: str = ""):
-        self.seed, self.torch_threads, self.step_timeout_s = seed, torch_threads, step_timeout_s
+        super().__init__(seed)
+        self.torch_threads, self.step_timeout_s = torch_threads, step_timeout_s
         self.token = token  # what peers reaching this run over the network must present (SEED's streams)
         self.max_restarts = max_restarts
         self._errors_seen: dict[str, int] = {}  # tracebacks the components sent, printed once per run
         self.address = address or os.environ.get("RAY_ADDRESS")
         self.started_ray = False
-        self.program: Program | None = None
-        self.adapters: dict = {}
-        self.workers: list[RayWorker] = []
         self.ready: list = []  # (arrays, info) in the consumed channel
-        self.reports: list[dict] = []
         self.node_ids: set[str] = set()
-        self.hyper: dict = {}  # hyperparameters for components: sent with every call (a restarted one gets them too)
-        self.paused = False
-        self.held: frozenset[str] = frozenset()
         self.transport_s = 0.0
         self._restarts = 0
 
@@ -290,13 +277,13 @@ class RayBackend(ServiceHost):
         self.started_ray = connect_ray(self.address, sum(r.count for r in program.roles if r.cpus >= 1))
         return self.open_program(
             program,
-            {
-                Weights: lambda name, spec: RayWeights(ray),
-                ParamServer: lambda name, spec: RayParamServer(ray, spec),
-                ReplayService: lambda name, spec: RayReplay(ray, name, spec),
-                PartitionedReplayService: lambda name, spec: RayPartitionedReplay(ray, name, spec),
-                ConstantArray: lambda name, spec: RayConstant(ray, spec),
-                Inference: lambda name, spec: GrpcInference(
+            ServiceFactories(
+                weights=lambda name, spec: RayWeights(ray),
+                param_server=lambda name, spec: RayParamServer(ray, spec),
+                replay=lambda name, spec: RayReplay(ray, name, spec),
+                partitioned_replay=lambda name, spec: RayPartitionedReplay(ray, name, spec),
+                constant=lambda name, spec: RayConstant(ray, spec),
+                inference=lambda name, spec: GrpcInference(
                     ray,
                     spec,
                     users(program, name),
@@ -304,7 +291,7 @@ class RayBackend(ServiceHost):
                     queue_size=inference_queue_size(program, name),
                     token=self.token,
                 ),
-            },
+            ),
         )
 
     def start(self, weights) -> None:
@@ -322,15 +309,12 @@ class RayBackend(ServiceHost):
                 if emits_to_channel(self.program, w.role) and not self.program.batches_per_version else 0
             if not w.parked:
                 self._spawn(w)
-        self._fill()
+        self._grant_steps()
 
     # (``scale``, ``scaling``: ServiceHost's; an actor the cluster has no free CPU for waits in Ray's queue until
     # one frees, and its move, adding nothing, is undone)
     def _in_flight(self, w: RayWorker) -> int:
         return len(w.inflight)
-
-    def _grant_steps(self) -> None:
-        self._fill()
 
     def _park(self, w: RayWorker) -> None:
         now = time.monotonic()
@@ -422,7 +406,7 @@ class RayBackend(ServiceHost):
             return 1
         return max(1, min(MAX_STEPS_PER_CALL, math.ceil(MIN_CALL_S / max(w.step_s, 1e-6))))
 
-    def _fill(self) -> None:
+    def _grant_steps(self) -> None:
         for w in self.workers:
             while self._may_submit(w):
                 self._submit(w)
@@ -485,13 +469,13 @@ class RayBackend(ServiceHost):
         for w in self.workers:
             if w.retiring and not w.inflight:
                 self._park(w)
-        self._fill()
+        self._grant_steps()
 
     def poll(self, timeout: float) -> tuple[list[dict], int]:
         drain_into_replays(self.routes, self.adapters, self.reports)
         if not self.reports:
             self._receive(0.0 if self.ready else timeout)
-        self._fill()
+        self._grant_steps()
         reports, self.reports = self.reports, []
         n, self._restarts = self._restarts, 0
         return reports, n
@@ -519,7 +503,7 @@ class RayBackend(ServiceHost):
         for w in token:
             if w is not None:
                 w.held -= 1
-        self._fill()
+        self._grant_steps()
 
     def request(self, role: str) -> None:
         for w in self.workers:
@@ -531,11 +515,11 @@ class RayBackend(ServiceHost):
         if not paused:
             for w in self.workers:  # time spent paused is not time stuck
                 w.call_started = time.monotonic()
-        self._fill()
+        self._grant_steps()
 
     def hold(self, roles: frozenset[str]) -> None:
         self.held = frozenset(roles)
-        self._fill()
+        self._grant_steps()
 
     def stats(self) -> dict:
         return {"nodes": len(self.node_ids), "transport_s": self.transport_s}

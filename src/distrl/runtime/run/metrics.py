@@ -123,16 +123,8 @@ def bottleneck(learner_wait_frac: float, actor_block_frac: float, transport_frac
     numbers = (f"{learner_waits(learner_wait_frac)}, actors are blocked {actor_block_frac:.0%} of theirs on a full "
                f"pipeline, transport takes {transport_frac:.0%}")
     if transport_frac >= max(learner_wait_frac, actor_block_frac, 0.25):
-        verdict = "transport-bound"
-    elif learner_wait_frac >= 0.2 and actor_block_frac >= 0.2:
-        verdict = "pipeline-bound"
-    elif learner_wait_frac >= 0.2:
-        verdict = "actor-bound"
-    elif actor_block_frac >= 0.2:
-        verdict = "learner-bound"
-    else:
-        verdict = "balanced"
-    return verdict, numbers
+        return "transport-bound", numbers
+    return who_waits(learner_wait_frac >= 0.2, actor_block_frac >= 0.2, "pipeline-bound"), numbers
 
 
 def blocked_fraction(role_time: dict[str, float]) -> float:
@@ -171,12 +163,14 @@ def inference_bottleneck(learner_wait_frac: float, actor_idle_frac: float) -> tu
     """SEED's verdict: actors wait for actions rather than for queue space, so "idle" means waiting on the
     inference server (its batching, forward passes and the transport)."""
     numbers = f"{learner_waits(learner_wait_frac)}, actors wait {actor_idle_frac:.0%} of theirs for actions"
-    if learner_wait_frac >= 0.2 and actor_idle_frac >= 0.5:
-        verdict = "inference-bound"
-    elif learner_wait_frac >= 0.2:
-        verdict = "actor-bound"
-    elif actor_idle_frac >= 0.5:
-        verdict = "learner-bound"
-    else:
-        verdict = "balanced"
-    return verdict, numbers
+    return who_waits(learner_wait_frac >= 0.2, actor_idle_frac >= 0.5, "inference-bound"), numbers
+
+
+def who_waits(learner_waits: bool, actors_wait: bool, both: str) -> str:
+    """The verdict of who waits on whom: both (``both``: what sits between them), the learner (for the actors:
+    actor-bound), the actors (for the learner: learner-bound), or neither (balanced)."""
+    if learner_waits and actors_wait:
+        return both
+    if learner_waits:
+        return "actor-bound"
+    return "learner-bound" if actors_wait else "balanced"

@@ -27,7 +27,8 @@ class _TimedReader:
     seconds = 0.0  # time spent pulling: the transport share of a component's time
     bytes = 0  # weights pulled (the runtime's bytes moved per env step)
 
-    def _timed(self, newer_than: int):
+    def pull(self, newer_than: int) -> tuple[np.ndarray, int] | None:
+        """The newest weights and their version, or None when none newer than ``newer_than`` was published."""
         t0 = time.perf_counter()
         got = self._pull(newer_than)
         self.seconds += time.perf_counter() - t0
@@ -59,9 +60,6 @@ class InProcessWeights(ServiceAdapter, _TimedReader):
 
     def worker_handle(self, role: str, index: int):
         return self
-
-    def pull(self, newer_than: int) -> tuple[np.ndarray, int] | None:
-        return self._timed(newer_than)
 
     def _pull(self, newer_than: int):
         if self._fn is None or self.version <= newer_than:
@@ -122,9 +120,6 @@ class SharedWeightsReader(LazyHandle, _TimedReader):
     def resolve(self, handle) -> SharedWeights:
         return SharedWeights.attach(handle)
 
-    def pull(self, newer_than: int) -> tuple[np.ndarray, int] | None:
-        return self._timed(newer_than)
-
     def _pull(self, newer_than: int):
         shared = self.resolved()
         if shared.version <= newer_than:
@@ -165,9 +160,6 @@ class RayWeightsReader(_TimedReader):
     def receive(self, value) -> None:
         if value is not None and value[1] > self._version:
             self._ref, self._version = value
-
-    def pull(self, newer_than: int) -> tuple[np.ndarray, int] | None:
-        return self._timed(newer_than)
 
     def _pull(self, newer_than: int):
         if self._ref is None or self._version <= newer_than:

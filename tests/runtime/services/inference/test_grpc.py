@@ -110,6 +110,9 @@ def test_a_disconnected_stream_frees_its_slot_and_a_new_actor_starts_clean(serve
     (u1, _), (u2, _) = wait_for(loop, 2)
     assert int(u1["obs"][0, 0, 0]) == 7 and int(u2["obs"][0, 0, 0]) == 8
     np.testing.assert_array_equal(u2["obs"][:, 0, 1], np.arange(T + 1))  # its own steps from 0
+    deadline = time.monotonic() + 30  # the second's end is seen once its stream has closed on the server's side
+    while loop.server.unrolls_dropped < 2 and time.monotonic() < deadline:
+        time.sleep(0.01)
     assert loop.server.unrolls_dropped == 2  # each left with a partial unroll (the second 1 step into its next)
 
 
@@ -282,12 +285,12 @@ def test_silent_peers_held_open_never_keep_a_real_actor_out(served, silent):
         channel = grpc.insecure_channel(transport.address)
         never = threading.Event()
         held.append((channel, never, channel.stream_stream("/distrl.Inference/Act")(iter(never.wait, True))))
-    from distrl.runtime.services.inference.grpc import PRE_HELLO_STREAMS
+    from distrl.runtime.streams import PRE_HELLO_STREAMS
 
     deadline = time.monotonic() + 10  # the silent streams are in (as many as are let wait for a hello)
-    while len(transport._waiting) < min(silent, PRE_HELLO_STREAMS) and time.monotonic() < deadline:
+    while transport.gate.waiting < min(silent, PRE_HELLO_STREAMS) and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert len(transport._waiting) == min(silent, PRE_HELLO_STREAMS)
+    assert transport.gate.waiting == min(silent, PRE_HELLO_STREAMS)
     link = GrpcLink(transport.address, timeout_s=10, token="right")  # joins (its timeout bounds the wait)
     assert link.config["slot"] == 0
     link.close()

@@ -17,17 +17,24 @@ dropped its partial unroll, so a reconnecting actor starts clean in whatever slo
 
 from __future__ import annotations
 
-import hmac
 import json
 import queue
 import sys
 import threading
-from concurrent import futures
 
 import numpy as np
 
 from distrl.core.types import ArraySpec
 from distrl.runtime.services.inference.server import RequestSpec
+from distrl.runtime.streams import (
+    PRE_HELLO_STREAMS,
+    HelloGate,
+    StreamReader,
+    hello_token,
+    listen,
+    same_token,
+    stream_server,
+)
 
 METHOD = "/distrl.Inference/Act"
 _OPTIONS = [("grpc.max_send_message_length", 64 << 20), ("grpc.max_receive_message_length", 64 << 20)]
@@ -50,40 +57,10 @@ def _spec_from_json(d: dict) -> dict[str, ArraySpec]:
 
 
 HANDSHAKE_TIMEOUT_S = 5.0  # a peer that says nothing valid this long after connecting is dropped
-# streams still waiting for their hello: beyond this many, a new one drops the one that has waited longest (a real
-# actor says hello at once, so only silent peers are ever the oldest), and the server's stream limit always keeps
-# room above the slots and these for the next newcomer: no number of silent connections keeps an actor out
-PRE_HELLO_STREAMS = 8
-HELLO_BYTES = 4096  # a hello is a small JSON object; anything longer is not one
 # a finite value this large (3e38) is still no env's: summed over an episode it overflows float32 and turns the
 # run's returns into inf; no task's reward per step comes near it
 MAX_ABS_VALUE = 1e12
 IDLE_TIMEOUT_S = 60.0  # an actor silent this long after its hello gives its slot back
-
-
-class _Reader:
-    """A request stream read with timeouts: ``get`` returns the next message, or ``None`` when the stream
-    ended or nothing came in time (the handler then returns, which ends the call and frees its thread and
-    slot). One small thread per stream does the blocking reads."""
-
-    def __init__(self, iterator):
-        self.inbox: queue.SimpleQueue = queue.SimpleQueue()
-
-        def pump():
-            try:
-                for msg in iterator:
-                    self.inbox.put(msg)
-            except Exception:
-                pass
-            self.inbox.put(None)
-
-        threading.Thread(target=pump, name="distrl-grpc-reader", daemon=True).start()
-
-    def get(self, timeout_s: float) -> bytes | None:
-        try:
-            return self.inbox.get(timeout=timeout_s)
-        except queue.Empty:
-            return None
 
 
 def _warn(text: str) -> None:
@@ -111,7 +88,6 @@ class GrpcTransport:
         idle_timeout_s: float = IDLE_TIMEOUT_S,
         tls: tuple[bytes, bytes] | None = None,
     ):
-        import grpc
 
         self.request_specs = request.arrays()
         self.action_spec = ArraySpec((request.num_envs,) + action.shape, action.dtype)
@@ -130,47 +106,20 @@ class GrpcTransport:
         self._stopping = threading.Event()
         self.rejected = 0
         self.on_disconnect = lambda slot: None
-        self._waiting: dict = {}  # stream id -> its reader, oldest first: the streams that have not said hello yet
-        self._waiting_lock = threading.Lock()
-        streams = num_slots + PRE_HELLO_STREAMS + 2
-        self.server = grpc.server(futures.ThreadPoolExecutor(max_workers=streams), options=_OPTIONS,
-                                  maximum_concurrent_rpcs=streams)
-        handler = grpc.stream_stream_rpc_method_handler(self._stream)  # bytes in, bytes out
-        self.server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(
-            METHOD.split("/")[1], {METHOD.split("/")[2]: handler}),))
-        host = bind.rsplit(":", 1)[0]
-        if tls is None:
-            self.port = self.server.add_insecure_port(bind)
-        else:  # (certificate chain, private key), PEM
-            self.port = self.server.add_secure_port(bind, grpc.ssl_server_credentials([(tls[1], tls[0])]))
+        self.gate = HelloGate()
+        self.server = stream_server(self._stream, METHOD, num_slots + PRE_HELLO_STREAMS + 2, _OPTIONS)
+        self.port = listen(self.server, bind, tls)
         if self.port == 0:
             raise OSError(f"cannot listen on {bind}")
-        self.address = f"{host}:{self.port}"
+        self.address = f"{bind.rsplit(':', 1)[0]}:{self.port}"
         self.server.start()
-
-    def _hello(self, reader: _Reader) -> bytes | None:
-        """The stream's first message, or None (it said nothing in time, or a newer stream needed its place)."""
-        key = object()
-        with self._waiting_lock:
-            if len(self._waiting) >= PRE_HELLO_STREAMS:
-                oldest = next(iter(self._waiting))
-                self._waiting.pop(oldest).inbox.put(None)  # its get() returns None now: dropped as silent
-            self._waiting[key] = reader
-        hello = reader.get(self.handshake_timeout_s)
-        with self._waiting_lock:
-            evicted = self._waiting.pop(key, None) is None  # a newer stream took its place (and queued a None)
-        return None if evicted else hello
 
     def _admit(self, hello: bytes | None, peer: str) -> bool:
         if hello is None:
             _warn(f"{peer} said nothing within {self.handshake_timeout_s:g} s (or gave its place to a newer peer): "
                   "dropped")
             return False
-        try:  # a hello is small: a long or deeply nested one is refused unread
-            given = json.loads(hello.decode()).get("token", "") if len(hello) <= HELLO_BYTES else None
-        except (ValueError, UnicodeDecodeError, AttributeError, RecursionError):
-            given = None
-        if not isinstance(given, str) or not hmac.compare_digest(given.encode(), self.token.encode()):
+        if not same_token(hello_token(hello), self.token):
             _warn(f"{peer} did not present the run's token: refused")
             return False
         return True
@@ -201,8 +150,9 @@ class GrpcTransport:
         import grpc
 
         peer = context.peer()
-        reader = _Reader(request_iterator)
-        if not self._admit(self._hello(reader), peer):
+        reader = StreamReader(request_iterator)
+        if not self._admit(self.gate.hello(reader, self.handshake_timeout_s), peer):
+            reader.drop()
             self.rejected += 1
             context.abort(grpc.StatusCode.UNAUTHENTICATED, "a hello with the run's token is needed (distrl join "
                                                            "--token)")
@@ -225,6 +175,7 @@ class GrpcTransport:
                         return
                 yield self.actions[slot].tobytes()
         finally:
+            reader.drop()
             self._left.put(slot)  # freed by the loop, after it dropped the slot's partial unroll
 
     def poll(self, timeout: float) -> list[int]:

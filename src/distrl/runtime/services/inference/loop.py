@@ -22,6 +22,7 @@ import numpy as np
 from distrl.core.protocols import ChannelSource
 from distrl.runtime.services.base import ServiceAdapter
 from distrl.runtime.services.inference.server import InferenceServer
+from distrl.runtime.streams import put_until
 
 
 class ServerTransport(Protocol):
@@ -98,12 +99,7 @@ class InferenceLoop(threading.Thread):
         self.transport.actions[slots] = out["actions"]
         self.transport.respond(slots)
         for item in self.server.take():
-            while not self._stop_event.is_set():
-                try:
-                    self.unrolls.put(item, timeout=0.1)
-                    break
-                except queue.Full:
-                    continue
+            put_until(self.unrolls, item, self._stop_event, 0.1)
 
 
 class ThreadedInference(ServiceAdapter, ChannelSource):
