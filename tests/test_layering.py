@@ -63,11 +63,14 @@ def test_backends_know_no_system():
 
 
 def test_trainer_probes_no_attributes():
-    """The run loop calls what core's protocols declare, nothing found by probing."""
+    """The run loop calls what core's protocols declare, nothing found by probing: no attribute looked up by name or
+    in an object's dictionary, no signature inspected (an adapter declares an optional contract by subclassing it)."""
     backends = SRC / "runtime" / "backends"
-    for path in [SRC / "runtime" / "trainer.py", backends / "inline.py", backends / "local.py", backends / "ray.py"]:
+    paths = [SRC / "runtime" / "trainer.py", *(backends / f"{name}.py" for name in ("inline", "local", "ray", "host")),
+             SRC / "runtime" / "run" / "state.py"]
+    for path in paths:
         text = path.read_text()
-        for probe in ("hasattr(", "getattr("):
+        for probe in ("hasattr(", "getattr(", "vars(", "__dict__", "inspect.", "callable("):
             assert probe not in text, (path, probe)
 
 
