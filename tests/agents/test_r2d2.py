@@ -420,3 +420,13 @@ def test_obs_norm_statistics_travel_with_the_weights_to_the_policy(tmp_path):
     norm = distrl.load_policy(run).model.obs_norm
     # learned from CartPole's steps (positions near 0, small spread), not the initial mean 0 and std 1
     assert norm.count > 0 and torch.all(norm.std < 1.0) and torch.all(norm.std > 1e-3)
+
+
+def test_r2d2_honours_legal_action_masks_and_learns_tic_tac_toe(tmp_path):
+    """Its recurrent Q-values mask as Ape-X DQN's do, at every step of a sequence. Greedy play over 100 games against
+    random play, both seats: seeds 0-2 scored 0.79 each at this budget (0.84-0.90 on other evaluation seeds)."""
+    run = tmp_path / "ttt"
+    distrl.train("r2d2", env="pettingzoo:classic.tictactoe_v3", runtime="inline", total_steps=30_000, run_dir=str(run),
+                 progress=False)
+    played = distrl.evaluate(run, episodes=100, snapshot="last")
+    assert played["mean_return"] >= 0.6, played

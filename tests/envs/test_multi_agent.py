@@ -99,24 +99,50 @@ def test_gorila_learns_tic_tac_toe_against_a_random_player(tmp_path):
     assert distrl.evaluate(run, episodes=100)["mean_return"] >= 0.6
 
 
-def test_q_values_and_epsilon_greedy_keep_to_legal_actions():
+@pytest.mark.parametrize("recurrent", [False, True], ids=["q-network", "recurrent-q-network"])
+def test_q_values_and_epsilon_greedy_keep_to_legal_actions(recurrent):
+    """Ape-X DQN's and GORILA's network, and R2D2's at every step of a sequence: an illegal action's Q is ILLEGAL_Q,
+    so neither the greedy choice nor an epsilon-greedy draw is ever illegal."""
     from distrl.agents.common.exploration import EpsilonGreedy
-    from distrl.models import QNetwork
+    from distrl.models import QNetwork, RecurrentQNetwork
+    from distrl.models.q_networks import ILLEGAL_Q
 
-    model = QNetwork((27,), 9, (16,), action_mask_size=9)
     obs = torch.rand(256, 27)
     obs[:, -9:] = (torch.rand(256, 9) < 0.3).float()
     obs[:, -1] = 1.0  # at least one legal action in every row
     legal = (obs[:, -9:] > 0.5).numpy()
-    with torch.no_grad():
-        q = model(obs).numpy()
+    if recurrent:
+        model = RecurrentQNetwork((27,), 9, (16,), 8, action_mask_size=9)
+        with torch.no_grad():  # 256 steps of 4 envs, one sequence each
+            q = model.unroll(obs.view(64, 4, 27), model.initial_state(4))[0].reshape(256, 9).numpy()
+    else:
+        model = QNetwork((27,), 9, (16,), action_mask_size=9)
+        with torch.no_grad():
+            q = model(obs).numpy()
+    assert (q[~legal] == ILLEGAL_Q).all() and (q[legal] > ILLEGAL_Q / 2).all()
     actions = EpsilonGreedy(np.ones(256), 9).choose(q, np.random.default_rng(0))  # every action a random draw
     assert legal[np.arange(256), actions].all()
-    assert legal[np.arange(256), model.greedy(obs).numpy()].all()
+    assert legal[np.arange(256), q.argmax(-1)].all()
     assert len(set(actions.tolist())) > 5  # random among the legal ones, not always the same
 
 
-@pytest.mark.parametrize("system", ["r2d2", "r2d3"])
+def test_seed_r2d2s_inference_acts_only_legally():
+    """SEED + R2D2's server acts for ``slots x envs`` copies at once, each with its own rate: legal moves only."""
+    from distrl.agents.common.exploration import epsilon_greedy
+    from distrl.models.q_networks import ILLEGAL_Q
+
+    rng = np.random.default_rng(0)
+    q = rng.normal(size=(5, 3, 9)).astype(np.float32)
+    legal = rng.random((5, 3, 9)) < 0.3
+    legal[..., 0] = True
+    q[~legal] = ILLEGAL_Q
+    for epsilon in (0.0, 1.0):
+        actions = epsilon_greedy(q, np.full((5, 3), epsilon), rng)
+        assert actions.shape == (5, 3)
+        assert np.take_along_axis(legal, actions[..., None], -1).all()
+
+
+@pytest.mark.parametrize("system", ["es"])
 def test_systems_that_do_not_honour_masks_refuse_the_game_in_one_line(system):
     from distrl.api import plan_run
 

@@ -110,7 +110,7 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys, argv, says):
     assert not folder.exists()
 
 
-@pytest.mark.parametrize("system, says", [("r2d2", "legal-action masks"), ("a3c", "need a learner"),
+@pytest.mark.parametrize("system, says", [("r2d2", "policy is recurrent"), ("a3c", "need a learner"),
                                           ("gorila", "need a learner")])  # its learners are many, with a server
 def test_systems_that_cannot_be_players_are_refused(tmp_path, capsys, system, says):
     assert main(["league", system, "--env", GAME, "--run-dir", str(tmp_path / "l")]) == 2

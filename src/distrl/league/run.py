@@ -38,6 +38,7 @@ from distrl.league.payoff import PayoffTable
 from distrl.league.players import LocalPlayers, RayPlayers
 from distrl.league.ratings import EloRatings
 from distrl.league.server import LeagueClient, LeagueServer
+from distrl.models import RecurrentQNetwork
 from distrl.runtime.run.run_dir import append_row, prepare_run_dir, read_json_object, read_rows, write_json
 from distrl.runtime.run.stop_signals import stop_signals
 
@@ -111,7 +112,8 @@ def _plan(system: str, env: str, runtime: str, total_steps: int, settings: dict,
         raise ConfigError(f"a league plays a two-player game: --env pettingzoo:GAME or openspiel:GAME (e.g. "
                           f"pettingzoo:classic.tictactoe_v3, openspiel:kuhn_poker), its '?' part at most opening=N "
                           f"(the league chooses the opponents); got {env!r}")
-    module, run_cfg, _, spec, program = plan_run(system, env, runtime=runtime, total_steps=total_steps, **settings)
+    module, run_cfg, sys_cfg, spec, program = plan_run(system, env, runtime=runtime, total_steps=total_steps,
+                                                       **settings)
     if run_cfg.autoscale == "on":  # players train in slices, in turn: an idle player's windows would mislead it
         raise ConfigError("autoscale=on sizes one run; a league's players train in slices and cannot autoscale yet")
     from distrl.envs.opponents import opponent
@@ -121,6 +123,10 @@ def _plan(system: str, env: str, runtime: str, total_steps: int, settings: dict,
     if program.make_learner is None or not module.LEGAL_ACTION_MASKS:
         raise ConfigError(f"a league's players need a learner whose policy honours legal-action masks, and {system} "
                           "is not such a system; systems that are: a2c, ppo, impala, appo, seed, apex-dqn")
+    if isinstance(module.make_model(spec, sys_cfg), RecurrentQNetwork):
+        raise ConfigError(f"{system}'s policy is recurrent, and a league's games share one copy of each opponent's "
+                          "policy per process, which carries no state per game yet; systems that can play: a2c, ppo, "
+                          "impala, appo, seed, apex-dqn")
     if run_cfg.num_learners > 1:
         raise ConfigError(f"a league's player runs one learner; num_learners={run_cfg.num_learners} (valid: 1)")
     return run_cfg

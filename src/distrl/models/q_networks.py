@@ -13,6 +13,21 @@ from distrl.models.torsos import make_torso
 ILLEGAL_Q = -1e30  # an illegal action's Q-value: below any real one, finite (no inf - inf in a TD error)
 
 
+def legal_actions(obs: torch.Tensor, mask_size: int) -> torch.Tensor | None:
+    """The legal-action mask an observation carries in its last ``mask_size`` entries (1 legal), or None."""
+    return obs[..., -mask_size:] > 0.5 if mask_size else None
+
+
+def masked_q(q: torch.Tensor, legal: torch.Tensor | None) -> torch.Tensor:
+    """``q`` with every illegal action's value at ``ILLEGAL_Q``: the greedy action, the double-Q target's argmax and
+    epsilon-greedy's random draws (``agents/common/exploration.py``) then keep to the legal ones. A finished game's
+    last observation (no action legal) masks nothing."""
+    if legal is None:
+        return q
+    legal = legal | ~legal.any(-1, keepdim=True)
+    return torch.where(legal, q, ILLEGAL_Q)
+
+
 class QNetwork(nn.Module):
     """Q(x, .) for discrete actions. ``dueling`` uses Wang et al. 2016 (arXiv:1511.06581) eq. 9:
     Q = V + A - mean_a A."""
@@ -33,16 +48,12 @@ class QNetwork(nn.Module):
         self.value = nn.Linear(self.torso.out_dim, 1) if dueling else None
 
     def forward(self, obs: torch.Tensor) -> torch.Tensor:
-        legal = obs[..., -self.action_mask_size:] > 0.5 if self.action_mask_size else None
+        legal = legal_actions(obs, self.action_mask_size)
         if self.obs_norm is not None:
             obs = self.obs_norm(obs)
         feat = self.torso(obs)
         adv = self.advantage(feat)
-        q = adv if not self.dueling else self.value(feat) + adv - adv.mean(dim=-1, keepdim=True)
-        if legal is None:
-            return q
-        legal = legal | ~legal.any(-1, keepdim=True)  # a finished game's last observation: nothing masked
-        return torch.where(legal, q, ILLEGAL_Q)
+        return masked_q(adv if not self.dueling else self.value(feat) + adv - adv.mean(dim=-1, keepdim=True), legal)
 
     def greedy(self, obs: torch.Tensor) -> torch.Tensor:
         return self.forward(obs).argmax(dim=-1)

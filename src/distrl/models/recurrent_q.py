@@ -15,13 +15,19 @@ import torch
 from torch import nn
 
 from distrl.models.normalisers import ObsNormaliser
+from distrl.models.q_networks import legal_actions, masked_q
 from distrl.models.torsos import make_torso
 
 
 class RecurrentQNetwork(nn.Module):
     def __init__(self, obs_shape: tuple[int, ...], num_actions: int, hidden: tuple[int, ...] = (64,),
-                 lstm: int = 64, dueling: bool = True, obs_norm: bool = False):
+                 lstm: int = 64, dueling: bool = True, obs_norm: bool = False, action_mask_size: int = 0):
+        """``action_mask_size``: the observation's last entries are the legal-action mask, as
+        :class:`~distrl.models.q_networks.QNetwork`'s: an illegal action's Q is ``ILLEGAL_Q`` at every step."""
         super().__init__()
+        if action_mask_size not in (0, num_actions):
+            raise ValueError("a legal-action mask has one entry per action")
+        self.action_mask_size = action_mask_size
         self.obs_norm = ObsNormaliser(obs_shape) if obs_norm and len(obs_shape) == 1 else None
         self.torso = make_torso(obs_shape, hidden, nn.ReLU)
         self.lstm = nn.LSTM(self.torso.out_dim, lstm)
@@ -45,11 +51,12 @@ class RecurrentQNetwork(nn.Module):
         """Q of every step of ``obs`` ``[T, B, ...]`` from ``state`` (no resets inside: a replayed
         sequence holds one episode); returns (Q ``[T, B, A]``, the state after the last step)."""
         T, B = obs.shape[:2]
+        legal = legal_actions(obs, self.action_mask_size)
         if self.obs_norm is not None:
             obs = self.obs_norm(obs)
         feat = self.torso(obs.reshape((T * B,) + obs.shape[2:])).view(T, B, -1)
         out, (h, c) = self.lstm(feat, (state[0].unsqueeze(0).contiguous(), state[1].unsqueeze(0).contiguous()))
-        return self._head(out), (h[0], c[0])
+        return masked_q(self._head(out), legal), (h[0], c[0])
 
     def step(self, obs: torch.Tensor, state: tuple[torch.Tensor, torch.Tensor]):
         """One step for a batch of envs: (Q ``[B, A]``, next state)."""

@@ -45,14 +45,20 @@ class EpsilonGreedy:
 
     def choose(self, q: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         """From Q values ``[B, A]`` already computed (a recurrent actor computes them with its state)."""
-        greedy = q.argmax(-1)
-        explore = rng.random(len(q)) < self.epsilons
-        legal = q > ILLEGAL_Q / 2  # a masked Q-value is ILLEGAL_Q (models/q_networks.py)
-        if legal.all():  # nothing masked: the draws as they always were (a seed's run is unchanged)
-            random = rng.integers(0, self.num_actions, len(q))
-        else:  # uniform among each row's legal actions
-            random = np.where(legal, rng.random(q.shape), -1.0).argmax(-1)
-        return np.where(explore, random, greedy)
+        return epsilon_greedy(q, self.epsilons, rng)
+
+
+def epsilon_greedy(q: np.ndarray, epsilons: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Each row's greedy action, or with probability ``epsilons[row]`` a uniformly random legal one (a masked
+    Q-value is ``ILLEGAL_Q``: ``models/q_networks.py``). ``q``: ``[..., A]``, ``epsilons`` of its leading shape."""
+    greedy = q.argmax(-1)
+    explore = rng.random(greedy.shape) < epsilons
+    legal = q > ILLEGAL_Q / 2
+    if legal.all():  # nothing masked: the draws as they always were (a seed's run is unchanged)
+        random = rng.integers(0, q.shape[-1], greedy.shape)
+    else:  # uniform among each row's legal actions
+        random = np.where(legal, rng.random(q.shape), -1.0).argmax(-1)
+    return np.where(explore, random, greedy)
 
 
 class GaussianNoise:

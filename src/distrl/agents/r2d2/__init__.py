@@ -10,7 +10,7 @@ DEFAULT_TOTAL_STEPS = 1_000_000  # solves the masked CartPole with the default c
 # SEED + R2D2 takes these too)
 RUN_DEFAULTS: dict = {"eval_interval_steps": 25_000, "eval_episodes": 10}
 ACTIONS = ('Discrete',)  # the action spaces it takes (observations: any that gymnasium flattens into a vector)
-LEGAL_ACTION_MASKS = False  # a game's legal-action mask: not honoured yet (the actor-critic systems do)
+LEGAL_ACTION_MASKS = True  # illegal actions: no greedy pick, no random draw, no target (Q at ILLEGAL_Q)
 DOC = "Recurrent replay distributed DQN: LSTM, stored state, burn-in, h(x) n-step double-Q, sequence priorities (R2D2)."
 
 RENAMED_SETTINGS: dict = {}  # a new system: nothing renamed

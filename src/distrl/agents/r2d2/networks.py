@@ -6,4 +6,4 @@ from distrl.models import RecurrentQNetwork
 
 def make_model(env: EnvSpec, cfg) -> RecurrentQNetwork:
     return RecurrentQNetwork(env.obs_shape, env.action_space.n, tuple(cfg.hidden), cfg.lstm, dueling=cfg.dueling,
-                             obs_norm=cfg.obs_norm)
+                             obs_norm=cfg.obs_norm, action_mask_size=env.action_mask_size)

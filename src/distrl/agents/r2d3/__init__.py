@@ -6,7 +6,7 @@ from distrl.agents.r2d3.networks import make_model
 
 DEFAULT_TOTAL_STEPS = 200_000
 ACTIONS = ('Discrete',)  # the action spaces it takes (observations: any that gymnasium flattens into a vector)
-LEGAL_ACTION_MASKS = False  # two-player games' legal-action masks: not honoured yet (the actor-critic systems do)
+LEGAL_ACTION_MASKS = True  # illegal actions: no greedy pick, no random draw, no target (Q at ILLEGAL_Q)
 DOC = "Recurrent replay distributed DQN from demonstrations: R2D2 + a demo replay, demo ratio rho (R2D3)."
 
 RENAMED_SETTINGS: dict = {}  # a new system: nothing renamed

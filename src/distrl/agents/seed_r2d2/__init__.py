@@ -10,7 +10,7 @@ from distrl.agents.seed_r2d2.networks import make_model
 DEFAULT_TOTAL_STEPS = 1_000_000
 # RUN_DEFAULTS: R2D2's periodic evaluation, whose best weights distrl eval plays
 ACTIONS = ('Discrete',)  # the action spaces it takes (observations: any that gymnasium flattens into a vector)
-LEGAL_ACTION_MASKS = False  # a game's legal-action mask: not honoured yet (the actor-critic systems do)
+LEGAL_ACTION_MASKS = True  # illegal actions: no greedy pick, no random draw, no target (Q at ILLEGAL_Q)
 DOC = "SEED RL's central inference with R2D2's recurrent replay learner (the SEED paper's headline agent)."
 
 RENAMED_SETTINGS: dict = {}  # a new system: nothing renamed

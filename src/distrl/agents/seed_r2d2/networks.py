@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from distrl.agents.common.exploration import epsilon_greedy
 from distrl.agents.r2d2.networks import make_model
 from distrl.core.types import ArraySpec
 from distrl.envs import EnvSpec
@@ -55,13 +56,10 @@ class RecurrentQPolicy:
             x = torch.from_numpy(obs.reshape((n * E,) + obs.shape[2:])).to(self.device)
             h, c = torch.from_numpy(state.reshape(n * E, -1)).to(self.device).split(self.size, dim=1)
             q, (h, c) = self.model.step(x, (h, c))
-            greedy = q.argmax(-1).cpu().numpy().reshape(n, E)
-            q_values = q.float().cpu().numpy().reshape(n, E, -1) if "q_values" in self.outputs else None
+            q_values = q.float().cpu().numpy().reshape(n, E, -1)
             new_state = torch.cat([h, c], dim=1).cpu().numpy().reshape(n, E, -1)
-        explore = self.rng.random((n, E)) < self.epsilons[slots]
-        actions = np.where(explore, self.rng.integers(0, self.num_actions, (n, E)), greedy)
-        out = {"actions": actions, "core_state": state}
-        if q_values is not None:
+        out = {"actions": epsilon_greedy(q_values, self.epsilons[slots], self.rng), "core_state": state}
+        if "q_values" in self.outputs:
             out["q_values"] = q_values
         return out, new_state
 
