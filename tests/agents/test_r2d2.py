@@ -430,3 +430,22 @@ def test_r2d2_honours_legal_action_masks_and_learns_tic_tac_toe(tmp_path):
                  progress=False)
     played = distrl.evaluate(run, episodes=100, snapshot="last")
     assert played["mean_return"] >= 0.6, played
+
+
+def test_the_staleness_metric_of_a_game_counts_the_legal_actions_only():
+    """With a legal-action mask the illegal actions' ILLEGAL_Q (the same in both) is neither gap nor scale: the metric
+    is the one computed on the legal actions' Q-values alone."""
+    from distrl.agents.r2d2.learner import staleness
+
+    torch.manual_seed(0)
+    net = RecurrentQNetwork((6,), 3, (8,), lstm=5, action_mask_size=3)
+    obs = torch.randn(4, 6)
+    obs[:, -3:] = torch.tensor([[1.0, 0.0, 1.0], [0.0, 1.0, 0.0], [1.0, 1.0, 1.0], [1.0, 0.0, 0.0]])
+    state = (torch.randn(4, 5), torch.randn(4, 5))
+    zero = net.initial_state(4)
+    q, q_actor = net.step(obs, zero)[0], net.step(obs, state)[0]
+    legal = obs[:, -3:] > 0.5
+    expected = torch.stack([(q[i][legal[i]] - q_actor[i][legal[i]]).norm() / q_actor[i][legal[i]].abs().max()
+                            for i in range(4)]).mean()
+    got = staleness(net, obs, zero, torch.cat(state, dim=1), torch.ones(4)).item()
+    assert got == pytest.approx(expected.item(), rel=1e-5) and expected > 0

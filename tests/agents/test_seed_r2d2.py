@@ -128,6 +128,27 @@ def test_the_server_swaps_weights_in_every_actor_sync_steps(sync_steps):
     assert (policy.flat.buffer.numpy() == 2.0).all()
 
 
+@pytest.mark.parametrize("epsilon", [1.0, 0.0], ids=["every-move-random", "greedy"])
+def test_the_server_plays_only_legal_moves_of_a_game(epsilon):
+    """In a game the server's epsilon-greedy moves, random or greedy, keep to each env's legal actions."""
+    from distrl.agents.seed_r2d2.config import SeedR2D2Config
+    from distrl.agents.seed_r2d2.networks import RecurrentQPolicy, make_model
+    from distrl.config import build as build_config
+
+    cfg = build_config(SeedR2D2Config, dict(SMALL, epsilon=epsilon))
+    env = env_spec("pettingzoo:classic.tictactoe_v3")
+    policy = RecurrentQPolicy(make_model(env, cfg), env, cfg, num_slots=3, seed=1)
+    rng = np.random.default_rng(0)
+    obs = rng.random((2, cfg.num_envs, 27)).astype(np.float32)
+    legal = rng.random((2, cfg.num_envs, 9)) < 0.3
+    legal[..., 4] = True
+    obs[..., -9:] = legal
+    state = np.stack([policy.initial_state(cfg.num_envs)] * 2)
+    moves = np.concatenate([policy(obs, state, np.array([0, 2]))[0]["actions"] for _ in range(50)])
+    assert np.take_along_axis(np.concatenate([legal] * 50), moves[..., None], -1).all()
+    assert len(np.unique(moves)) > (3 if epsilon else 0)
+
+
 def test_an_unroll_is_labelled_with_the_weights_of_its_first_step():
     """When the swap comes at the step that opens an unroll (after one ends, or a returning actor's first), the
     unroll's version is the new one (its policy lag is measured from the weights that acted, not those before)."""

@@ -35,6 +35,13 @@ def test_any_bytes_give_a_string_or_none_and_never_raise(hello):
 def test_the_comparison_takes_only_the_exact_token():
     assert same_token("tok", "tok")
     assert not same_token("to", "tok") and not same_token(None, "tok") and not same_token("tök", "tok")
+    surrogate = hello_token(b'{"token": "\\ud800"}')  # JSON lets a lone surrogate through; str.encode() would raise
+    assert surrogate == "\ud800" and not same_token(surrogate, "tok")
+
+
+@given(st.text(alphabet=st.characters(codec=None, exclude_categories=()), max_size=40))
+def test_no_token_string_makes_the_comparison_raise(given_token):
+    assert same_token(given_token, "tok") == (given_token == "tok")
 
 
 def silent(release: threading.Event):

@@ -126,9 +126,12 @@ class ConstantHandle(Protocol):
 
 
 class ServiceAdapter(Protocol):
-    """The trainer's side of one service on one transport (``runtime/services/``): what every adapter offers. An
-    adapter that also holds state, feeds a channel, takes producers' outputs, or must hear of spawned or per-call
-    events says so by the smaller protocols below, which it subclasses (``runtime/services/base.py``)."""
+    """The trainer's side of one service on one transport (``runtime/services/``): what every adapter offers. What
+    only some services have is one of the smaller protocols below. The four the runtime asks of any adapter
+    (state, spawned copies, per-call arguments, applied updates) an adapter declares by subclassing their bases in
+    ``runtime/services/base.py`` (``Stateful``, ``OwnsSpawnedCopies``, ``SendsCallArgs``, ``AppliesUpdates``): the
+    runtime checks those, never the methods. ``ChannelSource`` and ``ReplayIntake`` are what a backend calls on the
+    adapters it built for an inference service and a replay service, found by the program's declarations."""
 
     emits: str | None  # the channel this service feeds (an inference server's unrolls), if any
 

@@ -47,11 +47,16 @@ class GrpcRoute:
         self.grpc.start()
 
     def _stream(self, request_iterator, context):
+        reader = StreamReader(request_iterator, "distrl-serve-reader")
+        try:
+            yield from self._serve(reader, context)
+        finally:
+            reader.drop()  # on every way out (a refusal or an abort raises): its thread stops reading
+
+    def _serve(self, reader: StreamReader, context):
         import grpc
 
-        reader = StreamReader(request_iterator, "distrl-serve-reader")
         if not self.server.admits(hello_token(self.gate.hello(reader, HANDSHAKE_TIMEOUT_S))):
-            reader.drop()
             warn(f"{context.peer()} did not present the run's token: refused")
             context.abort(grpc.StatusCode.UNAUTHENTICATED, "a hello with the run's token is needed")
         session = ("grpc", object())  # the stream is the session
@@ -73,7 +78,6 @@ class GrpcRoute:
                     context.abort(grpc.StatusCode.INTERNAL, str(e))
                 yield np.ascontiguousarray(action, dtype=self.server.action_dtype).tobytes()
         finally:
-            reader.drop()
             batcher.end_session(session)
 
     def close(self) -> None:

@@ -112,8 +112,10 @@ def hello_token(hello: bytes | None) -> str | None:
 
 
 def same_token(given: str | None, token: str) -> bool:
-    """Constant-time comparison: how long a refusal takes says nothing of how much of the token was right."""
-    return isinstance(given, str) and hmac.compare_digest(given.encode(), token.encode())
+    """Constant-time comparison: how long a refusal takes says nothing of how much of the token was right. Any string
+    compares, a lone surrogate from a JSON escape (``"\\ud800"``) too: never an exception, only False."""
+    return isinstance(given, str) and hmac.compare_digest(given.encode("utf-8", "surrogatepass"),
+                                                          token.encode("utf-8", "surrogatepass"))
 
 
 def stream_server(handler, method: str, streams: int, options: list):

@@ -24,6 +24,7 @@ import torch
 from distrl.agents.common.optim import make_optimizer
 from distrl.agents.common.replay_learner import ReplayLearner
 from distrl.models import FlatParameters
+from distrl.models.q_networks import ILLEGAL_Q
 from distrl.ops import (
     advantage_learning_target,
     large_margin_loss,
@@ -38,11 +39,13 @@ def staleness(model, obs: torch.Tensor, state: tuple, stored: torch.Tensor, real
     """R2D2's Q-value discrepancy (section 3, Figure 2): at the first trained step of each sequence, Q from
     the state the replay starts with (stored or zero, then burned in by the current network) against Q
     from the state the actor had there (stored with the sequence), ||q - q_actor||_2 / max_a |q_actor|,
-    averaged over the sequences that reach that step."""
+    averaged over the sequences that reach that step. In a game, over the legal actions only (an illegal action's Q
+    is ILLEGAL_Q in both: no gap, and no part of the scale)."""
     h, c = stored.split(model.state_size, dim=1)
     q, _ = model.step(obs, state)
     q_actor, _ = model.step(obs, (h, c))
-    gap = (q - q_actor).norm(dim=-1) / q_actor.abs().max(dim=-1).values.clamp(min=1e-6)
+    scale = torch.where(q_actor > ILLEGAL_Q / 2, q_actor.abs(), 0.0).max(dim=-1).values
+    gap = (q - q_actor).norm(dim=-1) / scale.clamp(min=1e-6)
     return (gap * real).sum() / real.sum().clamp(min=1.0)
 
 

@@ -144,13 +144,21 @@ class ServiceFactories:
     constant: Factory
     inference: Factory
 
-    def for_kind(self, spec) -> Factory:
+    def for_kind(self, spec) -> Factory | None:
         return {Weights: self.weights, ParamServer: self.param_server, ReplayService: self.replay,
                 PartitionedReplayService: self.partitioned_replay, ConstantArray: self.constant,
-                Inference: self.inference}[type(spec)]
+                Inference: self.inference}.get(type(spec))
 
 
 def open_services(program: Program, factories: ServiceFactories) -> dict:
-    """One adapter per declared service (not the channels), made by the backend's factory for its kind."""
-    return {name: factories.for_kind(spec)(name, spec) for name, spec in program.services.items()
-            if not isinstance(spec, Channel)}
+    """One adapter per declared service (not the channels), made by the backend's factory for its kind; a kind it
+    has none for is an error naming the service, not a service silently missing."""
+    adapters = {}
+    for name, spec in program.services.items():
+        if isinstance(spec, Channel):
+            continue
+        factory = factories.for_kind(spec)
+        if factory is None:
+            raise ValueError(f"service '{name}' is a {type(spec).__name__}, which this runtime does not serve")
+        adapters[name] = factory(name, spec)
+    return adapters

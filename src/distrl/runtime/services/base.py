@@ -3,11 +3,12 @@
 An adapter is the trainer's side of a service on one transport (in-process, shared memory, Ray). It
 hands out handles (to the learner, and to each worker component: picklable, since workers may live
 in other processes), and hears the run's events: weights to publish, hyperparameters to apply, numbers for the
-metrics (:class:`ServiceAdapter`). What only some services have is a contract of its own in ``core/protocols.py``,
-which such an adapter subclasses: state a checkpoint keeps (:class:`Stateful`), a channel it writes
-(``ChannelSource``), producers' outputs it takes (``ReplayIntake``), spawned copies (``SpawnedCopies``), per-call
-arguments (``PerCallArgs``), updates it applies itself (``WorkerUpdates``). The runtime calls those only on adapters
-that declare them.
+metrics (:class:`ServiceAdapter`). What only some services have is a contract of its own in ``core/protocols.py``.
+An adapter declares the four the runtime asks of any adapter by subclassing their bases here: state a checkpoint
+keeps (:class:`Stateful`), spawned copies (:class:`OwnsSpawnedCopies`), per-call arguments (:class:`SendsCallArgs`),
+updates it applies itself (:class:`AppliesUpdates`); the runtime calls those only on adapters that declare them. An
+inference adapter also subclasses ``ChannelSource`` and a replay adapter ``ReplayIntake``: a backend calls them on
+the adapters it built for those kinds.
 """
 
 from __future__ import annotations

@@ -123,3 +123,18 @@ def test_whole_run_latency_samples_stay_bounded_and_representative():
     kept = samples.values()
     assert kept.size <= 2000
     assert abs(np.median(kept) - np.log(2)) < 0.1  # the exponential's median
+
+
+def test_every_inference_adapter_declares_the_contracts_its_backend_calls():
+    """A backend takes the channel's items from its inference adapter (``ChannelSource``); the shared-memory one must
+    also hear of each spawned actor, to drop its copy of the pipe end (``OwnsSpawnedCopies``): a missing base would
+    silently lose the items or leak the pipes."""
+    from distrl.core.protocols import ChannelSource, ServiceAdapter
+    from distrl.runtime.services.base import OwnsSpawnedCopies
+    from distrl.runtime.services.inference.inline import InlineInference
+    from distrl.runtime.services.inference.local import SharedMemoryInference
+    from distrl.runtime.services.inference.ray import GrpcInference
+
+    for adapter in (InlineInference, SharedMemoryInference, GrpcInference):
+        assert {ServiceAdapter, ChannelSource} <= set(adapter.__mro__), adapter
+    assert OwnsSpawnedCopies in SharedMemoryInference.__mro__

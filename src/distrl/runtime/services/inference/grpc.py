@@ -147,12 +147,17 @@ class GrpcTransport:
         return True
 
     def _stream(self, request_iterator, context):
+        reader = StreamReader(request_iterator)
+        try:
+            yield from self._serve(reader, context)
+        finally:
+            reader.drop()  # on every way out (a refusal or an abort raises): its thread stops reading
+
+    def _serve(self, reader: StreamReader, context):
         import grpc
 
         peer = context.peer()
-        reader = StreamReader(request_iterator)
         if not self._admit(self.gate.hello(reader, self.handshake_timeout_s), peer):
-            reader.drop()
             self.rejected += 1
             context.abort(grpc.StatusCode.UNAUTHENTICATED, "a hello with the run's token is needed (distrl join "
                                                            "--token)")
@@ -175,7 +180,6 @@ class GrpcTransport:
                         return
                 yield self.actions[slot].tobytes()
         finally:
-            reader.drop()
             self._left.put(slot)  # freed by the loop, after it dropped the slot's partial unroll
 
     def poll(self, timeout: float) -> list[int]:
