@@ -284,13 +284,15 @@ def _was(saved: dict) -> str:
 
 def make_trainer(system: str, env: str | None = None, *, config_file: str | None = None, resume: bool = False,
                  force: bool = False, progress: bool = False, token: str | None = None, preset: str | None = None,
-                 **settings: Any) -> Trainer:
+                 shared: dict | None = None, **settings: Any) -> Trainer:
     """A run you step yourself (same arguments as :func:`train`): ``trainer.start()``, then
     ``trainer.step(env_steps=...)`` or ``trainer.step(updates=...)``, ``trainer.stats()``,
     ``trainer.set_hyperparameters(lr=...)`` (the one mutation point), ``trainer.pause()``,
     ``trainer.checkpoint()``, and ``trainer.close()``, which returns the summary. Every input is checked before
     anything is written. ``token`` (or ``DISTRL_TOKEN``; by default a new random one) is the secret peers that
-    connect over the network must present; it is written to ``<run_dir>/token`` (0600), never to ``config.yaml``."""
+    connect over the network must present; it is written to ``<run_dir>/token`` (0600), never to ``config.yaml``.
+    ``shared`` gives the run's components services its controller shares among several runs (a league's coordinator:
+    ``runtime.backends.share``), by name."""
     module, run_cfg, sys_cfg, spec, program = plan_run(system, env, config_file=config_file, resume=resume,
                                                        preset=preset, **settings)
     run_dir = Path(run_cfg.run_dir) if run_cfg.run_dir else default_run_dir(system, run_cfg.env)
@@ -324,7 +326,8 @@ def make_trainer(system: str, env: str | None = None, *, config_file: str | None
     # after its config.yaml was migrated (a resume that wrote no checkpoint of its own leaves only those)
     former = FORMER_NAMES.get(system) if resume else None
     return Trainer(program, run_cfg, run_dir, system=system, resume=resume, observers=observers, identity=identity,
-                   former_identity={"system": former} if former else None, on_ready=ready, token=token)
+                   former_identity={"system": former} if former else None, on_ready=ready, token=token,
+                   shared=shared)
 
 
 def train_league(system: str, env: str | None = None, **options: Any) -> dict[str, Any]:

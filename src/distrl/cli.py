@@ -236,7 +236,8 @@ def _build_parser() -> argparse.ArgumentParser:
     league.add_argument("--player-runtime", default=None, help="each player's own runtime: local or inline (default: "
                                                                "the system's; inline on ray)")
     league.add_argument("--seed", type=_count(0), default=0, help="player i trains with seed + i")
-    league.add_argument("--bind", default="127.0.0.1:0", help="where the coordinator listens (HOST:PORT)")
+    league.add_argument("--bind", default=None, help="where the coordinator listens for games in other processes "
+                        "(HOST:PORT; by default loopback, this node's address on Ray)")
     league.add_argument("--run-dir", default=None, help="the league's directory (default: "
                                                         "runs/league-SYSTEM-GAME-TIME)")
     _run_flags(league, "any setting of every player, repeatable (see 'distrl list')", "the league in --run-dir",

@@ -7,10 +7,12 @@ import numpy as np
 import pytest
 
 from distrl.api import resolve_configs
+from distrl.core import shared
 from distrl.envs import env_spec, make_env, make_vec_env
 from distrl.league import EloRatings, Matchmaker
 from distrl.league.coordinator import Coordinator
-from distrl.league.server import LeagueClient, LeagueServer
+from distrl.league.opponent import Pool
+from distrl.runtime.backends import share
 
 GAME = "pettingzoo:classic.tictactoe_v3"
 
@@ -31,12 +33,12 @@ def league(tmp_path):
     c.add_player("main", "main")
     c.publish("main", model.state_dict())
     c.snapshot("main", model.state_dict())
-    server = LeagueServer(c, "t")
-    server.write(tmp_path)
-    (tmp_path / "token").write_text("t")
+    host = share("inline", c, "t")
+    shared.register({str(tmp_path): host.handle})
     yield c, f"{GAME}?league={tmp_path}&player=main"
-    LeagueClient.close_all()
-    server.close()
+    shared.forget(str(tmp_path))
+    Pool.drop(str(tmp_path))
+    host.close()
 
 
 def test_the_coordinator_chooses_each_episode_and_hears_each_result(league):

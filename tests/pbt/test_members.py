@@ -14,8 +14,10 @@ SMALL = {
 
 
 def member(system, run_dir, seed):
-    return TrainerMember(lambda resume: make_trainer(system, env="CartPole-v1", runtime="inline", run_dir=str(run_dir),
-                                                     seed=seed, total_steps=100_000, **SMALL[system]), False)
+    m = TrainerMember(lambda resume: make_trainer(system, env="CartPole-v1", runtime="inline", run_dir=str(run_dir),
+                                                  seed=seed, total_steps=100_000, **SMALL[system]), False)
+    m.start()
+    return m
 
 
 @pytest.mark.parametrize("system", ["a2c", "impala", "apex-dqn"])

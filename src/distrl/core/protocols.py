@@ -216,6 +216,27 @@ class WorkerUpdates(Protocol):
     def applied_updates(self) -> int: ...
 
 
+class SharedService(Protocol):
+    """A service several programs share under one controller (a league's coordinator): it lives with the controller,
+    and every program's components reach it through a :class:`SharedHandle` (``runtime/services/shared.py``)."""
+
+    request_bytes: int  # the largest request it reads; a transport refuses a longer one unread
+
+    def answer(self, request: bytes) -> bytes:
+        """The reply to one request; ValueError (one line) for a request that is not one, changing nothing."""
+
+    def close(self) -> None:
+        """Stop: a request it holds returns now."""
+
+
+class SharedHandle(Protocol):
+    """A program's line to a :class:`SharedService`, in any process the backend gives it to (by name:
+    ``core/shared.py``)."""
+
+    def request(self, message: bytes) -> bytes:
+        """The service's answer; ValueError (its one line) for a request it refused."""
+
+
 class Backend(Protocol):
     """Places a program: ``inline``, ``local`` or ``ray``, one class each (``runtime/backends/``)."""
 
@@ -224,6 +245,11 @@ class Backend(Protocol):
     @staticmethod
     def refuses(program, num_learners: int) -> str | None:
         """Why this runtime cannot run ``program`` as asked (one line), or None; asked before anything starts."""
+
+    @staticmethod
+    def share(service: SharedService, token: str, bind: str | None = None):
+        """Host ``service`` for programs on this runtime: an object with ``handle`` (a :class:`SharedHandle` for every
+        process this runtime places components in) and ``close()``. ``bind``: where a network host listens."""
 
     def open(self, program) -> dict[str, Any]:
         """Build the services; return the learner's handles (by service name). (The run's seed is given

@@ -1,6 +1,8 @@
 """The league's coordinator: the state every player's games reach, one per league, in the league's process.
 
-It answers three requests (``league/server.py`` carries them, each a JSON object):
+It is a service the players' programs share (``core.protocols.SharedService``): the league hosts it on the players'
+runtime (``runtime.backends.share``: a direct call for inline players, a token-admitted gRPC server for players in
+other processes or on Ray) and gives each player the handle. It answers three requests, each a JSON object:
 
 - ``hello``: how to build a policy of the pool (the system, its settings, the game), once per client;
 - ``next``: the opponent of a player's next episode, chosen by the matchmaker there and then, with the result of
@@ -39,6 +41,8 @@ def _bytes(tensors: Mapping[str, torch.Tensor]) -> bytes:
 
 
 class Coordinator:
+    request_bytes = REQUEST_BYTES
+
     def __init__(self, matchmaker: Matchmaker, ratings: EloRatings, recipe: Mapping):
         self.lock = threading.Lock()
         self.published = threading.Condition(self.lock)

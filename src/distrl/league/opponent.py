@@ -1,7 +1,8 @@
 """A league player's opponent, inside its game env (``pettingzoo:GAME?league=DIR&player=ID``).
 
 At each episode's start the env tells it how the episode before ended; it sends that to the coordinator with the
-request for the next opponent (one call per episode), and plays that opponent's policy on the other seat: a frozen
+request for the next opponent (one call per episode, through the handle the league gave this process under the
+league's folder: ``core/shared.py``), and plays that opponent's policy on the other seat: a frozen
 snapshot or a learning player's latest weights, pulled from the pool once per process and version and kept
 (``Pool``), or a fixed player the league holds (random play, ``module:function``), built here by its name. An
 actor-critic policy plays as it was trained, sampling its masked distribution; a Q-network greedily.
@@ -17,7 +18,7 @@ import numpy as np
 import torch
 from safetensors.torch import load
 
-from distrl.league.server import LeagueClient
+from distrl.core import shared
 
 KEPT_POLICIES = 32  # per process and league, the least recently played dropped first
 
@@ -27,17 +28,25 @@ class Pool:
 
     _open: dict[str, Pool] = {}
 
-    def __init__(self, client: LeagueClient):
-        self.client = client
-        self.recipe = json.loads(client.request({"op": "hello"}))
+    def __init__(self, handle):
+        self.handle = handle
+        self.recipe = json.loads(self.request({"op": "hello"}))
         self.models: OrderedDict[str, tuple[int, torch.nn.Module]] = OrderedDict()
         self.scripted: dict = {}
 
     @classmethod
     def of(cls, league_dir: str) -> Pool:
-        if league_dir not in cls._open:
-            cls._open[league_dir] = cls(LeagueClient.of(league_dir))
+        handle = shared.handle(league_dir)
+        if league_dir not in cls._open or cls._open[league_dir].handle is not handle:  # a league started anew
+            cls._open[league_dir] = cls(handle)
         return cls._open[league_dir]
+
+    @classmethod
+    def drop(cls, league_dir: str) -> None:
+        cls._open.pop(league_dir, None)
+
+    def request(self, message: dict) -> bytes:
+        return self.handle.request(json.dumps(message).encode())
 
     def _build(self) -> torch.nn.Module:
         from distrl.api import resolve_configs
@@ -59,7 +68,7 @@ class Pool:
     def policy(self, policy_id: str, version: int) -> torch.nn.Module:
         kept = self.models.pop(policy_id, None)
         if kept is None or kept[0] != version:
-            header, _, data = self.client.request({"op": "pull", "id": policy_id}).partition(b"\n")
+            header, _, data = self.request({"op": "pull", "id": policy_id}).partition(b"\n")
             model = kept[1] if kept is not None else self._build()
             model.load_state_dict(load(data))
             kept = (int(json.loads(header)["version"]), model)
@@ -79,7 +88,7 @@ class LeagueOpponent:
     def episode_starts(self, result: str | None) -> None:
         pool = Pool.of(self.league)
         last = {"opponent": self.current, "result": result} if result is not None and self.current else None
-        chosen = json.loads(pool.client.request({"op": "next", "player": self.player, "last": last}))
+        chosen = json.loads(pool.request({"op": "next", "player": self.player, "last": last}))
         self.current = chosen["opponent"]
         if chosen.get("fixed"):
             self.model = None

@@ -14,13 +14,12 @@ Both are pools of :mod:`distrl.runtime.backends.pools`, shared with PBT's member
 
 from __future__ import annotations
 
-import threading
 from functools import partial
 from pathlib import Path
 
 import torch
 
-from distrl.runtime.backends.pools import LocalTrainers, RayTrainers, node_id
+from distrl.runtime.backends.pools import FirstModel, LocalTrainers, RayTrainers, node_id
 
 
 class Player:
@@ -29,33 +28,25 @@ class Player:
     start (elsewhere, :meth:`first_model` gives them then: on Ray it runs beside a ``start`` under way)."""
 
     def __init__(self, make, folder: str, publish=None):
-        self.trainer = trainer = make()
+        self.trainer = make()
         self.folder, self.closed = Path(folder), False
-        self._built, self._first = threading.Event(), None
-        ready = trainer.on_ready
 
-        def on_ready() -> None:  # the learner is built (and a checkpoint loaded): its weights exist now
-            ready()
-            state = trainer.state()
+        def keep(state) -> None:  # the initial weights and optimizer statistics, for an exploiter's resets
             if not (self.folder / "initial.pt").is_file():
                 torch.save(state, self.folder / "initial.pt")
-            self._first = state["modules"]["model"]
-            if publish is not None:
-                publish(self._first)
-            self._built.set()
 
-        trainer.on_ready = on_ready
+        self.first = FirstModel(self.trainer, publish, keep)
 
     def start(self) -> None:
         try:
             self.trainer.start()
-        finally:  # a start that failed before the learner was built: nobody waits for its weights
-            self._built.set()
+        finally:
+            self.first.failed()
         self.initial = torch.load(self.folder / "initial.pt", weights_only=True)
 
     def first_model(self, timeout_s: float = 600.0) -> dict | None:
         """The weights the learner started with, once it is built (None if it was not within ``timeout_s``)."""
-        return self._first if self._built.wait(timeout_s) else None
+        return self.first.wait(timeout_s)
 
     def model(self) -> dict:
         return self.trainer.state()["modules"]["model"]
@@ -95,13 +86,4 @@ class LocalPlayers(_Players, LocalTrainers):
 
 class RayPlayers(_Players, RayTrainers):
     def __init__(self, makers: dict, folders: dict, publish):
-        self.publish = publish
-        super().__init__(Player, {pid: (make, folders[pid]) for pid, make in makers.items()})
-
-    def started(self) -> None:
-        starting = [self.begin(pid, "start") for pid in self.workers]
-        for pid in self.workers:  # each learner's first weights, while its start waits for them
-            first = self.call(pid, "first_model")
-            if first is not None:
-                self.publish(pid, first)
-        self.gather(starting)
+        super().__init__(Player, {pid: (make, folders[pid]) for pid, make in makers.items()}, publish)

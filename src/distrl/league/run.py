@@ -31,14 +31,16 @@ from urllib.parse import quote
 
 from safetensors.torch import load_file, save_file
 
+from distrl.core import shared
 from distrl.errors import ConfigError
 from distrl.league.coordinator import Coordinator
 from distrl.league.matchmaking import KINDS, MODES, RULES, Matchmaker, Player
+from distrl.league.opponent import Pool
 from distrl.league.payoff import PayoffTable
 from distrl.league.players import LocalPlayers, RayPlayers
 from distrl.league.ratings import EloRatings
-from distrl.league.server import LeagueClient, LeagueServer
 from distrl.models import RecurrentQNetwork
+from distrl.runtime.backends import share
 from distrl.runtime.run.run_dir import append_row, prepare_run_dir, read_json_object, read_rows, write_json
 from distrl.runtime.run.stop_signals import stop_signals
 
@@ -103,15 +105,34 @@ def _check(saved: dict) -> None:
                           f"--player-runtime {saved['player_runtime']} is not possible there")
 
 
-def _plan(system: str, env: str, runtime: str, total_steps: int, settings: dict, fixed: list[str]):
-    """The players' run, checked as ``distrl train`` checks it: the system, the game, the settings."""
-    from distrl.api import plan_run
+def check_game(env, who: str = "a league") -> None:
+    """``env`` is a two-player game whose opponents the league (or population) chooses."""
     from distrl.envs.multi_agent import is_game, split_id
 
     if not isinstance(env, str) or not is_game(env) or set(split_id(env)[1]) - {"opening"}:
-        raise ConfigError(f"a league plays a two-player game: --env pettingzoo:GAME or openspiel:GAME (e.g. "
+        raise ConfigError(f"{who} plays a two-player game: --env pettingzoo:GAME or openspiel:GAME (e.g. "
                           f"pettingzoo:classic.tictactoe_v3, openspiel:kuhn_poker), its '?' part at most opening=N "
-                          f"(the league chooses the opponents); got {env!r}")
+                          f"(the opponents are chosen for each game); got {env!r}")
+
+
+def check_players(system: str, module, spec, sys_cfg, program, run_cfg, who: str = "a league") -> None:
+    """Runs of ``system`` can be players whose policies the others' games play."""
+    if program.make_learner is None or not module.LEGAL_ACTION_MASKS:
+        raise ConfigError(f"{who}'s players need a learner whose policy honours legal-action masks, and {system} "
+                          "is not such a system; systems that are: a2c, ppo, impala, appo, seed, apex-dqn")
+    if isinstance(module.make_model(spec, sys_cfg), RecurrentQNetwork):
+        raise ConfigError(f"{system}'s policy is recurrent, and {who}'s games share one copy of each opponent's "
+                          "policy per process, which carries no state per game yet; systems that can play: a2c, ppo, "
+                          "impala, appo, seed, apex-dqn")
+    if run_cfg.num_learners > 1:
+        raise ConfigError(f"{who}'s player runs one learner; num_learners={run_cfg.num_learners} (valid: 1)")
+
+
+def _plan(system: str, env: str, runtime: str, total_steps: int, settings: dict, fixed: list[str]):
+    """The players' run, checked as ``distrl train`` checks it: the system, the game, the settings."""
+    from distrl.api import plan_run
+
+    check_game(env)
     module, run_cfg, sys_cfg, spec, program = plan_run(system, env, runtime=runtime, total_steps=total_steps,
                                                        **settings)
     if run_cfg.autoscale == "on":  # players train in slices, in turn: an idle player's windows would mislead it
@@ -120,15 +141,7 @@ def _plan(system: str, env: str, runtime: str, total_steps: int, settings: dict,
 
     for name in fixed:  # each is one a game's env can build: one line now, not a crash in a player's env later
         opponent(name, env)
-    if program.make_learner is None or not module.LEGAL_ACTION_MASKS:
-        raise ConfigError(f"a league's players need a learner whose policy honours legal-action masks, and {system} "
-                          "is not such a system; systems that are: a2c, ppo, impala, appo, seed, apex-dqn")
-    if isinstance(module.make_model(spec, sys_cfg), RecurrentQNetwork):
-        raise ConfigError(f"{system}'s policy is recurrent, and a league's games share one copy of each opponent's "
-                          "policy per process, which carries no state per game yet; systems that can play: a2c, ppo, "
-                          "impala, appo, seed, apex-dqn")
-    if run_cfg.num_learners > 1:
-        raise ConfigError(f"a league's player runs one learner; num_learners={run_cfg.num_learners} (valid: 1)")
+    check_players(system, module, spec, sys_cfg, program, run_cfg)
     return run_cfg
 
 
@@ -136,14 +149,16 @@ def run_league(system: str, env: str | None = None, *, players: str = "main=1", 
                snapshot_rule: str = "schedule", snapshot_steps: int = 20_000, slice_steps: int = 5_000,
                total_steps: int | None = None, runtime: str = "local", player_runtime: str | None = None,
                seed: int = 0, run_dir: str | None = None, resume: bool = False, force: bool = False,
-               bind: str = "127.0.0.1:0", settings: dict[str, Any] | None = None, log=None) -> dict[str, Any]:
+               bind: str | None = None, settings: dict[str, Any] | None = None, log=None) -> dict[str, Any]:
     """Train a league; return (and write) its summary. Every input is checked before anything is written;
     ``resume`` continues the league in ``run_dir`` with the settings it was started with. ``total_steps`` is each
     learning player's budget of env steps (100,000 by default; given with ``resume``, the league's new budget).
     ``runtime`` places the players: ``local`` (in turn in this process) or ``ray`` (each a Ray actor, all at once);
     ``player_runtime`` is each player's own (by default its system's: ``local``, or ``inline`` for A2C and PPO;
     ``inline`` on ``ray``). ``fixed`` names scripted players the league holds from the start, comma-separated
-    (``random``, ``minimax``, ``module:function``: ``envs/opponents.py``)."""
+    (``random``, ``minimax``, ``module:function``: ``envs/opponents.py``). ``bind`` (HOST:PORT) is where the
+    coordinator listens for games in other processes (by default loopback, or this node's address on Ray); inline
+    players on this machine call it directly."""
     if resume:
         if not run_dir:
             raise ConfigError("--resume needs --run-dir naming the league to continue")
@@ -208,23 +223,24 @@ def run_league(system: str, env: str | None = None, *, players: str = "main=1", 
 
 
 def _check_bind(bind) -> None:
+    if bind is None:
+        return
     host, _, port = str(bind).rpartition(":")
     if not host or not port.isdigit() or int(port) > 65535:
         raise ConfigError(f"the league's coordinator cannot listen on {bind!r} (give HOST:PORT, port 0 for any)")
 
 
 class _League:
-    def __init__(self, league_dir: Path, saved: dict, resume: bool, bind: str, log):
-        from distrl.api import write_token
-
+    def __init__(self, league_dir: Path, saved: dict, resume: bool, bind: str | None, log):
         self.dir, self.saved, self.resume, self.log = league_dir, saved, resume, log
         self.players = parse_players(saved["players"])
         has_state = resume and (league_dir / "state.json").is_file()
         state = read_json_object(league_dir / "state.json") if has_state else None
         self.coordinator = self._coordinator(state)
-        write_token(league_dir, secrets.token_urlsafe(24))  # a new secret each session: the old games are gone
-        self.server = LeagueServer(self.coordinator, (league_dir / "token").read_text().strip(), bind)
-        self.server.write(league_dir)
+        # the players' programs share the coordinator, hosted for where their games run (a new secret each session:
+        # it travels only inside the handles)
+        runtime = "ray" if saved["runtime"] == "ray" else saved["player_runtime"]
+        self.host = share(runtime, self.coordinator, secrets.token_urlsafe(24), bind)
         self.pool = None
         self.started = time.perf_counter()
         if not (league_dir / "league.csv").is_file():
@@ -291,6 +307,7 @@ class _League:
             settings = {"env": env, "run_dir": str(folder), "total_steps": s["total_steps"]} if again else \
                 {**s["settings"], "env": env, "run_dir": str(folder), "seed": s["seed"] + index,
                  "total_steps": s["total_steps"], "runtime": s["player_runtime"]}
+            settings["shared"] = {str(self.dir): self.host.handle}  # the name the env's ?league= gives
             makers[pid], folders[pid] = partial(make_player_trainer, s["system"], settings, again), str(folder)
         return makers, folders
 
@@ -351,8 +368,9 @@ class _League:
         finally:
             if self.pool is not None:
                 self.pool.close()  # every player's checkpoint and summary
-            LeagueClient.close_all()  # this process's own games' (inline players)
-            self.server.close()
+            shared.forget(str(self.dir))  # this process's own games' (inline players)
+            Pool.drop(str(self.dir))
+            self.host.close()
             if started_ray:
                 import ray
 

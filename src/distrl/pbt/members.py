@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from distrl.runtime.backends.pools import LocalTrainers, RayTrainers, node_id
+from distrl.runtime.backends.pools import FirstModel, LocalTrainers, RayTrainers, node_id
 
 
 def state_checksum(state: Mapping[str, Any]) -> str:
@@ -62,17 +62,27 @@ def _feed(h, value) -> None:
 
 
 class TrainerMember:
-    """One member: a trainer made by ``make(resume)`` (see :func:`distrl.pbt.population.member_factory`)."""
+    """One member: a trainer made by ``make(resume)`` (see :func:`distrl.pbt.population.member_factory`), started
+    by :meth:`start`. A member of a population that plays itself (``plays=True``) reports its acting model's weights
+    after each slice, and its first ones as its learner is built (``publish(model)`` here, :meth:`first_model`
+    elsewhere): the other members' games play them."""
 
-    def __init__(self, make, resume: bool):
+    def __init__(self, make, resume: bool, plays: bool = False, publish=None):
         self.lock = threading.Lock()  # on Ray only ``snapshot`` may run beside a step
         self.trainer = make(resume)
-        self.trainer.start()
+        self.plays = plays
+        self.first = FirstModel(self.trainer, publish)
         self._snapshot: dict | None = None
         self.closed = False
 
-    def ready(self) -> bool:
-        return True
+    def start(self) -> None:
+        try:
+            self.trainer.start()
+        finally:
+            self.first.failed()
+
+    def first_model(self, timeout_s: float = 600.0) -> dict | None:
+        return self.first.wait(timeout_s)
 
     def set_hyperparameters(self, values: Mapping[str, float]) -> None:
         with self.lock:
@@ -92,8 +102,11 @@ class TrainerMember:
         score = float(np.mean(recent)) if recent else t.ledger.episodes.mean_return
         state = t.state()
         self._snapshot = {"state": state, "checksum": state_checksum(state)}
-        return {"score": score if math.isfinite(score) else float("-inf"), "env_steps": t.env_steps,
-                "hyperparameters": t.hyperparameters, "done": t.done, "node": node_id()}
+        report = {"score": score if math.isfinite(score) else float("-inf"), "env_steps": t.env_steps,
+                  "hyperparameters": t.hyperparameters, "done": t.done, "node": node_id()}
+        if self.plays:
+            report["model"] = state["modules"]["model"]
+        return report
 
     def snapshot(self) -> dict | None:
         return self._snapshot
@@ -120,9 +133,18 @@ class TrainerMember:
 
 
 class _Members:
-    """What PBT asks of its pool, wherever the members run."""
+    """What PBT asks of its pool, wherever the members run. ``publish(i, model)``: the population plays itself, and
+    each slice's end puts member ``i``'s weights where the other members' games pull them."""
 
     workers: dict
+    publish = None
+
+    def wait_any(self) -> tuple[int, dict]:
+        i, result = super().wait_any()
+        model = result.pop("model", None)
+        if model is not None and self.publish is not None:
+            self.publish(i, model)
+        return i, result
 
     def __len__(self) -> int:
         return len(self.workers)
@@ -136,14 +158,18 @@ class _Members:
 
 
 class LocalPool(_Members, LocalTrainers):
-    """Members in this process, one slice at a time, in the order they became ready."""
+    """Members in this process, one slice at a time, in the order they became ready. ``publish(i, model)``: the
+    population plays itself, and member ``i``'s first weights go there as its learner is built."""
 
-    def __init__(self, makers: list, resume: list[bool]):
-        super().__init__({i: partial(TrainerMember, *member) for i, member in enumerate(zip(makers, resume))})
+    def __init__(self, makers: list, resume: list[bool], publish=None):
+        plays, self.publish = publish is not None, publish
+        super().__init__({i: partial(TrainerMember, make, again, plays, partial(publish, i) if plays else None)
+                          for i, (make, again) in enumerate(zip(makers, resume))}, start=TrainerMember.start)
 
 
 class RayPool(_Members, RayTrainers):
     """Members as Ray actors (one CPU each, spread over the nodes), trained concurrently."""
 
-    def __init__(self, makers: list, resume: list[bool]):
-        super().__init__(TrainerMember, dict(enumerate(zip(makers, resume))))
+    def __init__(self, makers: list, resume: list[bool], publish=None):
+        super().__init__(TrainerMember, {i: (make, again, publish is not None)
+                                         for i, (make, again) in enumerate(zip(makers, resume))}, publish)

@@ -41,13 +41,13 @@ from distrl.runtime.services.base import applied_updates, stateful
 class Trainer:
     def __init__(self, program: Program, run_cfg, run_dir: str | Path, *, system: str, resume: bool = False,
                  observers: tuple = (), identity: dict | None = None, former_identity: dict | None = None,
-                 on_ready=None, token: str = ""):
+                 on_ready=None, token: str = "", shared=None):
         """``identity`` (system, env, spaces) is written into every checkpoint and checked on resume (where a
-        checkpoint may also say ``former_identity``'s values: a run saved under a system's former name);
-        ``on_ready()`` runs once the services, the learner and a resumed checkpoint have all loaded."""
+        checkpoint may also say ``former_identity``'s values: a run saved under a system's former name); ``on_ready()``
+        runs once the services, learner and checkpoint have loaded; ``shared``: other programs' services, by name."""
         self.identity = identity or {"system": system, "env": run_cfg.env}
         self.former_identity = former_identity or {}
-        self.on_ready, self.token = on_ready, token  # token: the run's secret for network peers (not in config.yaml)
+        self.on_ready, self.token, self.shared = on_ready, token, shared  # token: network peers' secret (not saved)
         self.program, self.cfg, self.system = program, run_cfg, system
         self.run_dir, self.resume = Path(run_dir), resume
         self.observers = [BestPolicyKeeper(self.run_dir), *observers]
@@ -66,7 +66,7 @@ class Trainer:
     def start(self) -> None:
         cfg = self.cfg
         self.backend = make_backend(cfg.runtime, cfg.seed, cfg.torch_threads, cfg.ray_address, cfg.step_timeout_s,
-                                    cfg.max_restarts, self.token)
+                                    cfg.max_restarts, self.token, self.shared)
         if cfg.num_learners > 1:  # each learner takes a batch of the program's size
             self.program = for_learners(self.program, cfg.num_learners)
         device = resolve_device(cfg.device)

@@ -11,11 +11,13 @@ import time
 from tests.procfs import alive
 from tests.runtime.backends.fakes import (
     CheckingLearner,
+    Tally,
     constant_program,
     counting_program,
     param_program,
     program_with_probe,
     replay_program,
+    sharing_program,
 )
 
 # Every wait here is on an event (data arrives, a component reports, a replacement runs), bounded by WAIT_S: the
@@ -284,7 +286,7 @@ def check_shutdown_leaves_nothing(make_backend):
 __all__ = ["CheckingLearner", "check_hyperparameters_reach_components", "check_intact_and_ordered",
            "check_kill_restarts", "check_param_server", "check_step_error_restarts",
            "check_stuck_component_is_replaced", "check_periodic_role", "check_replay_service",
-           "check_shutdown_leaves_nothing", "drive", "started"]
+           "check_shared_service", "check_shutdown_leaves_nothing", "drive", "started"]
 
 
 def check_adapters_declare_their_contracts(make_backend):
@@ -314,3 +316,32 @@ def check_adapters_declare_their_contracts(make_backend):
         finally:
             backend.close()
     assert set(needs) <= seen  # (every kind with a need was built)
+
+
+def check_shared_service(runtime: str, make_backend):
+    """One service shared by two programs under one controller (a league's coordinator): hosted for ``runtime``
+    (``runtime.backends.share``), its handle given to both, every component of both reaches it by name, from the
+    processes its backend placed it in; closing the host closes the service."""
+    from distrl.runtime.backends import share
+
+    service = Tally()
+    host = share(runtime, service, "the-token")
+    backends = []
+    try:
+        for name in ("a", "b"):  # both programs run at once, as a league's players on Ray do
+            backend = make_backend()
+            backend.shared = {"tally": host.handle}
+            handles = backend.open(sharing_program(name))
+            learner = CheckingLearner(handles)
+            backend.start((learner.get_weights(), learner.version))
+            backends.append((backend, learner))
+        for backend, learner in backends + backends:
+            infos, _ = drive(backend, learner, 2)
+            assert all(i["tally"] >= 1 for i in infos)
+    finally:
+        for backend, _ in backends:
+            backend.close()
+        host.close()
+    assert service.closed and {p for p, _, _ in service.seen} == {"a", "b"}
+    pids = {pid for _, _, pid in service.seen}
+    assert (pids == {os.getpid()}) == (runtime == "inline"), pids  # elsewhere: the components' own processes

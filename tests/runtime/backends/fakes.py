@@ -312,3 +312,52 @@ def constant_program() -> Program:
     readers = Role("reader", TableReader, count=2, uses=("table",), emits="reads", output=READ)
     return Program(roles=(readers,), services={"reads": Channel(READ, batch=1), "table": ConstantArray(make_table)},
                    make_learner=TableLearner, consumes="reads", learner_uses=("table",))
+
+
+class Tally:
+    """A service shared by several programs: it records who asked (``PROGRAM:ACTOR:PID``) and answers with the count."""
+
+    request_bytes = 256
+
+    def __init__(self):
+        import threading
+
+        self.lock, self.seen, self.closed = threading.Lock(), [], False
+
+    def answer(self, request: bytes) -> bytes:
+        program, _, rest = request.decode().partition(":")
+        if not program or not rest:
+            raise ValueError("a request is PROGRAM:ACTOR:PID")
+        with self.lock:
+            self.seen.append((program, *map(int, rest.split(":"))))
+            return str(len(self.seen)).encode()
+
+    def close(self) -> None:
+        self.closed = True
+
+
+class SharingActor(CountingActor):
+    """A counting actor that asks the shared service named ``tally`` each step, found by name as an env finds a
+    league's coordinator."""
+
+    def __init__(self, program: str, index: int, seed: int, weights=None):
+        super().__init__(index, seed, weights)
+        self.program = program
+
+    def step(self, out):
+        from distrl.core.shared import handle
+
+        info = super().step(out)
+        info["tally"] = int(handle("tally").request(f"{self.program}:{self.index}:{os.getpid()}".encode()))
+        return info
+
+
+def make_sharing_actor(program, index, seed, handles):
+    return SharingActor(program, index, seed, handles.get("weights"))
+
+
+def sharing_program(name: str, num_actors: int = 1) -> Program:
+    actors = Role("actor", partial(make_sharing_actor, name), count=num_actors, uses=("weights",), emits="unrolls",
+                  output=SPEC)
+    return Program(roles=(actors,), services={"unrolls": Channel(SPEC, batch=1), "weights": Weights()},
+                   make_learner=CheckingLearner, consumes="unrolls")

@@ -27,6 +27,11 @@ def test_adapters_declare_their_contracts(make):
     contract.check_adapters_declare_their_contracts(make)
 
 
+@pytest.mark.parametrize("runtime", ["inline", "local"])
+def test_a_service_shared_by_two_programs_reaches_every_component(runtime):
+    contract.check_shared_service(runtime, lambda: make_backend(runtime, seed=0))
+
+
 @BOTH
 def test_hyperparameters_reach_every_component(make):
     contract.check_hyperparameters_reach_components(make)

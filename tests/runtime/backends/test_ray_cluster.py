@@ -45,6 +45,10 @@ def test_contract_adapters_declare_their_contracts(cluster):
     contract.check_adapters_declare_their_contracts(_ray(cluster))
 
 
+def test_contract_shared_service(cluster):
+    contract.check_shared_service("ray", _ray(cluster))
+
+
 def test_contract_replay_service(cluster):
     contract.check_replay_service(_ray(cluster))
 

@@ -27,12 +27,21 @@ def refusal(runtime: str, program, num_learners: int = 1) -> str | None:
 
 
 def make_backend(runtime: str, seed: int, torch_threads: int = 1, ray_address: str | None = None,
-                 step_timeout_s: float = 300.0, max_restarts: int = 10, token: str = ""):
+                 step_timeout_s: float = 300.0, max_restarts: int = 10, token: str = "", shared=None):
+    """``shared``: handles of services shared with other programs (``share``), by name, given to every component."""
     cls = backend_class(runtime)
     watch = {"step_timeout_s": step_timeout_s, "max_restarts": max_restarts}
     options = {"inline": {}, "local": {"torch_threads": torch_threads, **watch},
                "ray": {"torch_threads": torch_threads, "address": ray_address, "token": token, **watch}}[runtime]
-    return cls(seed, **options)
+    backend = cls(seed, **options)
+    backend.shared = dict(shared or {})
+    return backend
 
 
-__all__ = ["RUNTIMES", "backend_class", "make_backend", "refusal"]
+def share(runtime: str, service, token: str, bind: str | None = None):
+    """Host ``service`` (``core.protocols.SharedService``) for programs on ``runtime``: its ``handle`` goes to each of
+    them (``make_trainer(shared=...)``), ``close()`` ends it. ``bind`` (HOST:PORT) where a network host listens."""
+    return backend_class(runtime).share(service, token, bind)
+
+
+__all__ = ["RUNTIMES", "backend_class", "make_backend", "refusal", "share"]

@@ -10,6 +10,7 @@ published to some adapters only).
 from __future__ import annotations
 
 from distrl.core.program import Program
+from distrl.core.shared import register as register_shared
 from distrl.runtime.backends.placement import (
     ServiceFactories,
     Worker,
@@ -35,6 +36,7 @@ class ServiceHost:
         self.hyper: dict = {}  # the components' hyperparameters (a restarted one gets them too)
         self.paused = False
         self.held: frozenset[str] = frozenset()
+        self.shared: dict = {}  # services shared with other programs: name -> handle, given to every component
 
     @staticmethod
     def refuses(program: Program, num_learners: int) -> str | None:
@@ -66,6 +68,7 @@ class ServiceHost:
     def start_services(self, weights) -> list[Worker]:
         """Start every service, publish the first weights (``(array, version)``, or None) and list the components
         to start, in the program's order: a component starts only after everything it reads is served."""
+        register_shared(self.shared)  # this process's components and learner reach them by name too
         for adapter in self.adapters.values():
             adapter.start()
         if weights is not None:

@@ -30,6 +30,7 @@ from distrl.runtime.services.constant import InProcessConstant
 from distrl.runtime.services.inference.inline import InlineInference
 from distrl.runtime.services.param_server import SharedParamServer
 from distrl.runtime.services.replay import LocalReplay, SharedPartitionedReplay
+from distrl.runtime.services.shared import InProcessHost
 from distrl.runtime.services.weights import InProcessWeights
 
 
@@ -57,6 +58,11 @@ class InlineBackend(ServiceHost):
         self.ready: list = []  # (info, arrays) in the consumed channel
         self.requested: list[InlineWorker] = []
         self.next = 0
+
+    @staticmethod
+    def share(service, token: str, bind: str | None = None) -> InProcessHost:
+        """Every component runs in this process: a direct call, no server."""
+        return InProcessHost(service)
 
     def open(self, program: Program) -> dict:
         return self.open_program(program, ServiceFactories(

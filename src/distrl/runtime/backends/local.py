@@ -114,6 +114,13 @@ class LocalBackend(ServiceHost):
         self._reaping: list = []  # (process, since when) of parked components, until they have exited
 
     # --- services --------------------------------------------------------------------------------
+    @staticmethod
+    def share(service, token: str, bind: str | None = None):
+        """The components are processes of this machine: a token-admitted gRPC server on loopback."""
+        from distrl.runtime.services.shared import SharedServer
+
+        return SharedServer(service, token, bind or "127.0.0.1:0")
+
     def open(self, program: Program) -> dict:
         return self.open_program(program, ServiceFactories(
             weights=lambda name, spec: SharedMemoryWeights(),
@@ -183,7 +190,7 @@ class LocalBackend(ServiceHost):
         parent_end, child_end = self.ctx.Pipe(duplex=True)
         slots = self.slots[role.name].handle() if role.name in self.slots else None
         args = (role.name, w.index, seed, role.make, handles, uses, slots, self.control.handle(), w.row, child_end,
-                self.torch_threads)
+                self.torch_threads, self.shared)
         p = start_process(self.ctx, worker_main, args, f"distrl-{w.name}")
         child_end.close()
         for name in role.uses:

@@ -14,6 +14,7 @@ import sys
 import time
 import traceback
 
+from distrl.core.shared import register as register_shared
 from distrl.runtime.backends.process import (
     die_with_parent,
     ignore_interrupts,
@@ -27,9 +28,10 @@ ERROR = "error"  # to the backend: (ERROR, traceback) just before a failed compo
 
 
 def worker_main(name: str, index: int, seed: int, make, handles: dict, uses: tuple[tuple[str, ...], tuple[str, ...]],
-                slots_handle, control_handle, row: int, conn, torch_threads: int) -> None:
+                slots_handle, control_handle, row: int, conn, torch_threads: int, shared: dict) -> None:
     """``control_handle``: shared ``stop`` flag and ``stats`` rows ([seconds waiting for a grant, seconds
-    moving data, seconds in ``step``]); this component writes row ``row``."""
+    moving data, seconds in ``step``]); this component writes row ``row``. ``shared``: the handles of services shared
+    with other programs, registered here by name before the component is made (its envs may reach them)."""
     ignore_interrupts()
     die_with_parent()
     set_process_name(f"distrl-{name}-{index}")
@@ -39,6 +41,7 @@ def worker_main(name: str, index: int, seed: int, make, handles: dict, uses: tup
     control = SharedArrays.attach(control_handle)
     stop, stats = control.arrays["stop"], control.arrays["stats"]
     ppid = os.getppid()
+    register_shared(shared)
     try:
         component = make(index, seed, handles)
         timed, counting = uses  # (placement.timed_uses, placement.counted_uses)

@@ -9,11 +9,44 @@ argument, or ``gather`` waits for): the pool's users never learn where their wor
 - :class:`LocalTrainers`: every worker in this process, one slice at a time in the order submitted.
 - :class:`RayTrainers`: every worker a Ray actor with one CPU, spread over the cluster's nodes (``SPREAD``), all
   training at once.
+
+Where others play a worker's policy (a league's players, a population playing itself), the pool publishes each
+worker's first weights as soon as its learner is built, before any game can ask for them (:class:`FirstModel`).
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Hashable, Mapping
+
+
+class FirstModel:
+    """The weights ``trainer``'s learner starts with, once it is built (and a checkpoint loaded), before any of its
+    components runs: ``publish(model)`` gets them then, in this process; :meth:`wait` gives them elsewhere (on Ray,
+    beside a ``start`` under way). ``keep(state)`` sees the whole first state (a league's exploiter resets to it)."""
+
+    def __init__(self, trainer, publish: Callable | None = None, keep: Callable | None = None):
+        self.model, self._built = None, threading.Event()
+        ready = trainer.on_ready
+
+        def on_ready() -> None:
+            ready()
+            state = trainer.state()
+            if keep is not None:
+                keep(state)
+            self.model = state["modules"]["model"]
+            if publish is not None:
+                publish(self.model)
+            self._built.set()
+
+        trainer.on_ready = on_ready
+
+    def failed(self) -> None:
+        """The start ended before the learner was built: nobody waits for its weights."""
+        self._built.set()
+
+    def wait(self, timeout_s: float = 600.0) -> dict | None:
+        return self.model if self._built.wait(timeout_s) else None
 
 
 class LocalTrainers:
@@ -65,12 +98,13 @@ class LocalTrainers:
 class RayTrainers:
     """Workers of class ``cls`` as Ray actors (one CPU each, spread over the nodes), ``args`` key -> constructor
     arguments, trained concurrently. :meth:`started` waits until they are up; a constructor or start that failed
-    closes them all and raises its ConfigError as one line."""
+    closes them all and raises its ConfigError as one line. ``publish(key, model)``, if given, gets each worker's
+    first weights (its ``first_model()``) while its start goes on."""
 
-    def __init__(self, cls: type, args: Mapping[Hashable, tuple]):
+    def __init__(self, cls: type, args: Mapping[Hashable, tuple], publish: Callable | None = None):
         import ray
 
-        self.ray = ray
+        self.ray, self.publish = ray, publish
         actor = ray.remote(num_cpus=1, max_concurrency=2, max_restarts=0, scheduling_strategy="SPREAD")(cls)
         self.workers = {key: actor.remote(*a) for key, a in args.items()}
         self.running: dict = {}
@@ -84,8 +118,14 @@ class RayTrainers:
             raise
 
     def started(self) -> None:
-        """Wait for every worker's constructor (through its ``ready()``)."""
-        self.ray.get([w.ready.remote() for w in self.workers.values()])
+        """Start every worker (its ``start()``) and wait until all are up."""
+        starting = [self.begin(key, "start") for key in self.workers]
+        if self.publish is not None:
+            for key in self.workers:  # each learner's first weights, while its start waits for them
+                first = self.call(key, "first_model")
+                if first is not None:
+                    self.publish(key, first)
+        self.gather(starting)
 
     def call(self, key: Hashable, method: str, *args):
         return self.ray.get(self.begin(key, method, *args))

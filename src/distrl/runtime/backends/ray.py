@@ -178,9 +178,11 @@ class _ComponentHost:
         output,
         inserter,
         torch_threads: int,
+        shared: dict,
     ):
         import ray
 
+        from distrl.core.shared import register
         from distrl.runtime.backends.process import set_process_name
 
         set_process_name(f"distrl-{name}-{index}")
@@ -191,6 +193,7 @@ class _ComponentHost:
         timed, counting = uses  # (placement.timed_uses, placement.counted_uses)
         self.readers = [handles[n] for n in timed]
         self.counted = [handles[n] for n in counting]  # handles that count the bytes they move between processes
+        register(shared)  # services shared with other programs, by name: before the component (its envs reach them)
         self.component = make(index, seed, handles)
 
     def step(self, updates: dict, hyperparameters: dict | None):
@@ -268,6 +271,16 @@ class RayBackend(ServiceHost):
         self.node_ids: set[str] = set()
         self.transport_s = 0.0
         self._restarts = 0
+
+    @staticmethod
+    def share(service, token: str, bind: str | None = None):
+        """The components are Ray actors, on any node: a token-admitted gRPC server at this node's address (Ray's own),
+        its handle travelling to each actor with the actor's arguments."""
+        from ray.util import get_node_ip_address
+
+        from distrl.runtime.services.shared import SharedServer
+
+        return SharedServer(service, token, bind or f"{get_node_ip_address()}:0")
 
     def open(self, program: Program) -> dict:
         import ray
@@ -352,7 +365,7 @@ class RayBackend(ServiceHost):
         w.idle_since = w.idle_since if w.idle_since is not None else now
         w.handle = host.options(scheduling_strategy="SPREAD").remote(
             role.name, role.make, w.index, component_seed(self.seed, w.position, w.index, w.restarts), handles, uses,
-            role.output if role.emits else None, inserter, self.torch_threads)
+            role.output if role.emits else None, inserter, self.torch_threads, self.shared)
 
     def _restart(self, w: RayWorker, error: Exception) -> None:
         """The component's process died, or its step raised: a new actor in its place (outputs already taken
