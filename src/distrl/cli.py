@@ -198,6 +198,8 @@ def _build_parser() -> argparse.ArgumentParser:
     pbt.add_argument("--resample-prob", type=float, default=0.25, help="chance to redraw a value instead of perturbing "
                                                                        "it")
     pbt.add_argument("--no-exploit", action="store_true", help="ablation: never copy (explore alone)")
+    pbt.add_argument("--self-play", action="store_true", help="the members play each other in a two-player game "
+                                                              "(--env pettingzoo:GAME or openspiel:GAME)")
     pbt.add_argument("--no-explore", action="store_true", help="ablation: copy without perturbing (exploit alone)")
     pbt.add_argument("--seed", type=_count(0), default=0, help="member i trains with seed + i")
     pbt.add_argument("--run-dir", default=None, help="the population's directory (default: runs/pbt-SYSTEM-ENV-TIME)")
@@ -321,6 +323,7 @@ def _cmd_pbt(args) -> int:
         resume=args.resume,
         force=args.force,
         settings=parse_assignments(args.assignments),
+        self_play=args.self_play,
         log=None if args.quiet else (lambda line: print(f"distrl pbt: {line}", file=sys.stderr, flush=True)),
     )
     if sys.stdout.isatty() and not args.json:

@@ -1,5 +1,6 @@
 """``distrl pbt`` end to end: the population's directory, lineage, summary and plot; an interrupted population
-resumed; bad input one line and exit 2; members spread over a two-node Ray cluster."""
+resumed; bad input one line and exit 2; members spread over a two-node Ray cluster (one population playing
+itself there)."""
 
 import csv
 import json
@@ -156,6 +157,12 @@ def test_members_spread_over_a_two_node_ray_cluster(tmp_path):
             assert pool.copy(0, 1, {"lr": 1e-3}) == snapshot["checksum"]
         finally:
             pool.close()
+        # a population that plays itself on two nodes: each member's games reach the coordinator through the handle
+        # its actor got with its trainer (no shared folder)
+        summary = run_pbt("ppo", "pettingzoo:classic.tictactoe_v3", population=2, explore=EXPLORE[:1],
+                          ready_steps=1024, total_steps=2048, runtime="ray", run_dir=str(tmp_path / "play"),
+                          settings=SMALL, self_play=True)
+        assert summary["nodes"] == 2 and summary["self_play"]["games"]["m0"]["m1"] > 0
     finally:
         ray.shutdown()
         c.shutdown()

@@ -6,6 +6,8 @@
     POP/lineage.csv       one row per exploit: who copied whom, when, scores, hyperparameters before and
                           after, the checksum both ends agreed on
     POP/state.json        the controller's record of every member (rewritten after each ready member)
+    POP/games.csv         a population that plays itself (``self_play``): one row per ready member, its games
+                          won, drawn and lost in that slice and its Elo rating (``pbt/self_play.py``)
     POP/summary.json      the best member, its score and its hyperparameter schedule
 
 Ray Tune has a PBT scheduler, and we do not use it: its exploit saves the source trial's checkpoint to
@@ -45,8 +47,9 @@ def make_member_trainer(system: str, settings: dict[str, Any], resume: bool):
     """A member's trainer (module-level so that Ray can send it to the member's actor)."""
     from distrl.api import make_trainer
 
-    if resume:
-        return make_trainer(system, resume=True, run_dir=settings["run_dir"])
+    if resume:  # a member of a population that plays itself gets its games' env (the folder now) and handle again
+        playing = {k: settings[k] for k in ("env", "shared")} if "shared" in settings else {}
+        return make_trainer(system, resume=True, run_dir=settings["run_dir"], **playing)
     return make_trainer(system, force=True, **settings)
 
 
@@ -116,9 +119,10 @@ def run_pbt(system: str, env: str | None = None, *, population: int = 4, explore
             member_runtime: str | None = None, fraction: float = 0.2, resample_prob: float = 0.25,
             exploit: bool = True, explore_hyperparameters: bool = True, seed: int = 0, run_dir: str | None = None,
             resume: bool = False, force: bool = False, settings: dict[str, Any] | None = None,
-            log=None) -> dict[str, Any]:
+            self_play: bool = False, log=None) -> dict[str, Any]:
     """Train a population; return (and write) its summary. Every input is checked before anything is
-    written; ``resume`` continues the population in ``run_dir`` with the settings it was started with."""
+    written; ``resume`` continues the population in ``run_dir`` with the settings it was started with.
+    ``self_play``: the members play each other in a two-player game (``pbt/self_play.py``)."""
     from distrl.api import plan_run
 
     if resume:
@@ -154,7 +158,12 @@ def run_pbt(system: str, env: str | None = None, *, population: int = 4, explore
         raise ConfigError("pbt needs at least one --explore NAME=loguniform(LOW,HIGH) (or uniform, choice)")
     if len({s.name for s in specs}) != len(specs):
         raise ConfigError("--explore names a hyperparameter twice")
-    module, run_cfg, _, _, program = plan_run(system, env, total_steps=total_steps, runtime=member_runtime, **settings)
+    if self_play:
+        from distrl.league.run import check_game
+
+        check_game(env, "a population that plays itself")
+    module, run_cfg, sys_cfg, spec, program = plan_run(system, env, total_steps=total_steps, runtime=member_runtime,
+                                                       **settings)
     if run_cfg.autoscale == "on":  # members train in slices, in turn: an idle member's windows would mislead it
         raise ConfigError("autoscale=on sizes one run; PBT's members train in slices and cannot autoscale yet")
     if program.make_learner is None:
@@ -169,6 +178,10 @@ def run_pbt(system: str, env: str | None = None, *, population: int = 4, explore
         raise ConfigError(f"--explore {', '.join(unknown)}: not a hyperparameter of {system} "
                           f"(valid: {', '.join(sorted(program.hyperparameters))})")
     _check_ranges(module.Config, specs)
+    if self_play:
+        from distrl.league.run import check_players
+
+        check_players(system, module, spec, sys_cfg, program, run_cfg, "a population that plays itself")
     if member_runtime is None:
         member_runtime = "inline" if runtime == "ray" and "inline" in program.runtimes else run_cfg.runtime
     if runtime == "ray" and member_runtime != "inline":
@@ -189,7 +202,7 @@ def run_pbt(system: str, env: str | None = None, *, population: int = 4, explore
              "ready_steps": ready_steps, "total_steps": run_cfg.total_steps, "runtime": runtime,
              "member_runtime": member_runtime, "fraction": fraction, "resample_prob": resample_prob,
              "exploit": exploit, "explore_hyperparameters": explore_hyperparameters, "seed": seed,
-             "settings": settings}
+             "settings": settings, "self_play": bool(self_play)}
     _write_json(pop_dir / "pbt.json", saved)
     return _run(pop_dir, saved, resume=False, log=log)
 
@@ -229,6 +242,11 @@ def _run(pop_dir: Path, saved: dict, resume: bool, log) -> dict[str, Any]:
     except (KeyError, TypeError, ValueError, csv.Error) as e:
         raise ConfigError(f"cannot resume: {pop_dir}'s population.csv or lineage.csv is damaged "
                           f"({type(e).__name__}: {str(e)[:120]}); restore it or start the population anew") from None
+    games = None
+    if saved.get("self_play"):
+        from distrl.pbt.self_play import PopulationGames
+
+        games = PopulationGames(pop_dir.resolve(), saved)
     makers, again = [], []
     for i in range(n):
         member_dir = pop_dir / "members" / f"m{i}"
@@ -238,6 +256,8 @@ def _run(pop_dir: Path, saved: dict, resume: bool, log) -> dict[str, Any]:
                               f"{member_dir} holds no checkpoint; restore it or start the population anew")
         settings = {**saved["settings"], "env": saved["env"], "run_dir": str(member_dir), "seed": saved["seed"] + i,
                     "total_steps": saved["total_steps"], "runtime": saved["member_runtime"]}
+        if games is not None:
+            settings.update(games.member_settings(i, saved["env"]))
         makers.append(partial(make_member_trainer, saved["system"], settings))
         again.append(resume and has_checkpoint)
     started, pool = False, None
@@ -261,6 +281,8 @@ def _run(pop_dir: Path, saved: dict, resume: bool, log) -> dict[str, Any]:
 
     def on_ready(i: int, r: MemberRecord) -> None:
         logs.ready(controller, i, r)
+        if games is not None:
+            logs.games(controller, i, r, games)
         if log is not None:
             log(f"member {i}: {r.env_steps:,} env steps, score {r.score:.1f}, " +
                 ", ".join(f"{k}={r.hyperparameters.get(k, float('nan')):.4g}" for k in hyper_names))
@@ -276,11 +298,11 @@ def _run(pop_dir: Path, saved: dict, resume: bool, log) -> dict[str, Any]:
             from distrl.runtime.backends.ray import connect_ray
 
             started = connect_ray(saved["settings"].get("ray_address") or os.environ.get("RAY_ADDRESS"), n)
-            pool = RayPool(makers, again)
+            pool = RayPool(makers, again, games.publish if games is not None else None)
         else:
             from distrl.pbt.members import LocalPool
 
-            pool = LocalPool(makers, again)
+            pool = LocalPool(makers, again, games.publish if games is not None else None)
         controller.pool = pool
         for i, r in enumerate(records):  # the drawn (or last explored) values reach each member before it trains
             pool.set_hyperparameters(i, r.hyperparameters)
@@ -290,11 +312,15 @@ def _run(pop_dir: Path, saved: dict, resume: bool, log) -> dict[str, Any]:
     finally:
         if pool is not None:
             pool.close()  # each member writes its checkpoint and summary
+        if games is not None:
+            games.close()
         if started:
             import ray
 
             ray.shutdown()
     summary = _summary(pop_dir, saved, records, logs, interrupted)
+    if games is not None:
+        summary["self_play"] = games.summary()
     _write_json(pop_dir / "summary.json", summary)
     return summary
 
@@ -323,6 +349,13 @@ class _Logs:
         self.schedules.setdefault(i, []).append(
             {"env_steps": r.env_steps, **{k: r.hyperparameters[k] for k in self.names}}
         )
+
+    def games(self, controller: Controller, i: int, r: MemberRecord, games) -> None:
+        path = self.pop_dir / "games.csv"
+        if not path.is_file():
+            _append(path, ["wall_s", "member", "env_steps", "wins", "draws", "losses", "rating"])
+        rating = games.summary()["ratings"][games.id(i)]
+        _append(path, [round(time.perf_counter() - controller.started, 3), i, r.env_steps, *games.results(i), rating])
 
     def exploit(self, e: dict) -> None:
         self.exploits += 1
