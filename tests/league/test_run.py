@@ -4,6 +4,7 @@ payoff counts and pool, and bad input is one line with nothing written."""
 
 import csv
 import json
+from functools import partial
 
 import numpy as np
 import pytest
@@ -97,7 +98,7 @@ def test_a_league_on_local_plays_its_games_in_actor_processes(tmp_path):
     (["--set", "seed=3"], "set by the league itself"),
     (["--env", "CartPole-v1"], "a league plays a two-player game"),
     (["--env", GAME + "?opponent=random"], "its '?' part at most opening=N"),
-    (["--bind", "nowhere"], "cannot listen on 'nowhere'"),
+    (["--bind", "127.0.0.1:0"], "nothing listens"),  # inline players (ppo's own runtime)
     (["--fixed", "perfect"], "is random, minimax, heuristic or module:function"),
     (["--fixed", "random,random"], "each fixed player once"),
     (["--fixed", "main"], "each fixed player once"),
@@ -107,6 +108,15 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys, argv, says):
     assert main(["league", "ppo", "--env", GAME, "--run-dir", str(folder), *argv]) == 2
     err = capsys.readouterr().err.strip()
     assert says in err and len(err.splitlines()) == 1
+    assert not folder.exists()
+
+
+@pytest.mark.parametrize("bind", ["nowhere", "256.1.1.1:0"])  # refused as given, or when the coordinator tries
+def test_a_coordinator_that_cannot_listen_is_one_line_and_leaves_no_league(tmp_path, capsys, bind):
+    folder = tmp_path / "league"
+    assert main(["league", "appo", "--env", GAME, "--run-dir", str(folder), "--bind", bind]) == 2
+    err = capsys.readouterr().err.strip()
+    assert f"cannot listen on '{bind}'" in err and len(err.splitlines()) == 1
     assert not folder.exists()
 
 
@@ -159,8 +169,33 @@ def test_players_spread_over_a_two_node_ray_cluster(tmp_path):
             ("main", 1024), ("main", 2048), ("main_exploiter", 1024), ("main_exploiter", 2048)]
         assert all(int(r["games"]) > 0 for r in rows) and summary["games"] == sum(int(r["games"]) for r in rows)
         assert "main@0" in summary["snapshots"] and "main_exploiter@0" in summary["snapshots"]
+
+        # a player whose Ray actor is killed after its first slice is made again and resumes from its checkpoint, and
+        # the payoff table keeps its counts
+        folder, seen = tmp_path / "killed", []
+        summary = run_league("ppo", GAME, players="main=1,main_exploiter=1", total_steps=3072, slice_steps=1024,
+                             snapshot_steps=1024, runtime="ray", run_dir=str(folder), log=partial(_kill_a_player,
+                             folder, seen), settings={**SMALL, "checkpoint_interval_s": 0.1})
+        assert seen and all(p["env_steps"] >= 3072 for p in summary["players"])
+        assert summary["games"] > seen[0]  # the games before the kill still counted, and more after it
+        rows = _rows(folder / "league.csv")
+        for pid in ("main", "main_exploiter"):  # each slice goes on from the one before: resumed, not started anew
+            steps = [int(r["env_steps"]) for r in rows if r["player"] == pid]
+            assert steps == sorted(set(steps)), (pid, steps)
     finally:
         ray.shutdown()
+
+
+def _kill_a_player(folder, seen, line):
+    """The league's log: after the first slice, kill one player's Ray actor (its process), once."""
+    import psutil
+
+    if seen or "games (" not in line:
+        return
+    actors = [p for p in psutil.process_iter(["cmdline"]) if "ray::Player" in " ".join(p.info["cmdline"] or [])]
+    assert actors
+    seen.append(sum(int(r["games"]) for r in _rows(folder / "league.csv")))
+    actors[0].kill()
 
 
 def _league_process(folder, *argv):

@@ -158,14 +158,33 @@ def test_members_spread_over_a_two_node_ray_cluster(tmp_path):
         finally:
             pool.close()
         # a population that plays itself on two nodes: each member's games reach the coordinator through the handle
-        # its actor got with its trainer (no shared folder)
+        # its actor got with its trainer (no shared folder); a member whose actor is killed after its first slice is
+        # made again from its checkpoint and trains on
+        killed = []
         summary = run_pbt("ppo", "pettingzoo:classic.tictactoe_v3", population=2, explore=EXPLORE[:1],
-                          ready_steps=1024, total_steps=2048, runtime="ray", run_dir=str(tmp_path / "play"),
-                          settings=SMALL, self_play=True)
-        assert summary["nodes"] == 2 and summary["self_play"]["games"]["m0"]["m1"] > 0
+                          ready_steps=1024, total_steps=3072, runtime="ray", run_dir=str(tmp_path / "play"),
+                          settings={**SMALL, "checkpoint_interval_s": 0.1}, self_play=True,
+                          log=partial(_kill_a_member, killed))
+        assert killed and summary["nodes"] == 2 and summary["self_play"]["games"]["m0"]["m1"] > 0
+        assert all(m["env_steps"] >= 3072 for m in summary["members"])
+        for i in range(2):  # each slice goes on from the one before: resumed, not started anew
+            steps = [int(r["env_steps"]) for r in rows(tmp_path / "play" / "population.csv") if r["member"] == str(i)]
+            assert steps == sorted(set(steps)), (i, steps)
     finally:
         ray.shutdown()
         c.shutdown()
+
+
+def _kill_a_member(killed, line):
+    """The population's log: after a member's first slice, kill one member's Ray actor (its process), once."""
+    import psutil
+
+    if killed:
+        return
+    actors = [p for p in psutil.process_iter(["cmdline"]) if "ray::TrainerMember" in " ".join(p.info["cmdline"] or [])]
+    assert actors
+    killed.append(actors[0].pid)
+    actors[0].kill()
 
 
 @pytest.fixture(scope="module")

@@ -1,6 +1,6 @@
 """A population that plays itself: the members' games are played against each other through the coordinator they
-share, each member's first weights are there before its games start, a resumed population plays on, and a setting
-that cannot play is one line."""
+share, inline and from actor processes, a resumed population plays on, and a setting that cannot play is one
+line."""
 
 import csv
 
@@ -8,6 +8,7 @@ import pytest
 
 from distrl.cli import main
 from distrl.core import shared
+from distrl.errors import ConfigError
 from distrl.pbt import run_pbt
 from distrl.runtime.run.run_dir import read_config
 
@@ -43,7 +44,7 @@ def test_the_members_play_each_other_and_a_resumed_population_plays_on(tmp_path,
     assert len(played) == len(rows(pop / "population.csv")) and {r["member"] for r in played} == {"0", "1"}
     assert all(int(r["wins"]) + int(r["draws"]) + int(r["losses"]) > 0 for r in played)
     assert "league=" in read_config(pop / "members" / "m0")["run"]["env"]  # its games' opponents: the population
-    with pytest.raises(Exception, match="no shared service"):  # the population's handle is gone with it
+    with pytest.raises(ConfigError, match="no shared service"):  # the population's handle is gone with it
         shared.handle(str(pop.resolve()))
 
     summary = run_pbt(system, run_dir=str(pop), resume=True)

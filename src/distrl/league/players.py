@@ -41,7 +41,7 @@ class Player:
         try:
             self.trainer.start()
         finally:
-            self.first.failed()
+            self.first.start_ended()
         self.initial = torch.load(self.folder / "initial.pt", weights_only=True)
 
     def first_model(self, timeout_s: float = 600.0) -> dict | None:
@@ -85,5 +85,8 @@ class LocalPlayers(_Players, LocalTrainers):
 
 
 class RayPlayers(_Players, RayTrainers):
-    def __init__(self, makers: dict, folders: dict, publish):
-        super().__init__(Player, {pid: (make, folders[pid]) for pid, make in makers.items()}, publish)
+    """``again``: each player's maker for one made again after its actor died (from its last checkpoint)."""
+
+    def __init__(self, makers: dict, folders: dict, publish, again: dict | None = None):
+        super().__init__(Player, {pid: (make, folders[pid]) for pid, make in makers.items()}, publish,
+                         {pid: (make, folders[pid]) for pid, make in again.items()} if again is not None else None)

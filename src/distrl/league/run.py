@@ -185,7 +185,7 @@ def run_league(system: str, env: str | None = None, *, players: str = "main=1", 
         if total_steps is not None:  # a larger budget: the players resume with it
             saved = {**saved, "total_steps": total_steps}
             _check(saved)
-        _check_bind(bind)
+        _check_bind(bind, saved)
         league = _League(league_dir.resolve(), saved, resume=True, bind=bind, log=log)  # checks state.json, pool
         write_json(league_dir / "league.json", saved)
         return league.run()
@@ -199,7 +199,6 @@ def run_league(system: str, env: str | None = None, *, players: str = "main=1", 
              "total_steps": DEFAULT_TOTAL_STEPS if total_steps is None else total_steps,
              "runtime": runtime, "player_runtime": player_runtime, "seed": seed, "settings": settings}
     _check(saved)
-    _check_bind(bind)
     if runtime == "ray":
         from distrl.api import require_ray
 
@@ -208,6 +207,7 @@ def run_league(system: str, env: str | None = None, *, players: str = "main=1", 
     # None: the system's default
     saved["player_runtime"] = _plan(system, env, player_runtime, saved["total_steps"], settings,
                                     fixed_players(fixed)).runtime
+    _check_bind(bind, saved)
     league_dir = Path(run_dir) if run_dir else \
         Path("runs") / f"league-{system}-{env.split(':', 1)[1]}-{time.strftime('%Y%m%d-%H%M%S')}"
     prepare_run_dir(league_dir, resume=False, force=force, marker="league.json")
@@ -216,15 +216,18 @@ def run_league(system: str, env: str | None = None, *, players: str = "main=1", 
     write_json(league_dir / "league.json", saved)
     try:
         league = _League(league_dir.resolve(), saved, resume=False, bind=bind, log=log)
-    except BaseException:  # the coordinator could not listen there: the command leaves no league behind
+    except BaseException:  # the league could not be set up: the command leaves no league behind
         shutil.rmtree(league_dir, ignore_errors=True)
         raise
     return league.run()
 
 
-def _check_bind(bind) -> None:
+def _check_bind(bind, saved: dict) -> None:
     if bind is None:
         return
+    if _host_runtime(saved) == "inline":
+        raise ConfigError(f"--bind {bind}: inline players' games call the coordinator in this process and nothing "
+                          "listens; --bind is for players in other processes (--player-runtime local, --runtime ray)")
     host, _, port = str(bind).rpartition(":")
     if not host or not port.isdigit() or int(port) > 65535:
         raise ConfigError(f"the league's coordinator cannot listen on {bind!r} (give HOST:PORT, port 0 for any)")
@@ -237,11 +240,7 @@ class _League:
         has_state = resume and (league_dir / "state.json").is_file()
         state = read_json_object(league_dir / "state.json") if has_state else None
         self.coordinator = self._coordinator(state)
-        # the players' programs share the coordinator, hosted for where their games run (a new secret each session:
-        # it travels only inside the handles)
-        runtime = "ray" if saved["runtime"] == "ray" else saved["player_runtime"]
-        self.host = share(runtime, self.coordinator, secrets.token_urlsafe(24), bind)
-        self.pool = None
+        self.bind, self.host, self.pool = bind, None, None
         self.started = time.perf_counter()
         if not (league_dir / "league.csv").is_file():
             append_row(league_dir / "league.csv", ["wall_s", "player", "kind", "env_steps", "games", "wins", "draws",
@@ -298,18 +297,21 @@ class _League:
             })
 
     # --- the players -----------------------------------------------------------------------------
-    def _makers(self) -> tuple[dict, dict]:
-        s, makers, folders = self.saved, {}, {}
+    def _makers(self) -> tuple[dict, dict, dict]:
+        """Each player's trainer maker, its folder, and the maker of one made again after its Ray actor died."""
+        s, makers, folders, again_makers = self.saved, {}, {}, {}
         for index, (pid, _) in enumerate(self.players):
             folder = self.dir / "players" / pid
             again = self.resume and (folder / "config.yaml").is_file()
             env = league_env(s["env"], self.dir, pid)  # the league's folder now (a league may move)
-            settings = {"env": env, "run_dir": str(folder), "total_steps": s["total_steps"]} if again else \
-                {**s["settings"], "env": env, "run_dir": str(folder), "seed": s["seed"] + index,
-                 "total_steps": s["total_steps"], "runtime": s["player_runtime"]}
-            settings["shared"] = {str(self.dir): self.host.handle}  # the name the env's ?league= gives
-            makers[pid], folders[pid] = partial(make_player_trainer, s["system"], settings, again), str(folder)
-        return makers, folders
+            shared_ = {str(self.dir): self.host.handle}  # the name the env's ?league= gives
+            resumed = {"env": env, "run_dir": str(folder), "total_steps": s["total_steps"], "shared": shared_}
+            fresh = {**s["settings"], "env": env, "run_dir": str(folder), "seed": s["seed"] + index,
+                     "total_steps": s["total_steps"], "runtime": s["player_runtime"], "shared": shared_}
+            makers[pid] = partial(make_player_trainer, s["system"], fresh, resumed, again)
+            again_makers[pid] = partial(make_player_trainer, s["system"], fresh, resumed, None)
+            folders[pid] = str(folder)
+        return makers, folders, again_makers
 
     def _after_slice(self, pid: str, kind: str, report: dict) -> None:
         c, steps, model = self.coordinator, report["env_steps"], report["model"]
@@ -336,6 +338,17 @@ class _League:
                   f"), rating {c.ratings.ratings[pid]:.0f}")
         self._save_state()
 
+    def _host(self) -> None:
+        """The players' programs share the coordinator, hosted for where their games run (on Ray, once connected: at
+        the node's address Ray uses), with a new secret each session that travels only inside the handles. A new
+        league whose coordinator cannot listen where asked leaves nothing behind."""
+        try:
+            self.host = share(_host_runtime(self.saved), self.coordinator, secrets.token_urlsafe(24), self.bind)
+        except ConfigError:
+            if not self.resume:
+                shutil.rmtree(self.dir, ignore_errors=True)
+            raise
+
     def _say(self, line: str) -> None:
         if self.log is not None:
             self.log(line)
@@ -346,14 +359,16 @@ class _League:
 
     def _run(self) -> dict[str, Any]:
         interrupted, started_ray, kinds = False, False, dict(self.players)
-        makers, folders = self._makers()
         try:
             if self.saved["runtime"] == "ray":
                 from distrl.runtime.backends.ray import connect_ray
 
                 address = self.saved["settings"].get("ray_address") or os.environ.get("RAY_ADDRESS")
-                started_ray = connect_ray(address, len(makers))
-                self.pool = RayPlayers(makers, folders, self.coordinator.publish)
+                started_ray = connect_ray(address, len(self.players))
+            self._host()
+            makers, folders, again_makers = self._makers()
+            if self.saved["runtime"] == "ray":
+                self.pool = RayPlayers(makers, folders, self.coordinator.publish, again_makers)
             else:
                 self.pool = LocalPlayers(makers, folders, self.coordinator.publish)
             for pid in makers:
@@ -370,7 +385,8 @@ class _League:
                 self.pool.close()  # every player's checkpoint and summary
             shared.forget(str(self.dir))  # this process's own games' (inline players)
             Pool.drop(str(self.dir))
-            self.host.close()
+            if self.host is not None:
+                self.host.close()
             if started_ray:
                 import ray
 
@@ -401,19 +417,29 @@ class _League:
         }
 
 
+def _host_runtime(saved: dict) -> str:
+    """Where the players' games run, for which the coordinator is hosted."""
+    return "ray" if saved["runtime"] == "ray" else saved["player_runtime"]
+
+
 def league_env(game: str, league_dir: Path, player: str) -> str:
     """A player's env id: the game (with its ``?opening=`` if any), its games' opponents from the league in
     ``league_dir`` (quoted: a folder may hold ``&`` or ``?``)."""
     return f"{game}{'&' if '?' in game else '?'}league={quote(str(league_dir), safe='/')}&player={quote(player)}"
 
 
-def make_player_trainer(system: str, settings: dict, resume: bool):
-    """A player's trainer, not started (module-level, so that Ray can send it to the player's actor)."""
+def make_player_trainer(system: str, fresh: dict, resumed: dict, resume: bool | None):
+    """A player's trainer, not started (module-level, so that Ray can send it to the player's actor): a new run with
+    ``fresh`` settings, or its run resumed with ``resumed`` ones; ``resume=None`` (a player made again after its
+    actor died) resumes if it wrote a checkpoint, else starts anew."""
     from distrl.api import make_trainer
+    from distrl.runtime.run.checkpoint import latest_checkpoint
 
+    if resume is None:
+        resume = latest_checkpoint(Path(resumed["run_dir"]) / "checkpoints") is not None
     if resume:
-        return make_trainer(system, resume=True, **settings)
-    return make_trainer(system, force=True, **settings)
+        return make_trainer(system, resume=True, **resumed)
+    return make_trainer(system, force=True, **fresh)
 
 
 def _player(p: dict) -> Player:

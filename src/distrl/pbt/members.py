@@ -71,7 +71,7 @@ class TrainerMember:
         self.lock = threading.Lock()  # on Ray only ``snapshot`` may run beside a step
         self.trainer = make(resume)
         self.plays = plays
-        self.first = FirstModel(self.trainer, publish)
+        self.first = FirstModel(self.trainer, publish) if plays else None
         self._snapshot: dict | None = None
         self.closed = False
 
@@ -79,10 +79,13 @@ class TrainerMember:
         try:
             self.trainer.start()
         finally:
-            self.first.failed()
+            if self.first is not None:
+                self.first.start_ended()
+        state = self.trainer.state()  # a member made again after its actor died can be copied before its next slice
+        self._snapshot = {"state": state, "checksum": state_checksum(state)}
 
     def first_model(self, timeout_s: float = 600.0) -> dict | None:
-        return self.first.wait(timeout_s)
+        return self.first.wait(timeout_s) if self.first is not None else None
 
     def set_hyperparameters(self, values: Mapping[str, float]) -> None:
         with self.lock:
@@ -138,6 +141,7 @@ class _Members:
 
     workers: dict
     publish = None
+    values: dict  # each member's hyperparameters as the controller last set them
 
     def wait_any(self) -> tuple[int, dict]:
         i, result = super().wait_any()
@@ -150,10 +154,12 @@ class _Members:
         return len(self.workers)
 
     def set_hyperparameters(self, i: int, values: Mapping[str, float]) -> None:
+        self.values[i] = dict(values)
         self.call(i, "set_hyperparameters", dict(values))
 
     def copy(self, source: int, target: int, hyperparameters: Mapping[str, float]) -> str:
         # the source may be training its next slice: its snapshot is the one of its last finished slice
+        self.values[target] = dict(hyperparameters)
         return self.call(target, "load", self.begin(source, "snapshot"), dict(hyperparameters))
 
 
@@ -162,14 +168,23 @@ class LocalPool(_Members, LocalTrainers):
     population plays itself, and member ``i``'s first weights go there as its learner is built."""
 
     def __init__(self, makers: list, resume: list[bool], publish=None):
-        plays, self.publish = publish is not None, publish
+        plays, self.publish, self.values = publish is not None, publish, {}
         super().__init__({i: partial(TrainerMember, make, again, plays, partial(publish, i) if plays else None)
                           for i, (make, again) in enumerate(zip(makers, resume))}, start=TrainerMember.start)
 
 
 class RayPool(_Members, RayTrainers):
-    """Members as Ray actors (one CPU each, spread over the nodes), trained concurrently."""
+    """Members as Ray actors (one CPU each, spread over the nodes), trained concurrently. A member whose actor died
+    is made again from its last checkpoint (or anew, if it wrote none), with the hyperparameters the controller
+    last set."""
 
     def __init__(self, makers: list, resume: list[bool], publish=None):
-        super().__init__(TrainerMember, {i: (make, again, publish is not None)
-                                         for i, (make, again) in enumerate(zip(makers, resume))}, publish)
+        self.values = {}
+        plays = publish is not None
+        first = {i: (make, again, plays) for i, (make, again) in enumerate(zip(makers, resume))}
+        super().__init__(TrainerMember, first, publish, {i: (make, None, plays) for i, make in enumerate(makers)})
+
+    def _replace(self, key: int, error: Exception) -> None:
+        super()._replace(key, error)
+        if key in self.values:
+            self.call(key, "set_hyperparameters", self.values[key])

@@ -43,10 +43,12 @@ from distrl.runtime.run.run_dir import write_json as _write_json
 PLACEMENTS = ("local", "ray")
 
 
-def make_member_trainer(system: str, settings: dict[str, Any], resume: bool):
+def make_member_trainer(system: str, settings: dict[str, Any], resume: bool | None):
     """A member's trainer (module-level so that Ray can send it to the member's actor)."""
     from distrl.api import make_trainer
 
+    if resume is None:  # a member made again after its Ray actor died: from its last checkpoint, if it wrote one
+        resume = latest_checkpoint(Path(settings["run_dir"]) / "checkpoints") is not None
     if resume:  # a member of a population that plays itself gets its games' env (the folder now) and handle again
         playing = {k: settings[k] for k in ("env", "shared")} if "shared" in settings else {}
         return make_trainer(system, resume=True, run_dir=settings["run_dir"], **playing)
@@ -247,7 +249,7 @@ def _run(pop_dir: Path, saved: dict, resume: bool, log) -> dict[str, Any]:
         from distrl.pbt.self_play import PopulationGames
 
         games = PopulationGames(pop_dir.resolve(), saved)
-    makers, again = [], []
+    members, again = [], []  # each member's settings, and whether it resumes
     for i in range(n):
         member_dir = pop_dir / "members" / f"m{i}"
         has_checkpoint = latest_checkpoint(member_dir / "checkpoints") is not None
@@ -256,9 +258,7 @@ def _run(pop_dir: Path, saved: dict, resume: bool, log) -> dict[str, Any]:
                               f"{member_dir} holds no checkpoint; restore it or start the population anew")
         settings = {**saved["settings"], "env": saved["env"], "run_dir": str(member_dir), "seed": saved["seed"] + i,
                     "total_steps": saved["total_steps"], "runtime": saved["member_runtime"]}
-        if games is not None:
-            settings.update(games.member_settings(i, saved["env"]))
-        makers.append(partial(make_member_trainer, saved["system"], settings))
+        members.append(settings)
         again.append(resume and has_checkpoint)
     started, pool = False, None
 
@@ -298,6 +298,12 @@ def _run(pop_dir: Path, saved: dict, resume: bool, log) -> dict[str, Any]:
             from distrl.runtime.backends.ray import connect_ray
 
             started = connect_ray(saved["settings"].get("ray_address") or os.environ.get("RAY_ADDRESS"), n)
+        if games is not None:  # hosted where the members' games run (on Ray, once connected: at its node address)
+            games.open()
+            for i, settings in enumerate(members):
+                settings.update(games.member_settings(i, saved["env"]))
+        makers = [partial(make_member_trainer, saved["system"], settings) for settings in members]
+        if saved["runtime"] == "ray":
             pool = RayPool(makers, again, games.publish if games is not None else None)
         else:
             from distrl.pbt.members import LocalPool

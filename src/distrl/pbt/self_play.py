@@ -6,9 +6,10 @@ The population shares one service among its members' programs: a league's coordi
 whose players are the members, each a main agent, hosted for where the members' games run
 (``runtime.backends.share``). Each game's opponent is chosen there (a member drawn uniformly, the member itself
 included, by the league's matchmaker with every player a main agent and no snapshot) and plays that member's latest
-weights: its first ones as its learner is built, then each slice's. PBT itself is unchanged: a member's score is the
-mean return of its slice, here its games' wins minus losses against the population. Its payoff table and Elo ratings
-are this session's: a resumed population starts them anew.
+weights: its first ones as its learner is built (a game that asks before they are there waits for them), then each
+slice's. PBT itself is unchanged: a member's score is the mean return of its slice, here its games' wins minus losses
+per game against the population, itself included. Its payoff table and Elo ratings are this session's: a resumed
+population starts them anew.
 """
 
 from __future__ import annotations
@@ -34,8 +35,12 @@ class PopulationGames:
         self.coordinator = Coordinator(Matchmaker("pfsp", seed=saved["seed"]), EloRatings(keep_history=False), recipe)
         for i in range(self.n):
             self.coordinator.add_player(self.id(i), "main")
-        runtime = "ray" if saved["runtime"] == "ray" else saved["member_runtime"]
-        self.host = share(runtime, self.coordinator, secrets.token_urlsafe(24))
+        self.runtime = "ray" if saved["runtime"] == "ray" else saved["member_runtime"]
+        self.host = None
+
+    def open(self) -> None:
+        """Host the coordinator for where the members' games run (a new secret each session, only in the handles)."""
+        self.host = share(self.runtime, self.coordinator, secrets.token_urlsafe(24))
 
     @staticmethod
     def id(i: int) -> str:
@@ -63,4 +68,5 @@ class PopulationGames:
     def close(self) -> None:
         shared.forget(str(self.dir))
         Pool.drop(str(self.dir))
-        self.host.close()
+        if self.host is not None:
+            self.host.close()

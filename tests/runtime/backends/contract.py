@@ -318,30 +318,39 @@ def check_adapters_declare_their_contracts(make_backend):
     assert set(needs) <= seen  # (every kind with a need was built)
 
 
-def check_shared_service(runtime: str, make_backend):
+def check_shared_service(runtime: str, make_backend, num_actors: int = 2):
     """One service shared by two programs under one controller (a league's coordinator): hosted for ``runtime``
     (``runtime.backends.share``), its handle given to both, every component of both reaches it by name, from the
-    processes its backend placed it in; closing the host closes the service."""
+    processes its backend placed it in, and every request reaches the one service (its count never repeats); closing
+    a program releases the name, closing the host closes the service."""
+    from distrl.core import shared
+    from distrl.errors import ConfigError
     from distrl.runtime.backends import share
 
     service = Tally()
     host = share(runtime, service, "the-token")
-    backends = []
+    backends, answers = [], []
     try:
         for name in ("a", "b"):  # both programs run at once, as a league's players on Ray do
             backend = make_backend()
             backend.shared = {"tally": host.handle}
-            handles = backend.open(sharing_program(name))
+            handles = backend.open(sharing_program(name, num_actors))
             learner = CheckingLearner(handles)
             backend.start((learner.get_weights(), learner.version))
             backends.append((backend, learner))
-        for backend, learner in backends + backends:
-            infos, _ = drive(backend, learner, 2)
-            assert all(i["tally"] >= 1 for i in infos)
+        deadline = time.monotonic() + WAIT_S
+        while {(p, a) for p, a, _ in service.seen} != {(p, a) for p in "ab" for a in range(num_actors)}:
+            for backend, learner in backends:
+                answers += [i["tally"] for i in drive(backend, learner, 1, deadline)[0]]
     finally:
         for backend, _ in backends:
             backend.close()
         host.close()
-    assert service.closed and {p for p, _, _ in service.seen} == {"a", "b"}
+    assert service.closed and len(answers) == len(set(answers))  # one service: each request its own count
     pids = {pid for _, _, pid in service.seen}
     assert (pids == {os.getpid()}) == (runtime == "inline"), pids  # elsewhere: the components' own processes
+    try:
+        shared.handle("tally")
+        raise AssertionError("the name outlived the programs that registered it")
+    except ConfigError:  # released by both backends' close
+        pass

@@ -46,7 +46,7 @@ def test_contract_adapters_declare_their_contracts(cluster):
 
 
 def test_contract_shared_service(cluster):
-    contract.check_shared_service("ray", _ray(cluster))
+    contract.check_shared_service("ray", _ray(cluster), num_actors=1)  # the cluster's two CPUs: one actor each
 
 
 def test_contract_replay_service(cluster):

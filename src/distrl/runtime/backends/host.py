@@ -9,8 +9,8 @@ published to some adapters only).
 
 from __future__ import annotations
 
+from distrl.core import shared
 from distrl.core.program import Program
-from distrl.core.shared import register as register_shared
 from distrl.runtime.backends.placement import (
     ServiceFactories,
     Worker,
@@ -37,6 +37,7 @@ class ServiceHost:
         self.paused = False
         self.held: frozenset[str] = frozenset()
         self.shared: dict = {}  # services shared with other programs: name -> handle, given to every component
+        self._holds_shared = False
 
     @staticmethod
     def refuses(program: Program, num_learners: int) -> str | None:
@@ -59,6 +60,12 @@ class ServiceHost:
     def services(self) -> dict:
         return self.adapters
 
+    def release_shared(self) -> None:
+        """At close: this program no longer reaches the shared services by name in this process."""
+        if self._holds_shared:
+            self._holds_shared = False
+            shared.release(self.shared)
+
     def publish(self, weights_fn, version: int) -> None:
         for adapter in self.adapters.values():
             adapter.publish(weights_fn, version)
@@ -68,7 +75,8 @@ class ServiceHost:
     def start_services(self, weights) -> list[Worker]:
         """Start every service, publish the first weights (``(array, version)``, or None) and list the components
         to start, in the program's order: a component starts only after everything it reads is served."""
-        register_shared(self.shared)  # this process's components and learner reach them by name too
+        shared.register(self.shared)  # this process's components and learner reach them by name too
+        self._holds_shared = True
         for adapter in self.adapters.values():
             adapter.start()
         if weights is not None:

@@ -172,6 +172,7 @@ class InlineBackend(ServiceHost):
         return []
 
     def close(self) -> None:
+        self.release_shared()
         for w in self.workers:
             if w.handle is not None:
                 w.handle.close()

@@ -405,6 +405,7 @@ class LocalBackend(ServiceHost):
         if self._closed:
             return
         self._closed = True
+        self.release_shared()
         if self.control is not None:
             self.control.arrays["stop"][0] = 1
             stop_processes([w.handle for w in self.workers if w.handle is not None] + [p for p, _ in self._reaping])

@@ -1,14 +1,17 @@
 """Where trainers that train in slices run, for PBT's members and a league's players alike.
 
-A worker is any object with ``step(env_steps) -> dict`` and ``close()`` (a :class:`~distrl.pbt.members.TrainerMember`,
-a :class:`~distrl.league.players.Player`); a pool keys its workers (a member's index, a player's id) and speaks
+A worker is any object with ``start()``, ``step(env_steps) -> dict`` and ``close()`` (a
+:class:`~distrl.pbt.members.TrainerMember`, a :class:`~distrl.league.players.Player`), and ``first_model()`` where the
+pool publishes first weights; a pool keys its workers (a member's index, a player's id) and speaks
 ``submit(key, env_steps)``, ``pending()``, ``wait_any() -> (key, report)`` and ``close()``, and calls any other
 method of a worker with ``call(key, method, *args)`` (its result) or ``begin`` (a handle another call may take as an
 argument, or ``gather`` waits for): the pool's users never learn where their workers run.
 
 - :class:`LocalTrainers`: every worker in this process, one slice at a time in the order submitted.
 - :class:`RayTrainers`: every worker a Ray actor with one CPU, spread over the cluster's nodes (``SPREAD``), all
-  training at once.
+  training at once. A worker whose actor dies (its process killed, its node lost) is made again from its
+  ``restart`` arguments (its run resumed from its last checkpoint) and given its slice again, up to
+  ``MAX_RESTARTS`` times.
 
 Where others play a worker's policy (a league's players, a population playing itself), the pool publishes each
 worker's first weights as soon as its learner is built, before any game can ask for them (:class:`FirstModel`).
@@ -16,8 +19,11 @@ worker's first weights as soon as its learner is built, before any game can ask 
 
 from __future__ import annotations
 
+import sys
 import threading
 from collections.abc import Callable, Hashable, Mapping
+
+MAX_RESTARTS = 3  # per worker and session: a worker that keeps dying ends the pool's run
 
 
 class FirstModel:
@@ -41,8 +47,8 @@ class FirstModel:
 
         trainer.on_ready = on_ready
 
-    def failed(self) -> None:
-        """The start ended before the learner was built: nobody waits for its weights."""
+    def start_ended(self) -> None:
+        """The start is over (the learner built, or the start failed before it was): nobody waits longer."""
         self._built.set()
 
     def wait(self, timeout_s: float = 600.0) -> dict | None:
@@ -99,17 +105,20 @@ class RayTrainers:
     """Workers of class ``cls`` as Ray actors (one CPU each, spread over the nodes), ``args`` key -> constructor
     arguments, trained concurrently. :meth:`started` waits until they are up; a constructor or start that failed
     closes them all and raises its ConfigError as one line. ``publish(key, model)``, if given, gets each worker's
-    first weights (its ``first_model()``) while its start goes on."""
+    first weights (its ``first_model()``) while its start goes on. ``restart`` (key -> constructor arguments) makes
+    a worker again in place of one whose actor died; without it, a dead actor ends the run."""
 
-    def __init__(self, cls: type, args: Mapping[Hashable, tuple], publish: Callable | None = None):
+    def __init__(self, cls: type, args: Mapping[Hashable, tuple], publish: Callable | None = None,
+                 restart: Mapping[Hashable, tuple] | None = None):
         import ray
 
-        self.ray, self.publish = ray, publish
-        actor = ray.remote(num_cpus=1, max_concurrency=2, max_restarts=0, scheduling_strategy="SPREAD")(cls)
-        self.workers = {key: actor.remote(*a) for key, a in args.items()}
-        self.running: dict = {}
+        self.ray, self.publish, self.restart = ray, publish, restart
+        self.actor = ray.remote(num_cpus=1, max_concurrency=2, max_restarts=0, scheduling_strategy="SPREAD")(cls)
+        self.workers = {key: self.actor.remote(*a) for key, a in args.items()}
+        self.running: dict = {}  # step call -> (key, env steps asked)
+        self.restarts = dict.fromkeys(self.workers, 0)
         try:
-            self.started()
+            self.started(list(self.workers))
         except ray.exceptions.RayError as e:  # say why in one line
             self.close()
             line = config_error_inside(e)
@@ -117,11 +126,11 @@ class RayTrainers:
                 raise line from None
             raise
 
-    def started(self) -> None:
-        """Start every worker (its ``start()``) and wait until all are up."""
-        starting = [self.begin(key, "start") for key in self.workers]
+    def started(self, keys: list) -> None:
+        """Start the workers of ``keys`` (their ``start()``) and wait until all are up."""
+        starting = [self.begin(key, "start") for key in keys]
         if self.publish is not None:
-            for key in self.workers:  # each learner's first weights, while its start waits for them
+            for key in keys:  # each learner's first weights, while its start waits for them
                 first = self.call(key, "first_model")
                 if first is not None:
                     self.publish(key, first)
@@ -138,14 +147,34 @@ class RayTrainers:
         return self.ray.get(handles)
 
     def submit(self, key: Hashable, env_steps: int) -> None:
-        self.running[self.begin(key, "step", env_steps)] = key
+        self.running[self.begin(key, "step", env_steps)] = (key, env_steps)
 
     def pending(self) -> bool:
         return bool(self.running)
 
     def wait_any(self) -> tuple[Hashable, dict]:
-        [ref], _ = self.ray.wait(list(self.running), num_returns=1)
-        return self.running.pop(ref), self.ray.get(ref)
+        while True:
+            [ref], _ = self.ray.wait(list(self.running), num_returns=1)
+            key, env_steps = self.running.pop(ref)
+            try:
+                return key, self.ray.get(ref)
+            except self.ray.exceptions.RayActorError as e:  # its process or node is gone (a step that raised is not)
+                if self.restart is None or self.restarts[key] >= MAX_RESTARTS:
+                    raise
+                self._replace(key, e)
+                self.submit(key, env_steps)
+
+    def _replace(self, key: Hashable, error: Exception) -> None:
+        self.restarts[key] += 1
+        reason = str(error).strip().splitlines()[0][:160] if str(error).strip() else type(error).__name__
+        print(f"distrl: {key}'s Ray actor died ({reason}); made again, from its last checkpoint if it wrote one "
+              f"(restart {self.restarts[key]} of {MAX_RESTARTS})", file=sys.stderr, flush=True)
+        try:
+            self.ray.kill(self.workers[key], no_restart=True)
+        except Exception:
+            pass
+        self.workers[key] = self.actor.remote(*self.restart[key])
+        self.started([key])
 
     def close(self) -> list[dict | None]:
         """As :meth:`LocalTrainers.close`; then each actor is ended."""

@@ -541,6 +541,7 @@ class RayBackend(ServiceHost):
         return self.ray.get([w.handle.pid.remote() for w in self.workers if w.handle is not None], timeout=30)
 
     def close(self) -> None:
+        self.release_shared()
         if self.program is None:
             return
         for w in self.workers:

@@ -10,15 +10,19 @@ backend's choice (``runtime/backends/*.share``):
   process. It does not pickle: a component elsewhere cannot hold it.
 - :class:`RemoteShared` over :class:`SharedServer` (``local``, ``ray``): one unary gRPC method. Each call carries the
   controller's token in its metadata (``x-distrl-token``), compared in constant time, and is refused before its
-  message is read without it; a request is at most the service's ``request_bytes`` (gRPC reads no more), and a unary
-  call keeps no session a silent peer could sit on. The handle pickles as its address and token: a Ray actor on
-  another node gets it with its trainer, no shared file system needed.
+  message is parsed or answered without it; a request is at most the service's ``request_bytes`` (gRPC takes no
+  more), and a unary call keeps no session a silent peer could sit on. The handle pickles as its address, token and
+  size limit: a Ray actor on another node gets it with its trainer, no shared file system needed.
+
+Either handle refuses the same requests the same way: ValueError, in one line, for one that is too long or that the
+service refused; over the network, ConnectionError when the server is gone and RuntimeError when the service failed.
 """
 
 from __future__ import annotations
 
 import os
 import socket
+import threading
 from concurrent import futures
 
 from distrl.core.protocols import SharedService
@@ -52,37 +56,49 @@ class InProcessShared:
 
 
 class RemoteShared:
-    """A handle to a :class:`SharedServer`: its address and token; the channel is opened in the process using it."""
+    """A handle to a :class:`SharedServer`: its address, token and size limit; the channel is opened in the process
+    using it, once (its threads may share it)."""
 
-    def __init__(self, address: str, token: str):
-        self.address, self.token = address, token
+    def __init__(self, address: str, token: str, request_bytes: int):
+        self.address, self.token, self.request_bytes = address, token, request_bytes
         self._call = self._channel = None
+        self._lock = threading.Lock()
 
     def __getstate__(self):
-        return {"address": self.address, "token": self.token}
+        return {"address": self.address, "token": self.token, "request_bytes": self.request_bytes}
 
     def __setstate__(self, state):
-        self.__init__(state["address"], state["token"])
+        self.__init__(state["address"], state["token"], state["request_bytes"])
 
-    def request(self, message: bytes) -> bytes:
-        """The service's answer; ValueError (its one line) for a request it refused, ConnectionError if it is gone."""
+    def _opened(self):
         import grpc
 
-        if self._call is None:
-            self._channel = grpc.insecure_channel(self.address, options=[("grpc.max_receive_message_length", -1)])
-            self._call = self._channel.unary_unary(f"/{SERVICE}/{METHOD}")
+        with self._lock:
+            if self._call is None:
+                self._channel = grpc.insecure_channel(self.address, options=[("grpc.max_receive_message_length", -1)])
+                self._call = self._channel.unary_unary(f"/{SERVICE}/{METHOD}")
+            return self._call
+
+    def request(self, message: bytes) -> bytes:
+        import grpc
+
+        if len(message) > self.request_bytes:
+            raise ValueError(f"a request is at most {self.request_bytes} bytes")
         try:
             # no wait for a server that is not there: it listens before any handle is given out
-            return self._call(message, metadata=((TOKEN_KEY, self.token),), timeout=CALL_TIMEOUT_S)
+            return self._opened()(message, metadata=((TOKEN_KEY, self.token),), timeout=CALL_TIMEOUT_S)
         except grpc.RpcError as e:
             if e.code() == grpc.StatusCode.INVALID_ARGUMENT:
                 raise ValueError(e.details()) from None
+            if e.code() in (grpc.StatusCode.UNKNOWN, grpc.StatusCode.INTERNAL):
+                raise RuntimeError(f"the shared service at {self.address} failed: {e.details()}") from None
             raise ConnectionError(f"the shared service at {self.address}: {e.code().name} {e.details()}") from None
 
     def close(self) -> None:
-        if self._channel is not None:
-            self._channel.close()
-            self._call = self._channel = None
+        with self._lock:
+            if self._channel is not None:
+                self._channel.close()
+                self._call = self._channel = None
 
 
 class SharedServer:
@@ -92,6 +108,8 @@ class SharedServer:
     def __init__(self, service: SharedService, token: str, bind: str, workers: int = 8):
         import grpc
 
+        if not token:  # an empty token would admit every peer
+            raise ValueError("a shared service on the network needs a token")
         self.service, self._token = service, token
         options = [("grpc.max_receive_message_length", service.request_bytes),
                    ("grpc.max_send_message_length", -1), ("grpc.so_reuseport", 0)]
@@ -108,7 +126,7 @@ class SharedServer:
             raise ConfigError(f"a shared service cannot listen on {bind!r} (give HOST:PORT, port 0 for any)")
         # listening on every interface: peers on other machines reach it at this machine's address
         self.address = f"{socket.gethostbyname(socket.gethostname()) if host in WILDCARDS else host}:{bound}"
-        self.handle = RemoteShared(self.address, token)
+        self.handle = RemoteShared(self.address, token, service.request_bytes)
         self.grpc.start()
 
     def _call(self, request: bytes, context):
@@ -125,6 +143,7 @@ class SharedServer:
     def close(self) -> None:
         self.service.close()  # a call the service holds (waiting on its state) returns now, not in minutes
         self.grpc.stop(grace=None)
+        self.handle.close()
 
 
 class InProcessHost:
