@@ -525,10 +525,10 @@ def evaluate(run_dir: str | Path, episodes: int = 10, seed: int = 12345, video: 
     :func:`load_policy`); returns ``mean_return``, ``std_return``, ``min_return`` and ``max_return`` (the worst and
     the best episode), ``episodes``, ``snapshot`` (which weights played; for ``best`` also ``best_policy``: its
     evaluation's score, episodes and env steps) and, with ``video``, the path of a GIF of the first episode. In a
-    two-player game, ``opponent`` (``random``, ``minimax`` for tic-tac-toe, or ``module:function``) plays the other
-    seat and ``wins``, ``draws``, ``losses`` are counted, in all and per seat (``seats``: the first seat's, then the
-    second's; the seats alternate with the episodes' seeds)."""
-    from distrl.envs.multi_agent import TwoPlayerSelfPlay
+    game, ``opponent`` (``random``, ``minimax`` for tic-tac-toe, or ``module:function``) plays the other seats and
+    ``wins``, ``draws``, ``losses`` (a return above, at or below 0) are counted, in all and per seat (``seats``: the
+    first seat's, the second's, ...; the seats rotate with the episodes' seeds)."""
+    from distrl.envs.multi_agent import SeatedGame
     from distrl.envs.opponents import opponent as fixed_player
 
     if episodes < 1:
@@ -537,10 +537,10 @@ def evaluate(run_dir: str | Path, episodes: int = 10, seed: int = 12345, video: 
     if video:  # frames are drawn off-screen: no display needed, and none of SDL's complaints about one
         os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
     env = make_env(policy.env_id, render_mode="rgb_array" if video else None)
-    game = env.unwrapped if isinstance(env.unwrapped, TwoPlayerSelfPlay) else None
+    game = env.unwrapped if isinstance(env.unwrapped, SeatedGame) else None
     if opponent is not None and game is None:
         env.close()
-        raise ConfigError(f"--opponent goes with a two-player game; {policy.env_id} is not one")
+        raise ConfigError(f"--opponent goes with a game of two or more players; {policy.env_id} is not one")
     if game is not None:
         game.opponent = fixed_player(opponent or "random", policy.env_id, seed)
     returns, frames, seats = [], [], []
@@ -568,7 +568,8 @@ def evaluate(run_dir: str | Path, episodes: int = 10, seed: int = 12345, video: 
             return {"wins": sum(r > 0 for r in rs), "draws": sum(r == 0 for r in rs), "losses": sum(r < 0 for r in rs)}
 
         result.update(opponent=opponent or "random", **outcomes(returns),
-                      seats=[outcomes([r for r, s in zip(returns, seats) if s == seat]) for seat in (0, 1)])
+                      seats=[outcomes([r for r, s in zip(returns, seats) if s == seat])
+                             for seat in range(len(game.game.possible_agents))])
     if video and frames:
         result["video"] = str(_write_gif(Path(run_dir) / "videos" / "eval-episode-0.gif", frames))
     return result

@@ -109,7 +109,7 @@ def _build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--seed", type=_count(0), default=12345, help="env seed of the first episode (then +1 each)")
     ev.add_argument("--video", action="store_true", help="also save the first episode as "
                                                          "RUN_DIR/videos/eval-episode-0.gif")
-    ev.add_argument("--opponent", default=None, help="in a two-player game, who plays the other seat: random "
+    ev.add_argument("--opponent", default=None, help="in a game, who plays the other seats: random "
                     "(default), minimax (tic-tac-toe's perfect player), heuristic (Connect Four's rules of thumb) or "
                     "module:function of (observation, mask)")
     ev.add_argument("--snapshot", choices=("best", "last"), default=None,

@@ -127,7 +127,7 @@ def test_eval_against_an_opponent_counts_the_results(tmp_path, capsys):
 def test_an_opponent_for_an_env_that_is_not_a_game_is_one_line(tmp_path):
     run = tmp_path / "cartpole"
     distrl.train("apex-dqn", env="CartPole-v1", runtime="inline", total_steps=1000, run_dir=str(run), progress=False)
-    with pytest.raises(ConfigError, match="goes with a two-player game"):
+    with pytest.raises(ConfigError, match="goes with a game of two or more players"):
         distrl.evaluate(run, opponent="random")
 
 

@@ -97,6 +97,7 @@ def test_a_league_on_local_plays_its_games_in_actor_processes(tmp_path):
     (["--runtime", "ray", "--player-runtime", "local"], "running its system inline"),
     (["--set", "seed=3"], "set by the league itself"),
     (["--env", "CartPole-v1"], "a league plays a two-player game"),
+    (["--env", "openspiel:kuhn_poker(players=3)"], "seats 3 players"),
     (["--env", GAME + "?opponent=random"], "its '?' part at most opening=N"),
     (["--bind", "127.0.0.1:0"], "nothing listens"),  # inline players (ppo's own runtime)
     (["--fixed", "perfect"], "is random, minimax, heuristic or module:function"),

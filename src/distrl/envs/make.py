@@ -257,7 +257,7 @@ def env_spec(env_id: str) -> EnvSpec:
             raise ConfigError(f"env '{env_id}' has observation space {obs_space}, which gymnasium cannot flatten "
                               "into a vector; wrap the env to give Box observations")
         game = env.unwrapped
-        masked = game.action_mask_size if isinstance(game, multi_agent.TwoPlayerSelfPlay) else 0
+        masked = game.action_mask_size if isinstance(game, multi_agent.SeatedGame) else 0
         return EnvSpec(obs_space, action_space, masked)
     finally:
         env.close()

@@ -1,10 +1,13 @@
-"""PettingZoo's turn-based (AEC) two-player games as Gymnasium envs: one seat learns, the other plays an opponent.
+"""PettingZoo's games as Gymnasium envs: one seat learns, the others play opponents.
 
 ``--env pettingzoo:classic.tictactoe_v3`` (any module under ``pettingzoo.``, or a user's own module with an ``env()``
-factory in PettingZoo's AEC API) becomes the Gymnasium env ``PettingZoo/classic.tictactoe_v3``: the learner takes the
-first seat in even episodes and the second in odd ones (so it learns both; a seeded reset takes the seed's parity),
-the opponent's turns are played inside ``step``, and the reward is the learner's own over the opponent's moves too
-(+1 / 0 / -1 in the classic games).
+factory in PettingZoo's AEC API, or a ``parallel_env()`` one in its parallel API, played through PettingZoo's own
+``parallel_to_aec``: every agent's action of a cycle is taken in turn, then applied together) becomes the Gymnasium env
+``PettingZoo/classic.tictactoe_v3``. A game of N agents (two or more) seats the learner in seat ``k mod N`` in its k-th
+episode (so it learns every seat; a seeded reset takes the seed's remainder), or always in the agent that
+``?seat=AGENT`` names (the setting that maps agents to the learning policy; the others play opponents). The other
+seats' turns are played inside ``step``, and the reward is the learner's own over their moves too (+1 / 0 / -1 in the
+classic games).
 
 Observations are the game's own observation, flattened to float32, followed by its legal-action mask (1 legal, 0 not):
 the last ``action_mask_size`` entries, which the actor-critic networks read to give illegal actions no probability
@@ -28,6 +31,7 @@ so a policy learns the replies to openings it never plays itself. Evaluation sta
 from __future__ import annotations
 
 import importlib
+import re
 from collections.abc import Callable
 from functools import partial
 from urllib.parse import unquote
@@ -38,7 +42,7 @@ import numpy as np
 from distrl.errors import ConfigError
 
 PREFIX = "pettingzoo:"
-OPENSPIEL = "openspiel:"  # OpenSpiel's two-player turn-based games (envs/openspiel.py)
+OPENSPIEL = "openspiel:"  # OpenSpiel's turn-based games (envs/openspiel.py)
 PREFIXES = (PREFIX, OPENSPIEL)
 NAMESPACES = {PREFIX: "PettingZoo/", OPENSPIEL: "OpenSpiel/"}
 
@@ -49,7 +53,7 @@ def is_game(env_id: str) -> bool:
 
 def _prefix(env_id: str) -> str:
     return next(p for p in PREFIXES if env_id.startswith(p))
-QUERY = ("opponent", "league", "player", "opening")
+QUERY = ("opponent", "league", "player", "opening", "seat")
 MAX_OPENING = 64
 OPENING_TRIES = 16
 
@@ -63,7 +67,7 @@ def split_id(env_id: str) -> tuple[str, dict[str, str]]:
         key, eq, value = part.partition("=")
         if not eq or key not in QUERY or not value or key in params:
             raise ConfigError(f"env '{env_id}': after '?' give opponent=NAME, or league=DIR&player=ID, and "
-                              f"opening=N if you will, each once (got {part!r})")
+                              f"opening=N and seat=AGENT if you will, each once (got {part!r})")
         params[key] = unquote(value)
     if "opening" in params and not (params["opening"].isdigit() and int(params["opening"]) <= MAX_OPENING):
         raise ConfigError(f"env '{env_id}': opening= is a number of random plies from 0 to {MAX_OPENING}; "
@@ -81,15 +85,18 @@ def identity(env_id: str) -> str:
 
 def gym_id(env_id: str) -> str:
     """``pettingzoo:classic.tictactoe_v3`` (with or without a ``?`` part) -> ``PettingZoo/classic.tictactoe_v3``;
-    ``openspiel:kuhn_poker`` -> ``OpenSpiel/kuhn_poker``."""
+    ``openspiel:kuhn_poker`` -> ``OpenSpiel/kuhn_poker``; an OpenSpiel game's parameters in a name Gymnasium takes
+    (``openspiel:kuhn_poker(players=3)`` -> ``OpenSpiel/kuhn_poker_players_3_``)."""
     prefix = _prefix(env_id)
-    return NAMESPACES[prefix] + split_id(env_id)[0][len(prefix):]
+    return NAMESPACES[prefix] + re.sub(r"[^\w.-]", "_", split_id(env_id)[0][len(prefix):])
 
 
 def game_kwargs(env_id: str, training: bool) -> dict:
     """What ``gym.make`` passes the game for the id's ``?`` part: the opponent's name and its arguments."""
     game, params = split_id(env_id)
     kwargs = {"game_id": game, "opening": int(params.get("opening", 0))} if training else {"game_id": game}
+    if "seat" in params:  # the learner's agent, in training and evaluation alike
+        kwargs["seat"] = params["seat"]
     if "league" in params:
         return {"opponent": "league", "opponent_args": {"league": params["league"], "player": params["player"]},
                 **kwargs} if training else kwargs
@@ -119,13 +126,34 @@ def register(env_id: str) -> str:
 
         game = split_id(env_id)[0][len(OPENSPIEL):]
         openspiel.load(game)  # one line now, where it is not a game we can play
-        gym.register(name, entry_point=TwoPlayerSelfPlay, kwargs={"make_game": partial(openspiel.OpenSpielGame, game)})
+        gym.register(name, entry_point=SeatedGame, kwargs={"make_game": partial(openspiel.OpenSpielGame, game)})
     if name not in gym.registry:
         module = game_module(split_id(env_id)[0][len(PREFIX):])
-        if not callable(getattr(module, "env", None)):
-            raise ConfigError(f"env '{env_id}': {module.__name__} has no env() (PettingZoo's AEC factory)")
-        gym.register(name, entry_point=TwoPlayerSelfPlay, kwargs={"make_game": module.env})
+        if callable(getattr(module, "env", None)):
+            make_game = module.env
+        elif callable(getattr(module, "parallel_env", None)):
+            make_game = partial(_turn_based, module.parallel_env)
+        else:
+            raise ConfigError(f"env '{env_id}': {module.__name__} has no env() or parallel_env() (PettingZoo's AEC or "
+                              "parallel factory)")
+        gym.register(name, entry_point=SeatedGame, kwargs={"make_game": make_game})
     return name
+
+
+def _turn_based(parallel_env: Callable):
+    """A game in PettingZoo's parallel API, in its AEC API (PettingZoo's own conversion)."""
+    from pettingzoo.utils.conversions import parallel_to_aec
+
+    return parallel_to_aec(parallel_env())
+
+
+def players(env_id: str) -> int:
+    """How many agents the game of ``env_id`` seats."""
+    env = gym.make(register(env_id))
+    try:
+        return len(env.unwrapped.game.possible_agents)
+    finally:
+        env.close()
 
 
 def random_legal(rng: np.random.Generator) -> Callable[[np.ndarray, np.ndarray], int]:
@@ -135,22 +163,31 @@ def random_legal(rng: np.random.Generator) -> Callable[[np.ndarray, np.ndarray],
     return act
 
 
-class TwoPlayerSelfPlay(gym.Env):
+class SeatedGame(gym.Env):
+    """A game of two or more agents as a Gymnasium env: the learner in one seat, an opponent in each other."""
+
     metadata = {"render_modes": []}
 
     def __init__(self, make_game: Callable, opponent: Callable | str | None = None, opponent_args: dict | None = None,
-                 game_id: str = "", opening: int = 0):
+                 game_id: str = "", opening: int = 0, seat: str | None = None):
         self.opening = int(opening)
         self.game = make_game()
         self.game.reset(seed=0)
-        if len(self.game.possible_agents) != 2:
-            raise ConfigError(f"{len(self.game.possible_agents)}-player games are not supported yet: two players")
-        first = self.game.possible_agents[0]
-        space = self.game.observation_space(first)
-        inner = space["observation"] if isinstance(space, gym.spaces.Dict) else space
-        self.action_space = self.game.action_space(first)
+        agents = list(self.game.possible_agents)
+        if len(agents) < 2:
+            raise ConfigError(f"env '{game_id}' seats {len(agents)} agent: a game here has two or more")
+        if seat is not None and seat not in agents:
+            raise ConfigError(f"env '{game_id}': seat={seat} is not one of its agents ({', '.join(agents)})")
+        self.seat = seat
+        seats = [seat] if seat is not None else agents  # the agents the learner plays: one spec must fit them all
+        specs = {(repr(self._inner(a)), repr(self.game.action_space(a))) for a in seats}
+        if len(specs) > 1:
+            raise ConfigError(f"env '{game_id}': its agents observe or act in different spaces, so one policy cannot "
+                              f"play every seat; give ?seat=AGENT (one of {', '.join(agents)})")
+        inner = self._inner(seats[0])
+        self.action_space = self.game.action_space(seats[0])
         if not isinstance(self.action_space, gym.spaces.Discrete):
-            raise ConfigError(f"the game's actions are {self.action_space}; two-player games need Discrete ones")
+            raise ConfigError(f"the game's actions are {self.action_space}; games need Discrete ones")
         self.action_mask_size = int(self.action_space.n)
         size = int(np.prod(inner.shape)) + self.action_mask_size
         self.observation_space = gym.spaces.Box(-np.inf, np.inf, (size,), np.float32)
@@ -165,11 +202,15 @@ class TwoPlayerSelfPlay(gym.Env):
         self._rng = np.random.default_rng(0)
         self._return, self._ended, self._played = 0.0, False, False
 
+    def _inner(self, agent: str) -> gym.Space:
+        space = self.game.observation_space(agent)
+        return space["observation"] if isinstance(space, gym.spaces.Dict) else space
+
     def _observe(self, agent: str) -> tuple[np.ndarray, np.ndarray]:
         obs = self.game.observe(agent)
         if isinstance(obs, dict):
             return np.asarray(obs["observation"], np.float32).ravel(), np.asarray(obs["action_mask"], np.float32)
-        return np.asarray(obs, np.float32).ravel(), np.ones(self.action_mask_size, np.float32)
+        return np.asarray(obs, np.float32).ravel(), np.ones(int(self.game.action_space(agent).n), np.float32)
 
     def _obs(self) -> np.ndarray:
         return np.concatenate(self._observe(self.me))
@@ -212,19 +253,20 @@ class TwoPlayerSelfPlay(gym.Env):
 
     def reset(self, *, seed: int | None = None, options=None):
         super().reset(seed=seed)
-        if seed is not None:  # a seeded episode's seat is its seed's parity (evaluation's seeds s, s+1, ... alternate)
+        agents = self.game.possible_agents
+        if seed is not None:  # a seeded episode's seat is its seed's remainder (evaluation's seeds s, s+1, ... rotate)
             self._rng = np.random.default_rng(seed)
-            self.episodes = int(seed) % 2
+            self.episodes = int(seed) % len(agents)
         starts = getattr(self.opponent, "episode_starts", None)
         if starts is not None:
             ended = self._ended and self._played
             starts(None if not ended else "win" if self._return > 0 else "loss" if self._return < 0 else "draw")
         self._played = True
-        self.me = self.game.possible_agents[self.episodes % 2]  # first seat, then second, in turn
+        self.me = self.seat if self.seat is not None else agents[self.episodes % len(agents)]  # every seat in turn
         self.episodes += 1
         self._start(None if seed is None else int(seed))
         self._ended = self._done()
-        return self._obs(), {"seat": self.game.possible_agents.index(self.me)}
+        return self._obs(), {"seat": agents.index(self.me)}
 
     def step(self, action):
         _, mask = self._observe(self.me)

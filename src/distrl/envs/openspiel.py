@@ -1,5 +1,6 @@
-"""OpenSpiel's two-player turn-based games (``--env openspiel:kuhn_poker``) in the part of PettingZoo's AEC API that
-``multi_agent.TwoPlayerSelfPlay`` plays: agents, whose turn it is, observe, step, rewards, terminations.
+"""OpenSpiel's turn-based games of two or more players (``--env openspiel:kuhn_poker``, or with the game's parameters
+``openspiel:kuhn_poker(players=3)``) in the part of PettingZoo's AEC API that ``multi_agent.SeatedGame`` plays:
+agents, whose turn it is, observe, step, rewards, terminations.
 
 Written here rather than taken from Shimmy's binding, whose sequential games (Kuhn poker on OpenSpiel 2.0) keep
 the turn with the player who just moved. A player observes its **information state** (``information_state_tensor``,
@@ -11,30 +12,64 @@ once, when it ends (Kuhn: the chips won or lost, 1 or 2).
 
 from __future__ import annotations
 
+import re
+
 import gymnasium as gym
 import numpy as np
 
 from distrl.errors import ConfigError
 
-AGENTS = ("player_0", "player_1")
-
 
 def load(name: str):
-    """The OpenSpiel game ``name``, checked: two players, turn-based; one line where it is not."""
+    """The OpenSpiel game ``name`` (with its parameters: ``kuhn_poker(players=3)``), checked: two or more players,
+    turn-based; one line where it is not."""
     try:
         import pyspiel
     except ImportError:
         raise ConfigError(f"env 'openspiel:{name}' needs OpenSpiel: pip install -e '.[games]' (from a clone) or "
                           "pip install 'distrl[games]'") from None
-    if name not in pyspiel.registered_names():
-        raise ConfigError(f"env 'openspiel:{name}': OpenSpiel has no game {name!r} (e.g. kuhn_poker, leduc_poker)")
-    game = pyspiel.load_game(name)
+    base = name.split("(", 1)[0]
+    if base not in pyspiel.registered_names():
+        raise ConfigError(f"env 'openspiel:{name}': OpenSpiel has no game {base!r} (e.g. kuhn_poker, leduc_poker)")
+    _check_parameters(name, next(t for t in pyspiel.registered_games() if t.short_name == base))
+    try:
+        game = pyspiel.load_game(name)
+    except pyspiel.SpielError as e:
+        raise ConfigError(f"env 'openspiel:{name}': {str(e).strip().splitlines()[-1][:200]}") from None
     kind = game.get_type()
-    if game.num_players() != 2 or kind.dynamics != pyspiel.GameType.Dynamics.SEQUENTIAL:
-        raise ConfigError(f"env 'openspiel:{name}': {name} is not a two-player turn-based game")
+    if game.num_players() < 2 or kind.dynamics != pyspiel.GameType.Dynamics.SEQUENTIAL:
+        raise ConfigError(f"env 'openspiel:{name}': {name} is not a turn-based game of two or more players")
     if not (kind.provides_information_state_tensor or kind.provides_observation_tensor):
         raise ConfigError(f"env 'openspiel:{name}': {name} gives no observation tensor to learn from")
     return game
+
+
+def _check_parameters(name: str, kind) -> None:
+    """``kuhn_poker(players=3)``'s parameters, checked against the game's own list before OpenSpiel sees them (its
+    refusals print a line of their own)."""
+    match = re.fullmatch(r"([\w-]+)(?:\((.*)\))?", name)
+    given = [p for p in (match.group(2) or "").split(",") if p] if match else None
+    spec = kind.parameter_specification
+    for part in given if given is not None else [name]:
+        key, eq, value = part.partition("=")
+        default = spec.get(key.strip())
+        if given is None or not eq or default is None or not _fits(value.strip(), default):
+            valid = ", ".join(f"{k}={v}" for k, v in spec.items()) or "none"
+            raise ConfigError(f"env 'openspiel:{name}': give the game's parameters as GAME(KEY=VALUE,...) with keys "
+                              f"and value types of its own (its defaults: {valid}); got {part!r}")
+        if key.strip() == "players" and not kind.min_num_players <= int(value) <= kind.max_num_players:
+            raise ConfigError(f"env 'openspiel:{name}': {kind.short_name} seats {kind.min_num_players} to "
+                              f"{kind.max_num_players} players; got {value.strip()}")
+
+
+def _fits(value: str, default) -> bool:
+    if isinstance(default, bool):
+        return value in ("true", "false", "True", "False")
+    if isinstance(default, int):
+        return re.fullmatch(r"-?\d{1,9}", value) is not None
+    if isinstance(default, float):
+        return re.fullmatch(r"-?\d{1,9}(\.\d{1,9})?", value) is not None
+    return bool(value) and "(" not in value and ")" not in value
 
 
 def observation(game, state, player: int) -> np.ndarray:
@@ -47,7 +82,7 @@ def observation(game, state, player: int) -> np.ndarray:
 class OpenSpielGame:
     def __init__(self, name: str):
         self.game = load(name)
-        self.possible_agents = list(AGENTS)
+        self.possible_agents = [f"player_{i}" for i in range(self.game.num_players())]
         self.num_actions = self.game.num_distinct_actions()
         state = self.game.new_initial_state()
         size = len(observation(self.game, state, 0))
@@ -75,16 +110,16 @@ class OpenSpielGame:
             self.state.apply_action(int(self.rng.choice(outcomes, p=np.asarray(probs) / np.sum(probs))))
 
     def _sync(self) -> None:
-        over = self.state.is_terminal()
-        returns = self.state.returns() if over else (0.0, 0.0)
-        self.rewards = {a: float(r) for a, r in zip(AGENTS, returns)}
-        self.terminations = dict.fromkeys(AGENTS, over)
-        self.truncations = dict.fromkeys(AGENTS, False)
-        self.agents = [] if over else list(AGENTS)
-        self.agent_selection = AGENTS[0] if over else AGENTS[self.state.current_player()]
+        agents, over = self.possible_agents, self.state.is_terminal()
+        returns = self.state.returns() if over else [0.0] * len(agents)
+        self.rewards = {a: float(r) for a, r in zip(agents, returns)}
+        self.terminations = dict.fromkeys(agents, over)
+        self.truncations = dict.fromkeys(agents, False)
+        self.agents = [] if over else list(agents)
+        self.agent_selection = agents[0] if over else agents[self.state.current_player()]
 
     def observe(self, agent: str) -> dict:
-        player = AGENTS.index(agent)
+        player = self.possible_agents.index(agent)
         mask = np.zeros(self.num_actions, np.int8)
         if not self.state.is_terminal() and self.state.current_player() == player:
             mask[self.state.legal_actions()] = 1

@@ -1,4 +1,4 @@
-"""Fixed players for the two-player games (``envs/multi_agent.py``): what a trained player is evaluated against
+"""Fixed players for the games (``envs/multi_agent.py``): what a trained player is evaluated against
 (``distrl eval RUN --opponent ...``) and what a league may hold (``--fixed``). Each is built from a seed (its
 tie-breaks) into a function from (observation, legal-action mask) to an action, the observation as the env flattens
 it for the player to move: random play, tic-tac-toe's perfect player, Connect Four's rules of thumb. And a

@@ -107,12 +107,16 @@ def _check(saved: dict) -> None:
 
 def check_game(env, who: str = "a league") -> None:
     """``env`` is a two-player game whose opponents the league (or population) chooses."""
-    from distrl.envs.multi_agent import is_game, split_id
+    from distrl.envs.multi_agent import is_game, players, split_id
 
     if not isinstance(env, str) or not is_game(env) or set(split_id(env)[1]) - {"opening"}:
         raise ConfigError(f"{who} plays a two-player game: --env pettingzoo:GAME or openspiel:GAME (e.g. "
                           f"pettingzoo:classic.tictactoe_v3, openspiel:kuhn_poker), its '?' part at most opening=N "
                           f"(the opponents are chosen for each game); got {env!r}")
+    seats = players(env)
+    if seats != 2:  # one opponent per episode: its matchmaking and payoff table are between two players
+        raise ConfigError(f"{who} plays a two-player game; {env} seats {seats} players (train it with "
+                          "'distrl train', whose opponents are fixed players)")
 
 
 def check_players(system: str, module, spec, sys_cfg, program, run_cfg, who: str = "a league") -> None:
