@@ -226,14 +226,19 @@ def test_a_parallel_game_plays_through_pettingzoos_conversion_and_scores_each_ro
 
 
 def test_more_than_two_players_rotate_the_learners_seat_and_seat_fixes_it():
-    """Eight pursuers (SISL's pursuit, a parallel game): the learner's seat goes round with the seeds, or stays where
-    ``?seat=`` puts it; a seat that is not an agent is one line naming the agents."""
-    rotating = make_env("pettingzoo:sisl.pursuit_v5")
-    assert [rotating.reset(seed=s)[1]["seat"] for s in (0, 1, 7, 8)] == [0, 1, 7, 0]
-    fixed = make_env("pettingzoo:sisl.pursuit_v5?seat=pursuer_3")
-    assert {fixed.reset(seed=s)[1]["seat"] for s in range(4)} == {3}
-    with pytest.raises(ConfigError, match=r"seat=pursuer_9 is not one of its agents \(pursuer_0, ") as e:
-        make_env("pettingzoo:sisl.pursuit_v5?seat=pursuer_9")
+    """Three players of a parallel game: the learner's seat goes round with the seeds, or stays where ``?seat=`` puts
+    it; a seat that is not an agent is one line naming the agents; each round scores as the game says."""
+    rotating = make_env("pettingzoo:tests.envs.odd_one_out")
+    assert [rotating.reset(seed=s)[1]["seat"] for s in (0, 1, 2, 3)] == [0, 1, 2, 0]
+    fixed = make_env("pettingzoo:tests.envs.odd_one_out?seat=p1&opponent=tests.envs.parallel_game:paper")
+    assert {fixed.reset(seed=s)[1]["seat"] for s in range(4)} == {1}
+    done, total = False, 0.0
+    while not done:  # the others always show 1 ("paper"): showing 0 is the odd one out, every round
+        _, reward, terminated, truncated, _ = fixed.step(0)
+        total, done = total + reward, terminated or truncated
+    assert total == 5.0
+    with pytest.raises(ConfigError, match=r"seat=p9 is not one of its agents \(p0, p1, p2\)") as e:
+        make_env("pettingzoo:tests.envs.odd_one_out?seat=p9")
     assert "\n" not in str(e.value)
 
 
