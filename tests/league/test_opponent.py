@@ -89,3 +89,58 @@ def test_evaluation_plays_random_in_place_of_the_league(league):
     env.reset(seed=1)
     env.step(int(np.argmax(env.reset(seed=1)[0][-9:])))
     assert env.unwrapped.opponent is None and c.calls == calls
+
+
+def test_a_recurrent_opponent_keeps_a_state_per_game_from_each_episodes_start(tmp_path):
+    """R2D2's policy, shared by every game of the process, each game carrying its own LSTM state over the opponent's
+    turns: what stepping the network alone from zeros over that game's observations gives, started anew each
+    episode."""
+    import torch
+
+    c = Counting(Matchmaker("naive", seed=0), EloRatings(), {"system": "r2d2", "settings": {}, "game": GAME})
+    c.calls = {}
+    module, _, cfg = resolve_configs("r2d2", {"env": GAME})
+    model = module.make_model(env_spec(GAME), cfg)
+    c.add_player("main", "main")
+    c.publish("main", model.state_dict())
+    host = share("inline", c, "t")
+    shared.register({str(tmp_path): host.handle})
+
+    def alone(seen):  # the network stepped by itself over one game's observations, from zeros
+        state = model.initial_state(1) if seen else None
+        with torch.inference_mode():
+            for x in seen:
+                _, state = model.step(torch.from_numpy(x).unsqueeze(0), state)
+        return state
+
+    def same(a, b):
+        return (a is None and b is None) or (a is not None and b is not None and all(map(torch.equal, a, b)))
+
+    try:
+        games = []
+        for _ in range(2):  # two games of one process: one policy, two states
+            env = make_env(f"{GAME}?league={tmp_path}&player=main", training=True)
+            opponent, seen = env.unwrapped.opponent, []
+
+            def watched(observation, mask, opponent=opponent, seen=seen):
+                seen.append(np.concatenate([observation, mask]).astype(np.float32))
+                return opponent(observation, mask)
+
+            watched.episode_starts = lambda result, opponent=opponent, seen=seen: (seen.clear(),
+                                                                                   opponent.episode_starts(result))
+            env.unwrapped.opponent = watched
+            games.append((env, opponent, seen))
+        for seed in (1, 2, 3):  # the opponent moves first in odd seeds' episodes, second in even ones
+            for env, opponent, seen in games:
+                obs, _ = env.reset(seed=seed)
+                assert same(opponent.state, alone(seen))  # its state: this episode's moves only
+                done = False
+                while not done:
+                    obs, _, terminated, truncated, _ = env.step(int(np.flatnonzero(obs[-9:])[-1]))
+                    done = terminated or truncated
+                assert seen and same(opponent.state, alone(seen))
+        assert games[0][1].state is not games[1][1].state and c.calls["pull"] == 1  # one policy, pulled once
+    finally:
+        shared.forget(str(tmp_path))
+        Pool.drop(str(tmp_path))
+        host.close()

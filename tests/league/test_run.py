@@ -121,7 +121,17 @@ def test_a_coordinator_that_cannot_listen_is_one_line_and_leaves_no_league(tmp_p
     assert not folder.exists()
 
 
-@pytest.mark.parametrize("system, says", [("r2d2", "policy is recurrent"), ("a3c", "need a learner"),
+def test_recurrent_players_play_a_league(tmp_path):
+    """R2D2's players: their snapshots join and their games are played, each opponent's LSTM state its game's own
+    (``test_opponent.py``)."""
+    summary = run_league("r2d2", GAME, players="main=1,main_exploiter=1", total_steps=2048, slice_steps=1024,
+                         snapshot_steps=1024, player_runtime="inline", run_dir=str(tmp_path / "r2d2"),
+                         settings={"num_envs": 8})
+    assert summary["games"] > 0 and {"main@0", "main_exploiter@0"} <= set(summary["snapshots"])
+    assert all(p["env_steps"] >= 2048 for p in summary["players"])
+
+
+@pytest.mark.parametrize("system, says", [("es", "does not honour legal-action masks"), ("a3c", "need a learner"),
                                           ("gorila", "need a learner")])  # its learners are many, with a server
 def test_systems_that_cannot_be_players_are_refused(tmp_path, capsys, system, says):
     assert main(["league", system, "--env", GAME, "--run-dir", str(tmp_path / "l")]) == 2

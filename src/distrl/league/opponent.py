@@ -5,7 +5,9 @@ request for the next opponent (one call per episode, through the handle the leag
 league's folder: ``core/shared.py``), and plays that opponent's policy on the other seat: a frozen
 snapshot or a learning player's latest weights, pulled from the pool once per process and version and kept
 (``Pool``), or a fixed player the league holds (random play, ``module:function``), built here by its name. An
-actor-critic policy plays as it was trained, sampling its masked distribution; a Q-network greedily.
+actor-critic policy plays as it was trained, sampling its masked distribution; a Q-network greedily, a recurrent one
+(R2D2's) from a state of this game's own, started anew with each episode and carried over its own turns only, as
+the player's did when it learned: the processes' games share each policy's weights, never a game's state.
 """
 
 from __future__ import annotations
@@ -84,12 +86,13 @@ class LeagueOpponent:
         self.current: str | None = None
         self.model: torch.nn.Module | None = None
         self.fixed = None
+        self.state = None  # a recurrent opponent's, for this game
 
     def episode_starts(self, result: str | None) -> None:
         pool = Pool.of(self.league)
         last = {"opponent": self.current, "result": result} if result is not None and self.current else None
         chosen = json.loads(pool.request({"op": "next", "player": self.player, "last": last}))
-        self.current = chosen["opponent"]
+        self.current, self.state = chosen["opponent"], None
         if chosen.get("fixed"):
             self.model = None
             self.fixed = pool.fixed(chosen["opponent"])
@@ -102,8 +105,14 @@ class LeagueOpponent:
         if self.model is None:
             return int(self.fixed(observation, mask))
         from distrl.models.actor_critic import ActorCritic
+        from distrl.models.recurrent_q import RecurrentQNetwork
 
         x = torch.as_tensor(np.concatenate([observation, mask]).astype(np.float32)).unsqueeze(0)
         with torch.inference_mode():
-            action = self.model.act(x)[0] if isinstance(self.model, ActorCritic) else self.model.greedy(x)
+            if isinstance(self.model, RecurrentQNetwork):
+                q, self.state = self.model.step(x, self.state if self.state is not None else
+                                                self.model.initial_state(1))
+                action = q.argmax(dim=-1)
+            else:
+                action = self.model.act(x)[0] if isinstance(self.model, ActorCritic) else self.model.greedy(x)
         return int(action[0])

@@ -39,12 +39,12 @@ from distrl.league.opponent import Pool
 from distrl.league.payoff import PayoffTable
 from distrl.league.players import LocalPlayers, RayPlayers
 from distrl.league.ratings import EloRatings
-from distrl.models import RecurrentQNetwork
 from distrl.runtime.backends import share
 from distrl.runtime.run.run_dir import append_row, prepare_run_dir, read_json_object, read_rows, write_json
 from distrl.runtime.run.stop_signals import stop_signals
 
 PLACEMENTS = ("local", "ray")
+PLAYING_SYSTEMS = "a2c, ppo, impala, appo, seed, apex-dqn, r2d2, seed-r2d2"
 PLAYER_RUNTIMES = ("local", "inline")
 DEFAULT_TOTAL_STEPS = 100_000
 SET_BY_LEAGUE = ("env", "runtime", "run_dir", "seed", "total_steps")
@@ -123,11 +123,7 @@ def check_players(system: str, module, spec, sys_cfg, program, run_cfg, who: str
     """Runs of ``system`` can be players whose policies the others' games play."""
     if program.make_learner is None or not module.LEGAL_ACTION_MASKS:
         raise ConfigError(f"{who}'s players need a learner whose policy honours legal-action masks, and {system} "
-                          "is not such a system; systems that are: a2c, ppo, impala, appo, seed, apex-dqn")
-    if isinstance(module.make_model(spec, sys_cfg), RecurrentQNetwork):
-        raise ConfigError(f"{system}'s policy is recurrent, and {who}'s games share one copy of each opponent's "
-                          "policy per process, which carries no state per game yet; systems that can play: a2c, ppo, "
-                          "impala, appo, seed, apex-dqn")
+                          f"is not such a system; systems that are: {PLAYING_SYSTEMS}")
     if run_cfg.num_learners > 1:
         raise ConfigError(f"{who}'s player runs one learner; num_learners={run_cfg.num_learners} (valid: 1)")
 
