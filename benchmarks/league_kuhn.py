@@ -9,7 +9,7 @@ scores 0.917. So is the mixture of them all (one of them drawn before each game 
 population's policy, which fictitious play's theory says converges where the latest weights need not). The claim
 (issue #60): the league's policy ends lower than naive self-play's.
 
-    python benchmarks/league_kuhn.py --seeds 0 1 2
+    python benchmarks/league_kuhn.py --seeds 0 1 2 3 4
 """
 
 from __future__ import annotations
@@ -56,7 +56,7 @@ def main_curve(folder: Path, settings: dict) -> tuple[list[tuple[int, float]], f
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
+    p.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2, 3, 4])
     p.add_argument("--modes", nargs="+", default=["pfsp", "naive"])
     p.add_argument("--total-steps", type=int, default=100_000, help="env steps per learning player")
     p.add_argument("--slice-steps", type=int, default=10_000)
