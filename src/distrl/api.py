@@ -527,7 +527,7 @@ def evaluate(run_dir: str | Path, episodes: int = 10, seed: int = 12345, video: 
     evaluation's score, episodes and env steps) and, with ``video``, the path of a GIF of the first episode. In a
     game, ``opponent`` (``random``, ``minimax`` for tic-tac-toe, or ``module:function``) plays the other seats and
     ``wins``, ``draws``, ``losses`` (a return above, at or below 0) are counted, in all and per seat (``seats``: the
-    first seat's, the second's, ...; the seats rotate with the episodes' seeds)."""
+    first seat's, the second's, ...; the seats rotate with the episodes' seeds unless the id's ``?seat=`` keeps one)."""
     from distrl.envs.multi_agent import SeatedGame
     from distrl.envs.opponents import opponent as fixed_player
 

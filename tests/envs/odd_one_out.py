@@ -45,3 +45,8 @@ class OddOneOut(ParallelEnv):
 
 
 parallel_env = OddOneOut
+
+
+def shows_one(observation, mask) -> int:
+    """A fixed player (``module:function``): always shows 1."""
+    return 1

@@ -199,6 +199,33 @@ def test_a_random_opening_starts_training_episodes_anywhere_and_evaluation_from_
     assert {int(evaluation.reset(seed=s)[0][:-9].sum()) for s in range(0, 20, 2)} == {0}
 
 
+def test_an_opening_drawn_again_tells_the_opponent_its_game_restarted():
+    """``?opening=9`` can end a game before the learner's first move; the env draws the opening again, and an opponent
+    with ``game_restarts()`` (a league's recurrent one forgets its moves there) hears of each redraw."""
+    env = make_env(GAME + "?opening=9", training=True)
+    game, calls = env.unwrapped.game, {"resets": 0, "restarts": 0}
+    reset = game.reset
+
+    def counted_reset(*args, **kwargs):
+        calls["resets"] += 1
+        return reset(*args, **kwargs)
+
+    def opponent(observation, mask):
+        return int(np.flatnonzero(mask)[0])
+
+    game.reset = counted_reset
+    opponent.game_restarts = lambda: calls.update(restarts=calls["restarts"] + 1)
+    env.unwrapped.opponent = opponent
+    redrawn = 0
+    for episode in range(200):
+        calls.update(resets=0, restarts=0)
+        env.reset(seed=episode)
+        assert not env.unwrapped._done()  # the learner has a move to make
+        assert calls["restarts"] == calls["resets"] - 1  # one for each game started again
+        redrawn += calls["restarts"]
+    assert redrawn > 0
+
+
 def test_minimax_plays_tic_tac_toe_only():
     pytest.importorskip("pettingzoo.classic.connect_four_v3")
     with pytest.raises(ConfigError, match="plays classic.tictactoe only"):
@@ -212,33 +239,55 @@ def test_a_runs_identity_is_the_game_whoever_sits_opposite():
     assert identity("CartPole-v1") == "CartPole-v1"
 
 
-def test_a_parallel_game_plays_through_pettingzoos_conversion_and_scores_each_round():
-    """Simultaneous moves, taken in turn and applied together (``parallel_to_aec``): scissors against a player who
-    always plays paper wins each of rock-paper-scissors' rounds, from either seat."""
-    env = make_env("pettingzoo:tests.envs.parallel_game?opponent=tests.envs.parallel_game:paper")
-    for seed in (0, 1):
-        _, info = env.reset(seed=seed)
-        done, total, rounds = False, 0.0, 0
-        while not done:
-            _, reward, terminated, truncated, _ = env.step(2)
-            total, rounds, done = total + reward, rounds + 1, terminated or truncated
-        assert info["seat"] == seed and total == rounds > 1
+GAME3 = "pettingzoo:tests.envs.odd_one_out"  # three players, PettingZoo's parallel API only
+
+
+@pytest.mark.parametrize("seat", ["p0", "p1", "p2"])
+def test_a_parallel_game_plays_through_pettingzoos_conversion_and_scores_each_round(seat):
+    """Simultaneous moves, taken in turn and applied together (``parallel_to_aec``): against two players who always
+    show 1, showing 0 is the odd one out in each of the five rounds, whichever seat (first, middle, last) is the
+    learner's."""
+    env = make_env(f"{GAME3}?seat={seat}&opponent=tests.envs.odd_one_out:shows_one")
+    _, info = env.reset(seed=0)
+    done, total = False, 0.0
+    while not done:
+        _, reward, terminated, truncated, _ = env.step(0)
+        total, done = total + reward, terminated or truncated
+    assert info["seat"] == int(seat[1]) and total == 5.0
 
 
 def test_more_than_two_players_rotate_the_learners_seat_and_seat_fixes_it():
-    """Three players of a parallel game: the learner's seat goes round with the seeds, or stays where ``?seat=`` puts
-    it; a seat that is not an agent is one line naming the agents; each round scores as the game says."""
-    rotating = make_env("pettingzoo:tests.envs.odd_one_out")
+    """Three players: the learner's seat goes round with the seeds, or stays where ``?seat=`` puts it, in training
+    envs (vectorised) and evaluation alike; a seat that is not an agent is one line naming the agents."""
+    from distrl.envs import make_vec_env
+
+    rotating = make_env(GAME3)
     assert [rotating.reset(seed=s)[1]["seat"] for s in (0, 1, 2, 3)] == [0, 1, 2, 0]
-    fixed = make_env("pettingzoo:tests.envs.odd_one_out?seat=p1&opponent=tests.envs.parallel_game:paper")
+    fixed = make_env(f"{GAME3}?seat=p1")
     assert {fixed.reset(seed=s)[1]["seat"] for s in range(4)} == {1}
-    done, total = False, 0.0
-    while not done:  # the others always show 1 ("paper"): showing 0 is the odd one out, every round
-        _, reward, terminated, truncated, _ = fixed.step(0)
-        total, done = total + reward, terminated or truncated
-    assert total == 5.0
+    _, infos = make_vec_env(f"{GAME3}?seat=p2", 3, seed=0).reset(seed=0)
+    assert list(infos["seat"]) == [2, 2, 2]
     with pytest.raises(ConfigError, match=r"seat=p9 is not one of its agents \(p0, p1, p2\)") as e:
-        make_env("pettingzoo:tests.envs.odd_one_out?seat=p9")
+        make_env(f"{GAME3}?seat=p9")
+    assert "\n" not in str(e.value)
+
+
+def test_agents_of_different_spaces_train_in_the_seat_named_and_real_actions_are_one_line():
+    """One policy cannot play seats that act or observe differently: ``?seat=`` names the learner's, in the vectorised
+    training envs too, and the other plays an opponent over its own mask; an agent with real-valued actions is one
+    line."""
+    from distrl.envs import make_vec_env
+
+    with pytest.raises(ConfigError, match="observe or act in different spaces.*give .seat=AGENT"):
+        make_env("pettingzoo:tests.envs.lopsided")
+    for seat, actions, size in (("p0", 2, 2 + 2), ("p1", 3, 5 + 3)):
+        env = make_vec_env(f"pettingzoo:tests.envs.lopsided?seat={seat}", 2, seed=0)
+        obs, _ = env.reset(seed=0)
+        assert obs.shape == (2, size) and env.single_action_space.n == actions
+        _, rewards, terminated, _, _ = env.step(np.zeros(2, np.int64))
+        assert terminated.all() and set(rewards) <= {-1.0, 1.0}
+    with pytest.raises(ConfigError, match="an agent's actions are Box") as e:
+        make_env("pettingzoo:tests.envs.box_actions?seat=p0")
     assert "\n" not in str(e.value)
 
 

@@ -131,13 +131,18 @@ def test_a_recurrent_opponent_keeps_a_state_per_game_from_each_episodes_start(tm
             env.unwrapped.opponent = watched
             games.append((env, opponent, seen))
         for seed in (1, 2, 3):  # the opponent moves first in odd seeds' episodes, second in even ones
+            live = []
             for env, opponent, seen in games:
                 obs, _ = env.reset(seed=seed)
                 assert same(opponent.state, alone(seen))  # its state: this episode's moves only
-                done = False
-                while not done:
-                    obs, _, terminated, truncated, _ = env.step(int(np.flatnonzero(obs[-9:])[-1]))
-                    done = terminated or truncated
+                live.append([env, obs, False])
+            while not all(done for _, _, done in live):  # the two games' moves interleaved
+                for game in live:
+                    env, obs, done = game
+                    if not done:
+                        obs, _, terminated, truncated, _ = env.step(int(np.flatnonzero(obs[-9:])[-1]))
+                        game[1:] = [obs, terminated or truncated]
+            for _, opponent, seen in games:
                 assert seen and same(opponent.state, alone(seen))
         assert games[0][1].state is not games[1][1].state and c.calls["pull"] == 1  # one policy, pulled once
     finally:

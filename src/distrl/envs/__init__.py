@@ -1,5 +1,5 @@
 """Gymnasium environments: creation by id with vectorisation and Atari preprocessing (``make``), episode bookkeeping
-(``episodes``), two-player games from PettingZoo and OpenSpiel with their fixed opponents (``multi_agent``,
+(``episodes``), games of two or more players from PettingZoo and OpenSpiel with their fixed opponents (``multi_agent``,
 ``openspiel``, ``opponents``), small test tasks (``point``, ``memory``, ``deep_sea``) and a CartPole that sleeps
 in each step (``latency``)."""
 

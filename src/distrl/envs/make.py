@@ -81,7 +81,7 @@ def _strip(env_id: str) -> str:
 
 
 def _kwargs(env_id: str, training: bool) -> dict:
-    """What ``gym.make`` passes the env: a two-player game's opponent, from its id's ``?`` part."""
+    """What ``gym.make`` passes the env: a game's opponent and seat, from its id's ``?`` part."""
     return multi_agent.game_kwargs(env_id, training) if multi_agent.is_game(env_id) else {}
 
 
@@ -157,8 +157,8 @@ def _needs_flattening(space: gym.Space) -> bool:
     return isinstance(space, flattenable)
 
 
-def _probe_needs_flattening(name: str) -> bool:
-    probe = gym.make(name)
+def _probe_needs_flattening(name: str, kwargs: dict) -> bool:
+    probe = gym.make(name, **kwargs)
     try:
         return _needs_flattening(probe.observation_space)
     finally:
@@ -178,7 +178,7 @@ def make_vec_env(env_id: str, num_envs: int, seed: int, *, training: bool = True
     name = _strip(env_id)
     if is_atari(name):
         env = _atari_vec_env(name, num_envs, training)
-    elif _probe_needs_flattening(name):  # each copy flattened as make_env flattens one
+    elif _probe_needs_flattening(name, _kwargs(env_id, training)):  # each copy flattened as make_env flattens one
         env = gym.make_vec(name, num_envs=num_envs, vectorization_mode="sync", wrappers=[flat_observations])
     elif gym.spec(name).vector_entry_point is not None:
         env = gym.make_vec(name, num_envs=num_envs, vectorization_mode="vector_entry_point")
@@ -195,7 +195,7 @@ class EnvSpec:
 
     observation_space: gym.Space
     action_space: gym.Space
-    action_mask_size: int = 0  # the observation's last entries are the legal-action mask (two-player games)
+    action_mask_size: int = 0  # the observation's last entries are the legal-action mask (games)
 
     @property
     def discrete(self) -> bool:

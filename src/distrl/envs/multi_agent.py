@@ -20,16 +20,18 @@ trains against a fixed player, and ``?league=DIR&player=ID`` against the opponen
 chooses for that player, one per episode (``distrl league``; ``league/opponent.py``). Evaluation (``training=False``)
 keeps a fixed ``opponent`` and plays random in place of a league's, which it cannot rely on being up. An opponent with
 an ``episode_starts(result)`` method hears, at each reset, how the episode before ended for the learner (``win``,
-``draw``, ``loss``, or None where it was cut short).
+``draw``, ``loss``, or None where it was cut short); one with ``game_restarts()``, that a game it has played moves in
+was started again (an opening drawn again).
 
 ``opening=N`` (alone or beside the others: ``?opening=2&opponent=minimax``) starts each training episode after a
-number of uniformly random plies, drawn uniformly from 0 to N, both seats' (the random openings of game-playing
+number of uniformly random plies, drawn uniformly from 0 to N, every seat's (the random openings of game-playing
 programs' training and testing): a player and its opponents then meet every opening, not only the one they prefer,
 so a policy learns the replies to openings it never plays itself. Evaluation starts from the game's own start.
 """
 
 from __future__ import annotations
 
+import hashlib
 import importlib
 import re
 from collections.abc import Callable
@@ -85,10 +87,15 @@ def identity(env_id: str) -> str:
 
 def gym_id(env_id: str) -> str:
     """``pettingzoo:classic.tictactoe_v3`` (with or without a ``?`` part) -> ``PettingZoo/classic.tictactoe_v3``;
-    ``openspiel:kuhn_poker`` -> ``OpenSpiel/kuhn_poker``; an OpenSpiel game's parameters in a name Gymnasium takes
-    (``openspiel:kuhn_poker(players=3)`` -> ``OpenSpiel/kuhn_poker_players_3_``)."""
+    ``openspiel:kuhn_poker`` -> ``OpenSpiel/kuhn_poker``; an OpenSpiel game's parameters in a name Gymnasium takes,
+    told apart from any other by a hash of the game string (``openspiel:kuhn_poker(players=3)`` ->
+    ``OpenSpiel/kuhn_poker_players_3__`` and 8 hex digits)."""
     prefix = _prefix(env_id)
-    return NAMESPACES[prefix] + re.sub(r"[^\w.-]", "_", split_id(env_id)[0][len(prefix):])
+    game = split_id(env_id)[0][len(prefix):]
+    name = re.sub(r"[^\w.-]", "_", game)
+    if name != game:
+        name += "_" + hashlib.sha256(game.encode()).hexdigest()[:8]
+    return NAMESPACES[prefix] + name
 
 
 def game_kwargs(env_id: str, training: bool) -> dict:
@@ -186,8 +193,10 @@ class SeatedGame(gym.Env):
                               f"play every seat; give ?seat=AGENT (one of {', '.join(agents)})")
         inner = self._inner(seats[0])
         self.action_space = self.game.action_space(seats[0])
-        if not isinstance(self.action_space, gym.spaces.Discrete):
-            raise ConfigError(f"the game's actions are {self.action_space}; games need Discrete ones")
+        other = [self.game.action_space(a) for a in agents if not isinstance(self.game.action_space(a),
+                                                                            gym.spaces.Discrete)]
+        if other:  # every seat's moves are drawn from a mask over them, the learner's and the opponents' alike
+            raise ConfigError(f"env '{game_id}': an agent's actions are {other[0]}; games need Discrete ones")
         self.action_mask_size = int(self.action_space.n)
         size = int(np.prod(inner.shape)) + self.action_mask_size
         self.observation_space = gym.spaces.Box(-np.inf, np.inf, (size,), np.float32)
@@ -239,8 +248,11 @@ class SeatedGame(gym.Env):
         """The game from its start, or, with ``opening``, after 0 to ``opening`` uniformly random plies, then the
         opponent's moves up to the learner's turn. An opening after which the game is over before the learner's first
         move is drawn again (at most ``OPENING_TRIES`` times, then none)."""
+        restarts = getattr(self.opponent, "game_restarts", None)
         for attempt in range(OPENING_TRIES + 1):
             self.game.reset(seed=seed)
+            if attempt and restarts is not None:  # an opening drawn again: an opponent's memory of the last one goes
+                restarts()
             plies = int(self._rng.integers(0, self.opening + 1)) if self.opening and attempt < OPENING_TRIES else 0
             for _ in range(plies):
                 if self._over():

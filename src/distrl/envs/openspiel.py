@@ -31,9 +31,9 @@ def load(name: str):
     base = name.split("(", 1)[0]
     if base not in pyspiel.registered_names():
         raise ConfigError(f"env 'openspiel:{name}': OpenSpiel has no game {base!r} (e.g. kuhn_poker, leduc_poker)")
-    _check_parameters(name, next(t for t in pyspiel.registered_games() if t.short_name == base))
+    checked = _check_parameters(name, next(t for t in pyspiel.registered_games() if t.short_name == base))
     try:
-        game = pyspiel.load_game(name)
+        game = pyspiel.load_game(checked)
     except pyspiel.SpielError as e:
         raise ConfigError(f"env 'openspiel:{name}': {str(e).strip().splitlines()[-1][:200]}") from None
     kind = game.get_type()
@@ -44,22 +44,26 @@ def load(name: str):
     return game
 
 
-def _check_parameters(name: str, kind) -> None:
+def _check_parameters(name: str, kind) -> str:
     """``kuhn_poker(players=3)``'s parameters, checked against the game's own list before OpenSpiel sees them (its
-    refusals print a line of their own)."""
+    refusals print a line of their own); returns the game string OpenSpiel gets (spaces dropped). A parameter that is
+    itself a game (``turn_based_simultaneous_game(game=...)``) is not taken."""
     match = re.fullmatch(r"([\w-]+)(?:\((.*)\))?", name)
-    given = [p for p in (match.group(2) or "").split(",") if p] if match else None
+    given = [p.strip() for p in (match.group(2) or "").split(",") if p.strip()] if match else None
     spec = kind.parameter_specification
+    pairs = []
     for part in given if given is not None else [name]:
-        key, eq, value = part.partition("=")
-        default = spec.get(key.strip())
-        if given is None or not eq or default is None or not _fits(value.strip(), default):
+        key, eq, value = (x.strip() for x in part.partition("="))
+        default = spec.get(key)
+        if given is None or not eq or default is None or not _fits(value, default):
             valid = ", ".join(f"{k}={v}" for k, v in spec.items()) or "none"
             raise ConfigError(f"env 'openspiel:{name}': give the game's parameters as GAME(KEY=VALUE,...) with keys "
                               f"and value types of its own (its defaults: {valid}); got {part!r}")
-        if key.strip() == "players" and not kind.min_num_players <= int(value) <= kind.max_num_players:
+        if key == "players" and not kind.min_num_players <= int(value) <= kind.max_num_players:
             raise ConfigError(f"env 'openspiel:{name}': {kind.short_name} seats {kind.min_num_players} to "
-                              f"{kind.max_num_players} players; got {value.strip()}")
+                              f"{kind.max_num_players} players; got {value}")
+        pairs.append(f"{key}={value}")
+    return f"{match.group(1)}({','.join(pairs)})" if pairs else match.group(1)
 
 
 def _fits(value: str, default) -> bool:
@@ -67,8 +71,8 @@ def _fits(value: str, default) -> bool:
         return value in ("true", "false", "True", "False")
     if isinstance(default, int):
         return re.fullmatch(r"-?\d{1,9}", value) is not None
-    if isinstance(default, float):
-        return re.fullmatch(r"-?\d{1,9}(\.\d{1,9})?", value) is not None
+    if isinstance(default, float):  # with its point: OpenSpiel reads 1 as a whole number, which a real one is not
+        return re.fullmatch(r"-?\d{1,9}\.\d{1,9}", value) is not None
     return bool(value) and "(" not in value and ")" not in value
 
 

@@ -99,6 +99,10 @@ class LeagueOpponent:
         else:
             self.model = pool.policy(chosen["opponent"], int(chosen["version"]))
 
+    def game_restarts(self) -> None:
+        """The env drew its opening again: a recurrent opponent's memory of the discarded one goes."""
+        self.state = None
+
     def __call__(self, observation: np.ndarray, mask: np.ndarray) -> int:
         if self.model is None and self.current is None:
             self.episode_starts(None)

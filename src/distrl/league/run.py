@@ -44,7 +44,7 @@ from distrl.runtime.run.run_dir import append_row, prepare_run_dir, read_json_ob
 from distrl.runtime.run.stop_signals import stop_signals
 
 PLACEMENTS = ("local", "ray")
-PLAYING_SYSTEMS = "a2c, ppo, impala, appo, seed, apex-dqn, r2d2, seed-r2d2"
+PLAYING_SYSTEMS = "a2c, ppo, impala, appo, seed, apex-dqn, r2d2, seed-r2d2, r2d3 (with its demonstrations)"
 PLAYER_RUNTIMES = ("local", "inline")
 DEFAULT_TOTAL_STEPS = 100_000
 SET_BY_LEAGUE = ("env", "runtime", "run_dir", "seed", "total_steps")
