@@ -30,7 +30,7 @@ from distrl.runtime.services.constant import InProcessConstant
 from distrl.runtime.services.inference.inline import InlineInference
 from distrl.runtime.services.param_server import SharedParamServer
 from distrl.runtime.services.replay import LocalReplay, SharedPartitionedReplay
-from distrl.runtime.services.shared import InProcessHost
+from distrl.runtime.services.shared import in_process
 from distrl.runtime.services.weights import InProcessWeights
 
 
@@ -59,10 +59,7 @@ class InlineBackend(ServiceHost):
         self.requested: list[InlineWorker] = []
         self.next = 0
 
-    @staticmethod
-    def share(service, token: str, bind: str | None = None) -> InProcessHost:
-        """Every component runs in this process: a direct call, no server."""
-        return InProcessHost(service)
+    share = staticmethod(in_process)
 
     def open(self, program: Program) -> dict:
         return self.open_program(program, ServiceFactories(

@@ -53,6 +53,7 @@ from distrl.runtime.services.constant import SharedMemoryConstant
 from distrl.runtime.services.inference.local import SharedMemoryInference
 from distrl.runtime.services.param_server import SharedParamServer
 from distrl.runtime.services.replay import LocalReplay, SharedPartitionedReplay
+from distrl.runtime.services.shared import on_loopback
 from distrl.runtime.services.weights import SharedMemoryWeights
 from distrl.runtime.shared_memory import SharedArrays
 
@@ -114,12 +115,7 @@ class LocalBackend(ServiceHost):
         self._reaping: list = []  # (process, since when) of parked components, until they have exited
 
     # --- services --------------------------------------------------------------------------------
-    @staticmethod
-    def share(service, token: str, bind: str | None = None):
-        """The components are processes of this machine: a token-admitted gRPC server on loopback."""
-        from distrl.runtime.services.shared import SharedServer
-
-        return SharedServer(service, token, bind or "127.0.0.1:0")
+    share = staticmethod(on_loopback)
 
     def open(self, program: Program) -> dict:
         return self.open_program(program, ServiceFactories(

@@ -154,3 +154,13 @@ class InProcessHost:
 
     def close(self) -> None:
         self.service.close()
+
+
+def in_process(service: SharedService, token: str, bind: str | None = None) -> InProcessHost:
+    """``inline``'s host: every component runs in the controller's process, so a direct call and no server."""
+    return InProcessHost(service)
+
+
+def on_loopback(service: SharedService, token: str, bind: str | None = None) -> SharedServer:
+    """``local``'s host: the components are processes of this machine, so a token-admitted server on loopback."""
+    return SharedServer(service, token, bind or "127.0.0.1:0")
