@@ -155,6 +155,11 @@ def test_members_spread_over_a_two_node_ray_cluster(tmp_path):
             assert reports[0]["node"] != reports[1]["node"]
             snapshot = ray.get(pool.workers[0].snapshot.remote())
             assert pool.copy(0, 1, {"lr": 1e-3}) == snapshot["checksum"]
+            # a call that finds its member's actor dead makes it again (from its checkpoint, or anew) and answers
+            dead = pool.workers[0]
+            ray.kill(dead, no_restart=True)
+            again = pool.call(0, "snapshot")
+            assert pool.workers[0] is not dead and again is not None and pool.restarts[0] == 1
         finally:
             pool.close()
         # a population that plays itself on two nodes: each member's games reach the coordinator through the handle

@@ -137,7 +137,17 @@ class RayTrainers:
         self.gather(starting)
 
     def call(self, key: Hashable, method: str, *args):
-        return self.ray.get(self.begin(key, method, *args))
+        """The worker's answer; a worker whose actor died (a reset asked of a player killed meanwhile) is made again
+        first, once, where it may be."""
+        actor = self.workers[key]
+        try:
+            return self.ray.get(self.begin(key, method, *args))
+        except self.ray.exceptions.RayActorError as e:
+            if not self._may_restart(key):
+                raise
+            if self.workers[key] is actor:
+                self._replace(key, e)
+            return self.ray.get(self.begin(key, method, *args))
 
     def begin(self, key: Hashable, method: str, *args):
         """An object reference: Ray hands its value to a call that takes it as an argument, on its own node."""
@@ -147,7 +157,7 @@ class RayTrainers:
         return self.ray.get(handles)
 
     def submit(self, key: Hashable, env_steps: int) -> None:
-        self.running[self.begin(key, "step", env_steps)] = (key, env_steps)
+        self.running[self.begin(key, "step", env_steps)] = (key, env_steps, self.workers[key])
 
     def pending(self) -> bool:
         return bool(self.running)
@@ -155,14 +165,18 @@ class RayTrainers:
     def wait_any(self) -> tuple[Hashable, dict]:
         while True:
             [ref], _ = self.ray.wait(list(self.running), num_returns=1)
-            key, env_steps = self.running.pop(ref)
+            key, env_steps, actor = self.running.pop(ref)
             try:
                 return key, self.ray.get(ref)
             except self.ray.exceptions.RayActorError as e:  # its process or node is gone (a step that raised is not)
-                if self.restart is None or self.restarts[key] >= MAX_RESTARTS:
+                if not self._may_restart(key):
                     raise
-                self._replace(key, e)
+                if self.workers[key] is actor:  # not made again already (by a call that found it dead)
+                    self._replace(key, e)
                 self.submit(key, env_steps)
+
+    def _may_restart(self, key: Hashable) -> bool:
+        return self.restart is not None and self.restarts[key] < MAX_RESTARTS
 
     def _replace(self, key: Hashable, error: Exception) -> None:
         self.restarts[key] += 1
