@@ -2,6 +2,7 @@
 its policy is pulled once per process and version (not per episode), and it plays only legal moves."""
 
 import json
+from contextlib import contextmanager
 
 import numpy as np
 import pytest
@@ -24,21 +25,31 @@ class Counting(Coordinator):
         return super().answer(request)
 
 
-@pytest.fixture
-def league(tmp_path):
-    c = Counting(Matchmaker("uniform", seed=0), EloRatings(), {"system": "ppo", "settings": {}, "game": GAME})
+@contextmanager
+def hosted(folder, system: str, mode: str):
+    """A counting coordinator of ``system``'s policies, its player ``main`` published, hosted inline under ``folder``
+    as a league hosts it for its players; yields (the coordinator, main's model)."""
+    c = Counting(Matchmaker(mode, seed=0), EloRatings(), {"system": system, "settings": {}, "game": GAME})
     c.calls = {}
-    module, _, cfg = resolve_configs("ppo", {"env": GAME})
+    module, _, cfg = resolve_configs(system, {"env": GAME})
     model = module.make_model(env_spec(GAME), cfg)
     c.add_player("main", "main")
     c.publish("main", model.state_dict())
-    c.snapshot("main", model.state_dict())
     host = share("inline", c, "t")
-    shared.register({str(tmp_path): host.handle})
-    yield c, f"{GAME}?league={tmp_path}&player=main"
-    shared.forget(str(tmp_path))
-    Pool.drop(str(tmp_path))
-    host.close()
+    shared.register({str(folder): host.handle})
+    try:
+        yield c, model
+    finally:
+        shared.forget(str(folder))
+        Pool.drop(str(folder))
+        host.close()
+
+
+@pytest.fixture
+def league(tmp_path):
+    with hosted(tmp_path, "ppo", "uniform") as (c, model):
+        c.snapshot("main", model.state_dict())
+        yield c, f"{GAME}?league={tmp_path}&player=main"
 
 
 def test_the_coordinator_chooses_each_episode_and_hears_each_result(league):
@@ -95,16 +106,12 @@ def test_a_recurrent_opponent_keeps_a_state_per_game_from_each_episodes_start(tm
     """R2D2's policy, shared by every game of the process, each game carrying its own LSTM state over the opponent's
     turns: what stepping the network alone from zeros over that game's observations gives, started anew each
     episode."""
-    import torch
+    with hosted(tmp_path, "r2d2", "naive") as (c, model):
+        _play_two_recurrent_games(c, model, tmp_path)
 
-    c = Counting(Matchmaker("naive", seed=0), EloRatings(), {"system": "r2d2", "settings": {}, "game": GAME})
-    c.calls = {}
-    module, _, cfg = resolve_configs("r2d2", {"env": GAME})
-    model = module.make_model(env_spec(GAME), cfg)
-    c.add_player("main", "main")
-    c.publish("main", model.state_dict())
-    host = share("inline", c, "t")
-    shared.register({str(tmp_path): host.handle})
+
+def _play_two_recurrent_games(c, model, folder) -> None:
+    import torch
 
     def alone(seen):  # the network stepped by itself over one game's observations, from zeros
         state = model.initial_state(1) if seen else None
@@ -116,36 +123,31 @@ def test_a_recurrent_opponent_keeps_a_state_per_game_from_each_episodes_start(tm
     def same(a, b):
         return (a is None and b is None) or (a is not None and b is not None and all(map(torch.equal, a, b)))
 
-    try:
-        games = []
-        for _ in range(2):  # two games of one process: one policy, two states
-            env = make_env(f"{GAME}?league={tmp_path}&player=main", training=True)
-            opponent, seen = env.unwrapped.opponent, []
+    games = []
+    for _ in range(2):  # two games of one process: one policy, two states
+        env = make_env(f"{GAME}?league={folder}&player=main", training=True)
+        opponent, seen = env.unwrapped.opponent, []
 
-            def watched(observation, mask, opponent=opponent, seen=seen):
-                seen.append(np.concatenate([observation, mask]).astype(np.float32))
-                return opponent(observation, mask)
+        def watched(observation, mask, opponent=opponent, seen=seen):
+            seen.append(np.concatenate([observation, mask]).astype(np.float32))
+            return opponent(observation, mask)
 
-            watched.episode_starts = lambda result, opponent=opponent, seen=seen: (seen.clear(),
-                                                                                   opponent.episode_starts(result))
-            env.unwrapped.opponent = watched
-            games.append((env, opponent, seen))
-        for seed in (1, 2, 3):  # the opponent moves first in odd seeds' episodes, second in even ones
-            live = []
-            for env, opponent, seen in games:
-                obs, _ = env.reset(seed=seed)
-                assert same(opponent.state, alone(seen))  # its state: this episode's moves only
-                live.append([env, obs, False])
-            while not all(done for _, _, done in live):  # the two games' moves interleaved
-                for game in live:
-                    env, obs, done = game
-                    if not done:
-                        obs, _, terminated, truncated, _ = env.step(int(np.flatnonzero(obs[-9:])[-1]))
-                        game[1:] = [obs, terminated or truncated]
-            for _, opponent, seen in games:
-                assert seen and same(opponent.state, alone(seen))
-        assert games[0][1].state is not games[1][1].state and c.calls["pull"] == 1  # one policy, pulled once
-    finally:
-        shared.forget(str(tmp_path))
-        Pool.drop(str(tmp_path))
-        host.close()
+        watched.episode_starts = lambda result, opponent=opponent, seen=seen: (seen.clear(),
+                                                                               opponent.episode_starts(result))
+        env.unwrapped.opponent = watched
+        games.append((env, opponent, seen))
+    for seed in (1, 2, 3):  # the opponent moves first in odd seeds' episodes, second in even ones
+        live = []
+        for env, opponent, seen in games:
+            obs, _ = env.reset(seed=seed)
+            assert same(opponent.state, alone(seen))  # its state: this episode's moves only
+            live.append([env, obs, False])
+        while not all(done for _, _, done in live):  # the two games' moves interleaved
+            for game in live:
+                env, obs, done = game
+                if not done:
+                    obs, _, terminated, truncated, _ = env.step(int(np.flatnonzero(obs[-9:])[-1]))
+                    game[1:] = [obs, terminated or truncated]
+        for _, opponent, seen in games:
+            assert seen and same(opponent.state, alone(seen))
+    assert games[0][1].state is not games[1][1].state and c.calls["pull"] == 1  # one policy, pulled once
