@@ -11,7 +11,7 @@ class Lopsided(ParallelEnv):
     ACTIONS = {"p0": gym.spaces.Discrete(2), "p1": gym.spaces.Discrete(3)}
 
     def __init__(self):
-        self.possible_agents = ["p0", "p1"]
+        self.possible_agents, self.render_mode = ["p0", "p1"], None
         self.agents = list(self.possible_agents)
 
     def observation_space(self, agent):

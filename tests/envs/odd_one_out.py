@@ -13,7 +13,7 @@ class OddOneOut(ParallelEnv):
     ROUNDS = 5
 
     def __init__(self):
-        self.possible_agents = ["p0", "p1", "p2"]
+        self.possible_agents, self.render_mode = ["p0", "p1", "p2"], None
         self.agents = list(self.possible_agents)
 
     def observation_space(self, agent):
