@@ -198,19 +198,20 @@ def _build_parser() -> argparse.ArgumentParser:
     pbt.add_argument("--resample-prob", type=float, default=0.25, help="chance to redraw a value instead of perturbing "
                                                                        "it")
     pbt.add_argument("--no-exploit", action="store_true", help="ablation: never copy (explore alone)")
-    pbt.add_argument("--self-play", action="store_true", help="the members play each other in a two-player game "
-                                                              "(--env pettingzoo:GAME or openspiel:GAME)")
+    pbt.add_argument("--self-play", action="store_true", help="the members play each other in a game of two or "
+                                                              "more players (--env pettingzoo:GAME or openspiel:GAME)")
     pbt.add_argument("--no-explore", action="store_true", help="ablation: copy without perturbing (exploit alone)")
     pbt.add_argument("--seed", type=_count(0), default=0, help="member i trains with seed + i")
     pbt.add_argument("--run-dir", default=None, help="the population's directory (default: runs/pbt-SYSTEM-ENV-TIME)")
     _run_flags(pbt, "any setting of every member, repeatable (see 'distrl list')", "the population in --run-dir",
                "an existing population in --run-dir", "no line per ready member")
 
-    league = sub.add_parser("league", help="self-play: learning players of a system in a two-player game, their "
+    league = sub.add_parser("league", help="self-play: learning players of a system in a game of two or more "
+                            "players, their "
                             "opponents chosen by a coordinator (AlphaStar's league)", formatter_class=_Help,
-                            description="Train learning players of SYSTEM in a two-player game (PettingZoo's or "
-                                        "OpenSpiel's); a "
-                                        "coordinator chooses each episode's opponent among the players and their "
+                            description="Train learning players of SYSTEM in a game of two or more players "
+                                        "(PettingZoo's or OpenSpiel's); a "
+                                        "coordinator chooses each episode's opponents, one per other seat, among the players and their "
                                         "frozen snapshots (naive self-play, uniform fictitious self-play or "
                                         "AlphaStar's prioritized fictitious self-play) and keeps the payoff table "
                                         "and Elo ratings.")

@@ -256,6 +256,62 @@ def test_a_parallel_game_plays_through_pettingzoos_conversion_and_scores_each_ro
     assert info["seat"] == int(seat[1]) and total == 5.0
 
 
+class SeatByShow:
+    """An opponent that plays each seat as a player of its own: ``p0`` and ``p1`` show fixed values, ``p2`` draws."""
+
+    def __init__(self):
+        self.rng, self.starts, self.moves = np.random.default_rng(3), [], []
+
+    def game_starts(self, others, outcomes):
+        self.starts.append((others, outcomes))
+        self.moves = []
+
+    def play_seat(self, agent, observation, mask):
+        shown = {"p0": 0, "p1": 1}.get(agent, int(self.rng.integers(2)))
+        self.moves.append((agent, shown))
+        return shown
+
+
+def _odd_one_out_returns(shown: list[dict[str, int]]) -> dict[str, float]:
+    """Each agent's return over the rounds, by the game's rules worked here: the one who shows what neither other
+    does scores +1 and the others -0.5; a round of three alike scores nothing."""
+    returns = dict.fromkeys(("p0", "p1", "p2"), 0.0)
+    for round_ in shown:
+        odd = [a for a in returns if sum(v == round_[a] for v in round_.values()) == 1]
+        for a in returns:
+            returns[a] += (1.0 if a in odd else -0.5) if odd else 0.0
+    return returns
+
+
+def test_an_opponent_of_every_seat_hears_the_learners_result_against_each():
+    """Three players: a seat-aware opponent (a league's) is asked for each other agent's move by name, and hears at
+    each reset the learner's result against each agent of the episode before, its return above, equal to or below
+    that agent's by the game's rules; at the first reset, none."""
+    env = make_env(GAME3)
+    opponent = SeatByShow()
+    env.unwrapped.opponent = opponent
+    rng = np.random.default_rng(0)
+    expected = None
+    for episode in range(12):
+        _, info = env.reset(seed=episode)
+        me = f"p{info['seat']}"
+        others, outcomes = opponent.starts[-1]
+        assert others == [a for a in ("p0", "p1", "p2") if a != me] and outcomes == expected
+        done = False
+        while not done:
+            mine = int(rng.integers(2))
+            opponent.moves.append((me, mine))
+            _, _, terminated, truncated, _ = env.step(mine)
+            done = terminated or truncated
+        # every agent's moves in the order taken: p0, p1, p2 each round, the others' asked of the opponent by name
+        assert [a for a, _ in opponent.moves] == ["p0", "p1", "p2"] * 5
+        rounds = [dict(opponent.moves[i:i + 3]) for i in range(0, 15, 3)]
+        returns = _odd_one_out_returns(rounds)
+        expected = {a: "win" if returns[me] > returns[a] else "loss" if returns[me] < returns[a] else "draw"
+                    for a in others}
+    assert {r for _, o in opponent.starts[1:] for r in o.values()} == {"win", "draw", "loss"}
+
+
 def test_more_than_two_players_rotate_the_learners_seat_and_seat_fixes_it():
     """Three players: the learner's seat goes round with the seeds, or stays where ``?seat=`` puts it, in training
     envs (vectorised) and evaluation alike; a seat that is not an agent is one line naming the agents."""

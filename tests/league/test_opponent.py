@@ -3,6 +3,7 @@ its policy is pulled once per process and version (not per episode), and it play
 
 import json
 from contextlib import contextmanager
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -66,7 +67,8 @@ def test_the_coordinator_chooses_each_episode_and_hears_each_result(league):
         assert "illegal" not in infos  # the learner's random legal moves; the opponent's are checked by the game
         finished += int(terminated.sum())
     env.close()
-    tally, opponents = c.take("main")
+    games, tally, opponents = c.take("main")
+    assert games == tally.sum()  # a game of two: one result per game
     # every finished episode is reported at the next reset (next-step autoreset): all but those ended on the last step
     assert finished - 2 <= tally.sum() <= finished and opponents == {"main@0": tally.sum()}
     assert c.matchmaker.payoff.games("main", "main@0") == tally.sum()
@@ -110,6 +112,12 @@ def test_a_recurrent_opponent_keeps_a_state_per_game_from_each_episodes_start(tm
         _play_two_recurrent_games(c, model, tmp_path)
 
 
+def _state(opponent):
+    """The recurrent state of a two-player game's opponent: its one seat's."""
+    (seat,) = opponent.seats.values()
+    return seat.state
+
+
 def _play_two_recurrent_games(c, model, folder) -> None:
     import torch
 
@@ -127,20 +135,19 @@ def _play_two_recurrent_games(c, model, folder) -> None:
     for _ in range(2):  # two games of one process: one policy, two states
         env = make_env(f"{GAME}?league={folder}&player=main", training=True)
         opponent, seen = env.unwrapped.opponent, []
-
-        def watched(observation, mask, opponent=opponent, seen=seen):
-            seen.append(np.concatenate([observation, mask]).astype(np.float32))
-            return opponent(observation, mask)
-
-        watched.episode_starts = lambda result, opponent=opponent, seen=seen: (seen.clear(),
-                                                                               opponent.episode_starts(result))
+        watched = SimpleNamespace(
+            play_seat=lambda agent, observation, mask, opponent=opponent, seen=seen: (
+                seen.append(np.concatenate([observation, mask]).astype(np.float32)),
+                opponent.play_seat(agent, observation, mask))[1],
+            game_starts=lambda others, outcomes, opponent=opponent, seen=seen: (
+                seen.clear(), opponent.game_starts(others, outcomes)))
         env.unwrapped.opponent = watched
         games.append((env, opponent, seen))
     for seed in (1, 2, 3):  # the opponent moves first in odd seeds' episodes, second in even ones
         live = []
         for env, opponent, seen in games:
             obs, _ = env.reset(seed=seed)
-            assert same(opponent.state, alone(seen))  # its state: this episode's moves only
+            assert same(_state(opponent), alone(seen))  # its state: this episode's moves only
             live.append([env, obs, False])
         while not all(done for _, _, done in live):  # the two games' moves interleaved
             for game in live:
@@ -149,5 +156,5 @@ def _play_two_recurrent_games(c, model, folder) -> None:
                     obs, _, terminated, truncated, _ = env.step(int(np.flatnonzero(obs[-9:])[-1]))
                     game[1:] = [obs, terminated or truncated]
         for _, opponent, seen in games:
-            assert seen and same(opponent.state, alone(seen))
-    assert games[0][1].state is not games[1][1].state and c.calls["pull"] == 1  # one policy, pulled once
+            assert seen and same(_state(opponent), alone(seen))
+    assert _state(games[0][1]) is not _state(games[1][1]) and c.calls["pull"] == 1  # one policy, pulled once

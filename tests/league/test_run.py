@@ -96,8 +96,8 @@ def test_a_league_on_local_plays_its_games_in_actor_processes(tmp_path):
     (["--player-runtime", "ray"], "--player-runtime must be one of local, inline"),
     (["--runtime", "ray", "--player-runtime", "local"], "running its system inline"),
     (["--set", "seed=3"], "set by the league itself"),
-    (["--env", "CartPole-v1"], "a league plays a two-player game"),
-    (["--env", "openspiel:kuhn_poker(players=3)"], "seats 3 players"),
+    (["--env", "CartPole-v1"], "a league plays a game: --env pettingzoo:GAME"),
+    (["--env", "pettingzoo:tests.envs.lopsided"], "observe or act in different spaces"),
     (["--env", GAME + "?opponent=random"], "its '?' part at most opening=N"),
     (["--bind", "127.0.0.1:0"], "nothing listens"),  # inline players (ppo's own runtime)
     (["--fixed", "perfect"], "is random, minimax, heuristic or module:function"),
@@ -266,6 +266,27 @@ def test_a_killed_actor_of_a_player_is_restarted_and_the_league_goes_on(tmp_path
     player = json.loads((folder / "players" / "main" / "summary.json").read_text())
     assert player["actor_restarts"] >= 1 and summary["players"][0]["env_steps"] >= 4096
     assert summary["games"] > games_before  # the league went on counting games after the kill
+
+
+def test_a_league_of_a_three_player_game_draws_an_opponent_per_seat_and_counts_a_result_per_seat(tmp_path):
+    """Three-player Kuhn poker: each game's two other seats are each the coordinator's choice (random play, the
+    player's snapshots, its own latest weights), and each game is two results, the player against each seat."""
+    pytest.importorskip("pyspiel", reason="games extra not installed")
+    folder = tmp_path / "kuhn3"
+    summary = run_league("ppo", "openspiel:kuhn_poker(players=3)", fixed="random", total_steps=2048,
+                         slice_steps=1024, snapshot_steps=1024, player_runtime="inline", run_dir=str(folder),
+                         settings=SMALL)
+    rows = _rows(folder / "league.csv")
+    for row in rows:
+        seats = sum(int(n) for n in dict(pair.rsplit(":", 1) for pair in row["opponents"].split()).values())
+        assert int(row["games"]) > 100 and int(row["wins"]) + int(row["draws"]) + int(row["losses"]) == seats \
+            == 2 * int(row["games"])
+    state = json.loads((folder / "state.json").read_text())
+    players, games = state["payoff"]["players"], np.array(state["payoff"]["totals"][0])
+    assert games[players.index("main"), players.index("random")] > 0  # the pairs' counts, as in a game of two
+    assert games[players.index("main"), players.index("main@0")] > 0
+    assert summary["games"] == sum(int(r["games"]) for r in rows)
+    assert distrl.evaluate(folder / "players" / "main", episodes=6, opponent="random")["episodes"] == 6
 
 
 def test_a_league_plays_an_openspiel_game_and_its_main_agent_is_scored_by_nash_conv(tmp_path):

@@ -54,9 +54,9 @@ def test_the_members_play_each_other_and_a_resumed_population_plays_on(tmp_path,
 
 
 @pytest.mark.parametrize("argv, says", [
-    (["ppo", "--env", "CartPole-v1"], "a population that plays itself plays a two-player game"),
+    (["ppo", "--env", "CartPole-v1"], "a population that plays itself plays a game: --env pettingzoo:GAME"),
     (["ppo", "--env", GAME + "?opponent=random"], "its '?' part at most opening=N"),
-    (["ppo", "--env", "openspiel:kuhn_poker(players=3)"], "seats 3 players"),
+    (["ppo", "--env", "pettingzoo:tests.envs.lopsided"], "observe or act in different spaces"),
 ])
 def test_what_cannot_play_itself_is_one_line_and_exit_2(tmp_path, capsys, argv, says):
     pop = tmp_path / "pop"

@@ -21,7 +21,11 @@ chooses for that player, one per episode (``distrl league``; ``league/opponent.p
 keeps a fixed ``opponent`` and plays random in place of a league's, which it cannot rely on being up. An opponent with
 an ``episode_starts(result)`` method hears, at each reset, how the episode before ended for the learner (``win``,
 ``draw``, ``loss``, or None where it was cut short); one with ``game_restarts()``, that a game it has played moves in
-was started again (an opening drawn again).
+was started again (an opening drawn again). An opponent that plays each seat as a player of its own (a league's, in a
+game of three or more) has ``play_seat(agent, observation, mask)`` in place of being called, and
+``game_starts(others, outcomes)`` in place of ``episode_starts``: the agents it plays this episode, and the learner's
+result against each agent of the episode before (its return above, equal to or below that agent's: a game of N
+players is N - 1 results, one per other seat), or None.
 
 ``opening=N`` (alone or beside the others: ``?opening=2&opponent=minimax``) starts each training episode after a
 number of uniformly random plies, drawn uniformly from 0 to N, every seat's (the random openings of game-playing
@@ -209,7 +213,8 @@ class SeatedGame(gym.Env):
         self.opponent = opponent
         self.episodes = 0
         self._rng = np.random.default_rng(0)
-        self._return, self._ended, self._played = 0.0, False, False
+        self._return, self._ended, self._played, self._illegal = 0.0, False, False, False
+        self.returns: dict[str, float] = {}
 
     def _inner(self, agent: str) -> gym.Space:
         space = self.game.observation_space(agent)
@@ -236,10 +241,29 @@ class SeatedGame(gym.Env):
                 self.game.step(None)
                 continue
             observation, mask = self._observe(agent)
-            play = self.opponent or random_legal(self._rng)
-            self.game.step(int(play(observation, mask)))
+            seated = getattr(self.opponent, "play_seat", None)
+            if seated is not None:
+                action = seated(agent, observation, mask)
+            else:
+                action = (self.opponent or random_legal(self._rng))(observation, mask)
+            self.game.step(int(action))
+            self._count_rewards()
             gained += float(self.game.rewards.get(self.me, 0.0))
         return gained
+
+    def _count_rewards(self) -> None:
+        """Every agent's return this episode, for the learner's result against each (``game_starts``)."""
+        for agent, reward in self.game.rewards.items():
+            self.returns[agent] = self.returns.get(agent, 0.0) + float(reward)
+
+    def _outcomes(self) -> dict[str, str] | None:
+        """The learner's result against each other agent of the episode that ended, or None (cut short, none yet)."""
+        if not (self._ended and self._played):
+            return None
+        if self._illegal:  # an illegal move loses to everyone, whatever the game's own rewards said
+            return {a: "loss" for a in self.returns if a != self.me}
+        mine = self.returns.get(self.me, 0.0)
+        return {a: "win" if mine > r else "loss" if mine < r else "draw" for a, r in self.returns.items() if a != self.me}
 
     def _over(self) -> bool:
         return not self.game.agents or any(self.game.terminations.values()) or any(self.game.truncations.values())
@@ -251,6 +275,7 @@ class SeatedGame(gym.Env):
         restarts = getattr(self.opponent, "game_restarts", None)
         for attempt in range(OPENING_TRIES + 1):
             self.game.reset(seed=seed)
+            self.returns = {a: 0.0 for a in self.game.possible_agents}
             if attempt and restarts is not None:  # an opening drawn again: an opponent's memory of the last one goes
                 restarts()
             plies = int(self._rng.integers(0, self.opening + 1)) if self.opening and attempt < OPENING_TRIES else 0
@@ -258,6 +283,7 @@ class SeatedGame(gym.Env):
                 if self._over():
                     break
                 self.game.step(int(self._rng.choice(np.flatnonzero(self._observe(self.game.agent_selection)[1]))))
+                self._count_rewards()
             if not self._over():
                 self._return = self._opponent_moves()
                 if not self._done() or not plies:
@@ -269,12 +295,15 @@ class SeatedGame(gym.Env):
         if seed is not None:  # a seeded episode's seat is its seed's remainder (evaluation's seeds s, s+1, ... rotate)
             self._rng = np.random.default_rng(seed)
             self.episodes = int(seed) % len(agents)
-        starts = getattr(self.opponent, "episode_starts", None)
-        if starts is not None:
+        me = self.seat if self.seat is not None else agents[self.episodes % len(agents)]  # every seat in turn
+        seated, starts = getattr(self.opponent, "game_starts", None), getattr(self.opponent, "episode_starts", None)
+        if seated is not None:
+            seated([a for a in agents if a != me], self._outcomes())
+        elif starts is not None:
             ended = self._ended and self._played
             starts(None if not ended else "win" if self._return > 0 else "loss" if self._return < 0 else "draw")
-        self._played = True
-        self.me = self.seat if self.seat is not None else agents[self.episodes % len(agents)]  # every seat in turn
+        self._played, self._illegal = True, False
+        self.me = me
         self.episodes += 1
         self._start(None if seed is None else int(seed))
         self._ended = self._done()
@@ -284,9 +313,10 @@ class SeatedGame(gym.Env):
         _, mask = self._observe(self.me)
         action = int(action)
         if not 0 <= action < self.action_mask_size or mask[action] < 0.5:  # an illegal move loses
-            self._return, self._ended = -1.0, True
+            self._return, self._ended, self._illegal = -1.0, True, True
             return self._obs(), -1.0, True, False, {"illegal": True}
         self.game.step(action)
+        self._count_rewards()
         reward = float(self.game.rewards.get(self.me, 0.0)) + self._opponent_moves()
         terminated = bool(not self.game.agents or self.game.terminations.get(self.me, True))
         truncated = bool(self.game.agents and self.game.truncations.get(self.me, False)) and not terminated

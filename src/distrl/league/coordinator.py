@@ -5,8 +5,9 @@ runtime (``runtime.backends.share``: a direct call for inline players, a token-a
 other processes or on Ray) and gives each player the handle. It answers three requests, each a JSON object:
 
 - ``hello``: how to build a policy of the pool (the system, its settings, the game), once per client;
-- ``next``: the opponent of a player's next episode, chosen by the matchmaker there and then, with the result of
-  the player's episode before (the payoff table and the ratings count it). It waits for the player's own first
+- ``next``: the opponents of a player's next episode, one per other seat (``seats``), each chosen by the
+  matchmaker there and then, with the player's results in the episode before, one per seat: its return above,
+  equal to or below that seat's (the payoff table and the ratings count each, as a game of two would). It waits for the player's own first
   weights (published as its learner is built, which may be while its envs reset); an opponent whose first weights
   are not in the pool yet (a player still starting) is replaced by the player itself;
 - ``pull``: a policy's weights by id (safetensors bytes) and their version: a frozen snapshot is published once and
@@ -32,6 +33,7 @@ from distrl.league.payoff import RESULTS
 from distrl.league.ratings import EloRatings
 
 REQUEST_BYTES = 4096
+MAX_SEATS = 15  # opponents in one game: what a request of at most REQUEST_BYTES can report results of
 FIRST_WEIGHTS_TIMEOUT_S = 300.0
 OUTCOMES = tuple(RESULTS)  # win, draw, loss: the tally's columns
 
@@ -51,6 +53,7 @@ class Coordinator:
         self.pool: dict[str, tuple[int, bytes]] = {}
         self.steps: dict[str, int] = {}  # a learning player's env steps, for the ratings' history
         self.tally: dict[str, np.ndarray] = {}  # a learning player's wins, draws, losses since the last take
+        self.games: dict[str, int] = {}  # a learning player's games since the last take (N - 1 results each)
         self.opponents: dict[str, dict[str, int]] = {}  # a learning player's opponents since the last take
         self.closed = False
 
@@ -103,11 +106,12 @@ class Coordinator:
             self._publish(frozen, data)
         return frozen, reset
 
-    def take(self, player_id: str) -> tuple[np.ndarray, dict[str, int]]:
-        """The player's (wins, draws, losses) and opponents since the last take."""
+    def take(self, player_id: str) -> tuple[int, np.ndarray, dict[str, int]]:
+        """The player's games, its (wins, draws, losses) against the opponents of every seat of those games, and
+        those opponents (with how many seats each filled), since the last take."""
         with self.lock:
             tally = self.tally.pop(player_id, np.zeros(3, np.int64))
-            return tally, self.opponents.pop(player_id, {})
+            return self.games.pop(player_id, 0), tally, self.opponents.pop(player_id, {})
 
     # --- the requests ----------------------------------------------------------------------------
     def answer(self, request: bytes) -> bytes:
@@ -124,7 +128,7 @@ class Coordinator:
             return json.dumps(self.recipe).encode()
         if message["op"] == "pull":
             return self._pull(message.get("id"))
-        return json.dumps(self._next(message.get("player"), message.get("last"))).encode()
+        return json.dumps(self._next(message.get("player"), message.get("last"), message.get("seats", 1))).encode()
 
     def _pull(self, policy_id) -> bytes:
         with self.lock:
@@ -133,28 +137,36 @@ class Coordinator:
             version, data = self.pool[policy_id]
         return json.dumps({"id": policy_id, "version": version}).encode() + b"\n" + data
 
-    def _next(self, player, last) -> dict:
+    def _next(self, player, last, seats) -> dict:
         with self.lock:
             if not isinstance(player, str) or player not in self.steps:
                 raise ValueError(f"{str(player)[:80]!r} is not a learning player of this league")
+            if isinstance(seats, bool) or not isinstance(seats, int) or not 1 <= seats <= MAX_SEATS:
+                raise ValueError(f'"seats" is the number of opponents the game needs, 1 to {MAX_SEATS}')
+            if last is not None and (not isinstance(last, list) or not 1 <= len(last) <= MAX_SEATS or not all(
+                    isinstance(r, dict) and set(r) == {"opponent", "result"} and r["result"] in OUTCOMES
+                    and isinstance(r["opponent"], str) and r["opponent"] in self.matchmaker.players for r in last)):
+                raise ValueError('"last" is null or a list of {"opponent": a player of the league, "result": win, '
+                                 f"draw or loss}}, one per seat (at most {MAX_SEATS})")
             # a player's first weights reach the pool as its learner is built, which may be while its envs reset
             there = self.published.wait_for(lambda: player in self.pool or self.closed, FIRST_WEIGHTS_TIMEOUT_S)
             if not there or self.closed:
                 raise ValueError(f"{player}'s weights did not reach the league's pool in {FIRST_WEIGHTS_TIMEOUT_S} s"
                                  if not self.closed else "the league is stopping")
-            if last is not None:
-                if not isinstance(last, dict) or set(last) != {"opponent", "result"} \
-                        or last["result"] not in OUTCOMES or not isinstance(last["opponent"], str) \
-                        or last["opponent"] not in self.matchmaker.players:
-                    raise ValueError('"last" is null or {"opponent": a player of the league, "result": win, draw or '
-                                     "loss}")
-                self._record(player, last["opponent"], last["result"])
-            opponent = self.matchmaker.opponent(player)
-            if self.matchmaker.players[opponent].kind == "fixed":
-                return {"opponent": opponent, "version": 0, "fixed": True}
-            if opponent not in self.pool:  # a player not started yet: until it is, its games are self-play
-                opponent = player
-            return {"opponent": opponent, "version": self.pool[opponent][0]}
+            for result in last or ():
+                self._record(player, result["opponent"], result["result"])
+            if last:
+                self.games[player] = self.games.get(player, 0) + 1
+            return {"opponents": [self._choose(player) for _ in range(seats)]}
+
+    def _choose(self, player: str) -> dict:
+        """One seat's opponent: each seat of a game of more than two players is drawn on its own."""
+        opponent = self.matchmaker.opponent(player)
+        if self.matchmaker.players[opponent].kind == "fixed":
+            return {"opponent": opponent, "version": 0, "fixed": True}
+        if opponent not in self.pool:  # a player not started yet: until it is, its games are self-play
+            opponent = player
+        return {"opponent": opponent, "version": self.pool[opponent][0]}
 
     def _record(self, home: str, away: str, result: str) -> None:
         self.tally.setdefault(home, np.zeros(3, np.int64))[OUTCOMES.index(result)] += 1

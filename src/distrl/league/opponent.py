@@ -80,32 +80,14 @@ class Pool:
         return kept[1]
 
 
-class LeagueOpponent:
-    def __init__(self, league: str, player: str):
-        self.league, self.player = league, player
-        self.current: str | None = None
-        self.model: torch.nn.Module | None = None
-        self.fixed = None
-        self.state = None  # a recurrent opponent's, for this game
+class _Seat:
+    """One seat's opponent for an episode: a pool policy (and a recurrent one's state for this game) or a fixed
+    player."""
 
-    def episode_starts(self, result: str | None) -> None:
-        pool = Pool.of(self.league)
-        last = {"opponent": self.current, "result": result} if result is not None and self.current else None
-        chosen = json.loads(pool.request({"op": "next", "player": self.player, "last": last}))
-        self.current, self.state = chosen["opponent"], None
-        if chosen.get("fixed"):
-            self.model = None
-            self.fixed = pool.fixed(chosen["opponent"])
-        else:
-            self.model = pool.policy(chosen["opponent"], int(chosen["version"]))
+    def __init__(self, policy_id: str, model: torch.nn.Module | None, fixed=None):
+        self.id, self.model, self.fixed, self.state = policy_id, model, fixed, None
 
-    def game_restarts(self) -> None:
-        """The env drew its opening again: a recurrent opponent's memory of the discarded one goes."""
-        self.state = None
-
-    def __call__(self, observation: np.ndarray, mask: np.ndarray) -> int:
-        if self.model is None and self.current is None:
-            self.episode_starts(None)
+    def act(self, observation: np.ndarray, mask: np.ndarray) -> int:
         if self.model is None:
             return int(self.fixed(observation, mask))
         from distrl.models.actor_critic import ActorCritic
@@ -120,3 +102,31 @@ class LeagueOpponent:
             else:
                 action = self.model.act(x)[0] if isinstance(self.model, ActorCritic) else self.model.greedy(x)
         return int(action[0])
+
+
+class LeagueOpponent:
+    """Every other seat of a league player's game, each an opponent of its own that the coordinator chose for the
+    episode (in a game of two players, the one other seat)."""
+
+    def __init__(self, league: str, player: str):
+        self.league, self.player = league, player
+        self.seats: dict[str, _Seat] = {}
+
+    def game_starts(self, others: list[str], outcomes: dict[str, str] | None) -> None:
+        """Report the episode before (the player's result against each seat's opponent) and take this one's."""
+        pool = Pool.of(self.league)
+        last = None if outcomes is None else [{"opponent": self.seats[a].id, "result": r}
+                                               for a, r in outcomes.items() if a in self.seats]
+        chosen = json.loads(pool.request({"op": "next", "player": self.player, "last": last or None,
+                                          "seats": len(others)}))["opponents"]
+        self.seats = {agent: _Seat(c["opponent"], None, pool.fixed(c["opponent"])) if c.get("fixed") else
+                      _Seat(c["opponent"], pool.policy(c["opponent"], int(c["version"])))
+                      for agent, c in zip(others, chosen)}
+
+    def game_restarts(self) -> None:
+        """The env drew its opening again: a recurrent opponent's memory of the discarded one goes."""
+        for seat in self.seats.values():
+            seat.state = None
+
+    def play_seat(self, agent: str, observation: np.ndarray, mask: np.ndarray) -> int:
+        return self.seats[agent].act(observation, mask)

@@ -1,9 +1,11 @@
-"""``distrl league``: learning players of one system in a two-player game, their opponents chosen by a coordinator.
+"""``distrl league``: learning players of one system in a game of two or more players, their opponents chosen by a
+coordinator (one per other seat, each drawn on its own).
 
     LEAGUE/league.json        the league's settings (what --resume reads back)
     LEAGUE/players/ID/        each learning player's own run dir (config.yaml, metrics.csv, checkpoints, ...)
     LEAGUE/pool/ID.safetensors  each frozen snapshot's weights, written once when it joins
-    LEAGUE/league.csv         one row per player and slice: env steps, games won, drawn and lost, its rating
+    LEAGUE/league.csv         one row per player and slice: env steps, games, its wins, draws and losses against each
+                              other seat of those games, its rating
     LEAGUE/joined.csv         one row per snapshot: when it joined, from whom, its rating, whether its player reset
     LEAGUE/state.json         the payoff table, players, ratings and the matchmaker's random state (after each slice)
     LEAGUE/payoff.png, ratings.png, summary.json   at the end
@@ -11,7 +13,7 @@
 The players are trainers of the league's system, each training in slices of ``slice_steps`` env steps in turn in
 this process (on its own runtime, ``local`` or ``inline``: its actors have the machine during its slice, as a PBT
 member's do), or, on ``ray``, all at once, each a Ray actor (``players.py``). Their games are played in their own
-envs: the other seat's policy is the one the coordinator chose for that episode (``league/opponent.py``), pulled
+envs: each other seat's policy is the one the coordinator chose for it that episode (``league/opponent.py``), pulled
 from its pool. After each slice the league publishes the player's latest weights and asks the matchmaker whether
 they join as a snapshot; a main exploiter that did starts again from its initial weights (AlphaStar's reset; a
 league exploiter with probability 0.25).
@@ -106,17 +108,14 @@ def _check(saved: dict) -> None:
 
 
 def check_game(env, who: str = "a league") -> None:
-    """``env`` is a two-player game whose opponents the league (or population) chooses."""
+    """``env`` is a game of two or more players whose opponents the league (or population) chooses."""
     from distrl.envs.multi_agent import is_game, players, split_id
 
     if not isinstance(env, str) or not is_game(env) or set(split_id(env)[1]) - {"opening"}:
-        raise ConfigError(f"{who} plays a two-player game: --env pettingzoo:GAME or openspiel:GAME (e.g. "
+        raise ConfigError(f"{who} plays a game: --env pettingzoo:GAME or openspiel:GAME (e.g. "
                           f"pettingzoo:classic.tictactoe_v3, openspiel:kuhn_poker), its '?' part at most opening=N "
                           f"(the opponents are chosen for each game); got {env!r}")
-    seats = players(env)
-    if seats != 2:  # one opponent per episode: its matchmaking and payoff table are between two players
-        raise ConfigError(f"{who} plays a two-player game; {env} seats {seats} players (train it with "
-                          "'distrl train', whose opponents are fixed players)")
+    players(env)  # a game that cannot be played (one agent, spaces one policy cannot fit) is one line here
 
 
 def check_players(system: str, module, spec, sys_cfg, program, run_cfg, who: str = "a league") -> None:
@@ -328,12 +327,12 @@ class _League:
                                                  int(reset)])
             self._say(f"{frozen} joined the league ({steps:,} env steps of {pid}" + (", which starts again)" if reset
                                                                                     else ")"))
-        tally, opponents = c.take(pid)
-        append_row(self.dir / "league.csv", [wall, pid, kind, steps, int(tally.sum()), *map(int, tally),
+        games, tally, opponents = c.take(pid)
+        append_row(self.dir / "league.csv", [wall, pid, kind, steps, games, *map(int, tally),
                                              round(c.ratings.ratings[pid], 2),
                                              " ".join(f"{k}:{v}" for k, v in sorted(opponents.items())),
                                              report["node"]])
-        self._say(f"{pid}: {steps:,} env steps, {int(tally.sum())} games ("
+        self._say(f"{pid}: {steps:,} env steps, {games} games ("
                   + ", ".join(f"{n} {o}" for n, o in zip(tally, ("won", "drawn", "lost"))) +
                   f"), rating {c.ratings.ratings[pid]:.0f}")
         self._save_state()
@@ -410,7 +409,7 @@ class _League:
                          "rating": _rounded(c.ratings.ratings[pid]), "run_dir": str(self.dir / "players" / pid),
                          **dict(zip(("wins", "draws", "losses"), games[pid]))} for pid, kind in self.players],
             "snapshots": [p.id for p in c.matchmaker.players.values() if p.kind == "snapshot"],
-            "games": int(sum(map(sum, games.values()))),
+            "games": sum(int(r["games"]) for r in rows),
             "main_run_dir": str(self.dir / "players" / self.players[0][0]),
             "interrupted": interrupted,
             "run_dir": str(self.dir),

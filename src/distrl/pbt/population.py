@@ -124,7 +124,7 @@ def run_pbt(system: str, env: str | None = None, *, population: int = 4, explore
             self_play: bool = False, log=None) -> dict[str, Any]:
     """Train a population; return (and write) its summary. Every input is checked before anything is
     written; ``resume`` continues the population in ``run_dir`` with the settings it was started with.
-    ``self_play``: the members play each other in a two-player game (``pbt/self_play.py``)."""
+    ``self_play``: the members play each other in a game of two or more players (``pbt/self_play.py``)."""
     from distrl.api import plan_run
 
     if resume:

@@ -55,7 +55,7 @@ class PopulationGames:
 
     def results(self, i: int) -> list[int]:
         """Member ``i``'s games won, drawn and lost since the last call."""
-        tally, _ = self.coordinator.take(self.id(i))
+        _, tally, _ = self.coordinator.take(self.id(i))
         return [int(x) for x in tally]
 
     def summary(self) -> dict:
