@@ -331,8 +331,8 @@ def make_trainer(system: str, env: str | None = None, *, config_file: str | None
 
 
 def train_league(system: str, env: str | None = None, **options: Any) -> dict[str, Any]:
-    """Train a self-play league of ``system`` in a game of two or more players (``distrl league``): learning players whose
-    opponents a coordinator chooses each episode; returns the league's summary. ``options``: ``players``
+    """Train a self-play league of ``system`` in a game of two or more players (``distrl league``): learning players
+    whose opponents a coordinator chooses each episode; returns the league's summary. ``options``: ``players``
     (``"main=1,main_exploiter=1"``), ``fixed`` (``"random"``), ``mode`` (naive, uniform, pfsp), ``snapshot_rule``,
     ``snapshot_steps``, ``slice_steps``, ``total_steps`` (per player), ``runtime`` (local, ray),
     ``player_runtime``, ``seed``, ``run_dir``, ``resume``, ``force``, ``bind``, ``settings`` (a dict of any

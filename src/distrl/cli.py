@@ -211,7 +211,8 @@ def _build_parser() -> argparse.ArgumentParser:
                             "opponents chosen by a coordinator (AlphaStar's league)", formatter_class=_Help,
                             description="Train learning players of SYSTEM in a game of two or more players "
                                         "(PettingZoo's or OpenSpiel's); a "
-                                        "coordinator chooses each episode's opponents, one per other seat, among the players and their "
+                                        "coordinator chooses each episode's opponents, one per other seat, among "
+                                        "the players and their "
                                         "frozen snapshots (naive self-play, uniform fictitious self-play or "
                                         "AlphaStar's prioritized fictitious self-play) and keeps the payoff table "
                                         "and Elo ratings.")

@@ -263,7 +263,8 @@ class SeatedGame(gym.Env):
         if self._illegal:  # an illegal move loses to everyone, whatever the game's own rewards said
             return {a: "loss" for a in self.returns if a != self.me}
         mine = self.returns.get(self.me, 0.0)
-        return {a: "win" if mine > r else "loss" if mine < r else "draw" for a, r in self.returns.items() if a != self.me}
+        return {a: "win" if mine > r else "loss" if mine < r else "draw"
+                for a, r in self.returns.items() if a != self.me}
 
     def _over(self) -> bool:
         return not self.game.agents or any(self.game.terminations.values()) or any(self.game.truncations.values())

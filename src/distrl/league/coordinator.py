@@ -7,9 +7,9 @@ other processes or on Ray) and gives each player the handle. It answers three re
 - ``hello``: how to build a policy of the pool (the system, its settings, the game), once per client;
 - ``next``: the opponents of a player's next episode, one per other seat (``seats``), each chosen by the
   matchmaker there and then, with the player's results in the episode before, one per seat: its return above,
-  equal to or below that seat's (the payoff table and the ratings count each, as a game of two would). It waits for the player's own first
-  weights (published as its learner is built, which may be while its envs reset); an opponent whose first weights
-  are not in the pool yet (a player still starting) is replaced by the player itself;
+  equal to or below that seat's (the payoff table and the ratings count each, as a game of two would). It waits
+  for the player's own first weights (published as its learner is built, which may be while its envs reset); an
+  opponent whose first weights are not in the pool yet (a player still starting) is replaced by the player itself;
 - ``pull``: a policy's weights by id (safetensors bytes) and their version: a frozen snapshot is published once and
   never changes (version 1); a learning player's latest weights get a new version each time the league publishes
   them. Clients keep what they pulled, so a policy travels once per process and version, never per episode.
