@@ -42,6 +42,7 @@ def main() -> None:
     p.add_argument("--modes", nargs="+", default=["pfsp", "naive"])
     p.add_argument("--players", default="main=1")
     p.add_argument("--fixed", default="random")
+    p.add_argument("--fixed-share", type=float, default=0.0, help="the share of games against the fixed players")
     p.add_argument("--total-steps", type=int, default=800_000, help="env steps per learning player")
     p.add_argument("--slice-steps", type=int, default=10_000)
     p.add_argument("--set", nargs="*", default=[], metavar="KEY=VALUE", help="the players' settings")
@@ -49,7 +50,8 @@ def main() -> None:
     add_flag(p)
     args = p.parse_args()
     writer = start(["league-tictactoe"], p, args, keep=("system", "opening", "seeds", "modes", "players", "fixed",
-                                                        "total_steps", "slice_steps", "snapshot_steps", "set"))
+                                                        "fixed_share", "total_steps", "slice_steps", "snapshot_steps",
+                                                        "set"))
     settings = {key: yaml.safe_load(value) for key, value in (kv.split("=", 1) for kv in args.set)}
     game = f"{GAME}?opening={args.opening}" if args.opening else GAME
     table = Table("mode", "seed", "env steps", "wall s", "vs minimax, first seat (W/D/L)", "second seat (W/D/L)",
@@ -60,8 +62,9 @@ def main() -> None:
             for seed in args.seeds:
                 folder = Path(d) / f"{mode}-{seed}"
                 t0 = time.perf_counter()
-                summary = distrl.train_league(args.system, game, players=args.players, fixed=args.fixed, mode=mode,
-                                              seed=seed, total_steps=args.total_steps, slice_steps=args.slice_steps,
+                summary = distrl.train_league(args.system, game, players=args.players, fixed=args.fixed,
+                                              fixed_share=args.fixed_share, mode=mode, seed=seed,
+                                              total_steps=args.total_steps, slice_steps=args.slice_steps,
                                               snapshot_steps=args.snapshot_steps, run_dir=str(folder),
                                               settings=settings)
                 wall = time.perf_counter() - t0

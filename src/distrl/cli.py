@@ -225,6 +225,8 @@ def _build_parser() -> argparse.ArgumentParser:
     league.add_argument("--fixed", default="", help="scripted players the league holds from the start, "
                                                     "comma-separated: random, minimax (tic-tac-toe), "
                                                     "heuristic (Connect Four), module:function (none by default)")
+    league.add_argument("--fixed-share", type=float, default=0.0, help="the share of each learning player's games "
+                        "against a fixed player, drawn uniformly, in any --mode (default 0: as the mode chooses)")
     league.add_argument("--mode", default="pfsp", help="naive (self-play), uniform (over the snapshots) or pfsp "
                                                         "(AlphaStar's league)")
     league.add_argument("--snapshot-rule", default="schedule", help="schedule (every --snapshot-steps) or win_rate "
@@ -344,7 +346,8 @@ def _cmd_league(args) -> int:
     from distrl.league.run import run_league
 
     summary = run_league(
-        args.system, args.env, players=args.players, fixed=args.fixed, mode=args.mode, snapshot_rule=args.snapshot_rule,
+        args.system, args.env, players=args.players, fixed=args.fixed, fixed_share=args.fixed_share, mode=args.mode,
+        snapshot_rule=args.snapshot_rule,
         snapshot_steps=args.snapshot_steps, slice_steps=args.slice_steps, total_steps=args.total_steps,
         runtime=args.runtime, player_runtime=args.player_runtime, seed=args.seed, run_dir=args.run_dir,
         resume=args.resume, force=args.force,

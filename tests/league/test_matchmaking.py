@@ -95,10 +95,40 @@ def test_the_win_rate_rule_waits_for_the_player_to_beat_its_past_or_twice_the_st
     assert m.ready_to_snapshot("main", 200)
 
 
-@pytest.mark.parametrize("args", [("elo",), ("pfsp", "always"), ("pfsp", "schedule", 0)])
-def test_bad_settings_are_refused(args):
+@pytest.mark.parametrize("args, kwargs", [(("elo",), {}), (("pfsp", "always"), {}), (("pfsp", "schedule", 0), {}),
+                                          ((), {"fixed_share": -0.1}), ((), {"fixed_share": 1.5})])
+def test_bad_settings_are_refused(args, kwargs):
     with pytest.raises(ValueError):
-        Matchmaker(*args)
+        Matchmaker(*args, **kwargs)
+
+
+@pytest.mark.parametrize("mode", ["naive", "pfsp"])
+def test_a_fixed_share_of_games_goes_to_the_fixed_players_whatever_the_mode(mode):
+    """``fixed_share=0.2``: a fifth of the games against a fixed player drawn uniformly (within 5 binomial standard
+    errors over 4,000 draws), in naive self-play, which otherwise never plays one, and under PFSP after the fixed
+    players are beaten every time, when its weighting alone would give them nothing; the rest as the mode chooses."""
+    m = Matchmaker(mode, snapshot_steps=100, seed=1, fixed_share=0.2)
+    m.add("main", "main")
+    m.snapshot("main", 100)
+    for name in ("random", "minimax"):
+        m.add_fixed(name)
+        for _ in range(30):
+            m.payoff.record("main", name, "win")
+    drawn = Counter(m.opponent("main") for _ in range(4000))
+    n, p = 4000, 0.2
+    for name in ("random", "minimax"):
+        assert abs(drawn[name] - n * p / 2) < 5 * (n * p / 2 * (1 - p / 2)) ** 0.5
+    assert set(drawn) - {"random", "minimax"} == ({"main"} if mode == "naive" else {"main", "main@0"})
+
+
+def test_no_fixed_share_draws_nothing_more_from_the_random_stream():
+    """The default (0) leaves the mode's choices as they were: the same stream of opponents for the same seed."""
+    plain, shared = _league("pfsp", seed=3), Matchmaker("pfsp", snapshot_steps=100, seed=3, fixed_share=0.0)
+    shared.add("main", "main")
+    for m in (plain, shared):
+        m.snapshot("main", 100)
+        m.add_fixed("random")
+    assert [plain.opponent("main") for _ in range(200)] == [shared.opponent("main") for _ in range(200)]
 
 
 def test_a_fixed_player_is_chosen_as_the_snapshots_are_and_never_as_a_rivals_past():

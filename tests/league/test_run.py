@@ -102,6 +102,9 @@ def test_a_league_on_local_plays_its_games_in_actor_processes(tmp_path):
     (["--bind", "127.0.0.1:0"], "nothing listens"),  # inline players (ppo's own runtime)
     (["--fixed", "perfect"], "is random, minimax, heuristic or module:function"),
     (["--fixed", "random,random"], "each fixed player once"),
+    (["--fixed-share", "0.2"], "above 0 only with --fixed"),
+    (["--fixed", "random", "--fixed-share", "1.5"], "--fixed-share is the share of games"),
+    (["--fixed", "random", "--fixed-share", "nan"], "--fixed-share is the share of games"),
     (["--fixed", "main"], "each fixed player once"),
 ])
 def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys, argv, says):

@@ -15,7 +15,10 @@ Modes (``mode``):
 
 Fixed players (``add_fixed``: random play, a scripted player) are frozen members from the start, chosen as the
 snapshots are wherever every frozen player is a candidate (``uniform``; PFSP over every snapshot), never as a
-learning player's own past.
+learning player's own past. ``fixed_share`` sets apart that share of every learning player's games, in any mode, for
+a fixed player drawn uniformly (OpenAI Five kept a share of its games for other opponents than its latest self,
+Berner et al. 2019): PFSP stops choosing a fixed player it beats, and naive self-play never does, so without it a
+player stops learning how to punish that player's mistakes once it no longer loses to it.
 
 Snapshots (``snapshot_rule``): ``schedule`` takes one every ``snapshot_steps`` of a player's env steps; ``win_rate``
 takes one once ``snapshot_steps`` have passed and the player beats what it should (a main agent and a league
@@ -50,13 +53,16 @@ class Player:
 
 class Matchmaker:
     def __init__(self, mode: str = "pfsp", snapshot_rule: str = "schedule", snapshot_steps: int = 100_000,
-                 payoff: PayoffTable | None = None, seed: int = 0):
+                 payoff: PayoffTable | None = None, seed: int = 0, fixed_share: float = 0.0):
         if mode not in MODES:
             raise ValueError(f"mode must be one of {', '.join(MODES)}; got {mode!r}")
         if snapshot_rule not in RULES:
             raise ValueError(f"snapshot_rule must be one of {', '.join(RULES)}; got {snapshot_rule!r}")
         if snapshot_steps < 1:
             raise ValueError(f"snapshot_steps must be >= 1; got {snapshot_steps}")
+        if not 0.0 <= fixed_share <= 1.0:
+            raise ValueError(f"fixed_share must be in [0, 1]; got {fixed_share}")
+        self.fixed_share = float(fixed_share)
         self.mode, self.rule, self.snapshot_steps = mode, snapshot_rule, snapshot_steps
         self.payoff = payoff if payoff is not None else PayoffTable()
         self.players: dict[str, Player] = {}
@@ -118,6 +124,10 @@ class Matchmaker:
     def opponent(self, player_id: str) -> str:
         """The opponent for ``player_id``'s next episode: a learning player (its latest weights) or a snapshot."""
         kind = self.players[player_id].kind
+        if self.fixed_share and self.rng.random() < self.fixed_share:
+            fixed = self._of_kind("fixed")
+            if fixed:
+                return fixed[int(self.rng.integers(len(fixed)))]
         if self.mode == "naive":
             return player_id
         if self.mode == "uniform":

@@ -89,6 +89,11 @@ def _check(saved: dict) -> None:
     if len(set(names)) != len(names) or ids & set(names) or any("@" in n for n in names):
         raise ConfigError(f"--fixed names each fixed player once, none a learning player's id or with '@'; got "
                           f"{saved['fixed']!r}")
+    share = saved.get("fixed_share", 0.0)
+    if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0.0 <= share <= 1.0 \
+            or (share > 0 and not names):
+        raise ConfigError(f"--fixed-share is the share of games against the fixed players, from 0 to 1, and above 0 "
+                          f"only with --fixed; got {share!r}")
     if saved["mode"] not in MODES:
         raise ConfigError(f"--mode must be one of {', '.join(MODES)}; got {saved['mode']!r}")
     if saved["snapshot_rule"] not in RULES:
@@ -144,8 +149,9 @@ def _plan(system: str, env: str, runtime: str, total_steps: int, settings: dict,
     return run_cfg
 
 
-def run_league(system: str, env: str | None = None, *, players: str = "main=1", fixed: str = "", mode: str = "pfsp",
-               snapshot_rule: str = "schedule", snapshot_steps: int = 20_000, slice_steps: int = 5_000,
+def run_league(system: str, env: str | None = None, *, players: str = "main=1", fixed: str = "",
+               fixed_share: float = 0.0, mode: str = "pfsp", snapshot_rule: str = "schedule",
+               snapshot_steps: int = 20_000, slice_steps: int = 5_000,
                total_steps: int | None = None, runtime: str = "local", player_runtime: str | None = None,
                seed: int = 0, run_dir: str | None = None, resume: bool = False, force: bool = False,
                bind: str | None = None, settings: dict[str, Any] | None = None, log=None) -> dict[str, Any]:
@@ -155,9 +161,10 @@ def run_league(system: str, env: str | None = None, *, players: str = "main=1", 
     ``runtime`` places the players: ``local`` (in turn in this process) or ``ray`` (each a Ray actor, all at once);
     ``player_runtime`` is each player's own (by default its system's: ``local``, or ``inline`` for A2C and PPO;
     ``inline`` on ``ray``). ``fixed`` names scripted players the league holds from the start, comma-separated
-    (``random``, ``minimax``, ``module:function``: ``envs/opponents.py``). ``bind`` (HOST:PORT) is where the
-    coordinator listens for games in other processes (by default loopback, or this node's address on Ray); inline
-    players on this machine call it directly."""
+    (``random``, ``minimax``, ``module:function``: ``envs/opponents.py``), and ``fixed_share`` the share of each
+    learning player's games against one of them, whatever the mode (``matchmaking.py``). ``bind`` (HOST:PORT) is
+    where the coordinator listens for games in other processes (by default loopback, or this node's address on Ray);
+    inline players on this machine call it directly."""
     if resume:
         if not run_dir:
             raise ConfigError("--resume needs --run-dir naming the league to continue")
@@ -193,7 +200,8 @@ def run_league(system: str, env: str | None = None, *, players: str = "main=1", 
         if key in settings:
             raise ConfigError(f"--set {key}=... is set by the league itself (use --env, --runtime, --run-dir, --seed, "
                               "--total-steps)")
-    saved = {"system": system, "env": env, "players": players, "fixed": fixed, "mode": mode,
+    saved = {"system": system, "env": env, "players": players, "fixed": fixed, "fixed_share": fixed_share,
+             "mode": mode,
              "snapshot_rule": snapshot_rule, "snapshot_steps": snapshot_steps, "slice_steps": slice_steps,
              "total_steps": DEFAULT_TOTAL_STEPS if total_steps is None else total_steps,
              "runtime": runtime, "player_runtime": player_runtime, "seed": seed, "settings": settings}
@@ -253,7 +261,8 @@ class _League:
         recipe = {"system": s["system"], "settings": s["settings"], "game": s["env"]}
         ratings = EloRatings(keep_history=False)
         if state is None:
-            matchmaker = Matchmaker(s["mode"], s["snapshot_rule"], s["snapshot_steps"], seed=s["seed"])
+            matchmaker = Matchmaker(s["mode"], s["snapshot_rule"], s["snapshot_steps"], seed=s["seed"],
+                                    fixed_share=s.get("fixed_share", 0.0))
             coordinator = Coordinator(matchmaker, ratings, recipe)
             for pid, kind in self.players:
                 coordinator.add_player(pid, kind)
@@ -262,7 +271,8 @@ class _League:
             return coordinator
         try:
             payoff = PayoffTable.from_state(state["payoff"])
-            matchmaker = Matchmaker(s["mode"], s["snapshot_rule"], s["snapshot_steps"], payoff, seed=s["seed"])
+            matchmaker = Matchmaker(s["mode"], s["snapshot_rule"], s["snapshot_steps"], payoff, seed=s["seed"],
+                                    fixed_share=s.get("fixed_share", 0.0))  # a league saved before it: none
             matchmaker.rng.bit_generator.state = state["rng"]
             coordinator = Coordinator(matchmaker, ratings, recipe)
             for p in state["players"]:
