@@ -19,6 +19,7 @@ from distrl.core.program import Channel, ReplayService
 from distrl.core.system import BuildContext
 from distrl.envs import check_env_id, env_spec, make_env
 from distrl.envs.multi_agent import identity as env_identity
+from distrl.envs.teams import check_team, team_of
 from distrl.errors import ConfigError
 from distrl.models import load_flat
 from distrl.models.device import resolve_device
@@ -231,6 +232,8 @@ def plan_run(system: str, env: str | None = None, *, config_file: str | None = N
         able = ", ".join(n for n in SYSTEMS if get_system(n).LEGAL_ACTION_MASKS)
         raise ConfigError(f"{system} does not honour legal-action masks yet, and {run_cfg.env} has them; "
                           f"systems that do: {able}")
+    if team_of(run_cfg.env) is not None:  # each game fills as many env slots as its team has agents
+        check_team(run_cfg.env, getattr(sys_cfg, "num_envs", None))
     if run_cfg.runtime == "ray":
         require_ray()
         from distrl.runtime.backends.ray import check_reachable
@@ -519,6 +522,25 @@ def record(out: str | Path, run_dir: str | Path | None = None, policy: str | Non
     }
 
 
+def _evaluate_team(policy: Policy, episodes: int, seed: int, video: bool, opponent: str | None) -> dict[str, Any]:
+    """A team's policy (``?team=``) plays every agent of its team in each game (``envs/teams.py``); an episode's
+    return is the team's agents' returns averaged."""
+    from distrl.envs.opponents import opponent as fixed_player
+    from distrl.envs.teams import play_team
+
+    if video:
+        raise ConfigError(f"--video films one env; {policy.env_id} is a team's game, played by several agents at "
+                          "once: evaluate it without --video")
+    others = None if opponent in (None, "random") else fixed_player(opponent, policy.env_id, seed)
+    returns = play_team(policy.env_id, policy.model, episodes, seed, others)
+    result = {"mean_return": round(float(np.mean(returns)), 6), "std_return": round(float(np.std(returns)), 6),
+              "min_return": round(min(returns), 6), "max_return": round(max(returns), 6), "episodes": episodes,
+              "snapshot": policy.snapshot, "team": team_of(policy.env_id)}
+    if policy.snapshot == "best":
+        result["best_policy"] = headline(policy.best)
+    return result
+
+
 def evaluate(run_dir: str | Path, episodes: int = 10, seed: int = 12345, video: bool = False,
              snapshot: str | None = None, opponent: str | None = None) -> dict[str, Any]:
     """Play ``episodes`` with a run's greedy policy (env seeds ``seed, seed+1, ...``; ``snapshot`` as in
@@ -534,6 +556,8 @@ def evaluate(run_dir: str | Path, episodes: int = 10, seed: int = 12345, video: 
     if episodes < 1:
         raise ConfigError(f"--episodes must be >= 1; got {episodes}")
     policy = load_policy(run_dir, snapshot)
+    if team_of(policy.env_id) is not None:
+        return _evaluate_team(policy, episodes, seed, video, opponent)
     if video:  # frames are drawn off-screen: no display needed, and none of SDL's complaints about one
         os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
     env = make_env(policy.env_id, render_mode="rgb_array" if video else None)

@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import difflib
 import importlib
+import math
 from dataclasses import dataclass
 
 import gymnasium as gym
 import numpy as np
 
-from distrl.envs import multi_agent
+from distrl.envs import multi_agent, teams
 from distrl.errors import ConfigError
 
 ATARI_HINT = "Atari needs the atari extra: pip install -e '.[atari]' (from a clone) or pip install 'distrl[atari]'"
@@ -54,6 +55,8 @@ def check_env_id(env_id: str) -> None:
     """Raise ConfigError (with a did-you-mean) unless ``env_id`` names a registered env."""
     if multi_agent.is_game(env_id):  # a PettingZoo or OpenSpiel game, registered as a Gymnasium env here
         multi_agent.register(env_id)
+        if teams.team_of(env_id) is not None:
+            teams.check_team(env_id)
         return
     if ":" in env_id:
         module, _, name = env_id.partition(":")
@@ -172,11 +175,25 @@ def flat_observations(env: gym.Env) -> gym.Env:
     return gym.wrappers.DtypeObservation(gym.wrappers.FlattenObservation(env), np.float32)
 
 
+def _team_opponent(env_id: str):
+    """The fixed player of a team game's other agents, by the id's ``?opponent=`` (None: random legal moves)."""
+    from distrl.envs.opponents import opponent
+
+    name = multi_agent.split_id(env_id)[1].get("opponent", "random")
+    return None if name == "random" else opponent(name, env_id)
+
+
 def make_vec_env(env_id: str, num_envs: int, seed: int, *, training: bool = True) -> gym.vector.VectorEnv:
-    """``num_envs`` copies stepped together, seeded ``seed, seed+1, ...``."""
+    """``num_envs`` copies stepped together, seeded ``seed, seed+1, ...``. A game's team (``?team=``,
+    ``envs/teams.py``) fills ``num_envs`` slots with its agents, a multiple of its size; an evaluation's
+    (``training=False``) rounds up to one."""
     check_env_id(env_id)
     name = _strip(env_id)
-    if is_atari(name):
+    if multi_agent.is_game(env_id) and teams.team_of(env_id) is not None:
+        if not training:  # an evaluation's episodes: whole games, each agent of the team one episode
+            num_envs = teams.check_team(env_id) * math.ceil(num_envs / teams.check_team(env_id))
+        env = teams.TeamGames(env_id, num_envs, _team_opponent(env_id))
+    elif is_atari(name):
         env = _atari_vec_env(name, num_envs, training)
     elif _probe_needs_flattening(name, _kwargs(env_id, training)):  # each copy flattened as make_env flattens one
         env = gym.make_vec(name, num_envs=num_envs, vectorization_mode="sync", wrappers=[flat_observations])

@@ -59,7 +59,7 @@ def is_game(env_id: str) -> bool:
 
 def _prefix(env_id: str) -> str:
     return next(p for p in PREFIXES if env_id.startswith(p))
-QUERY = ("opponent", "league", "player", "opening", "seat")
+QUERY = ("opponent", "league", "player", "opening", "seat", "team")
 MAX_OPENING = 64
 OPENING_TRIES = 16
 
@@ -73,11 +73,14 @@ def split_id(env_id: str) -> tuple[str, dict[str, str]]:
         key, eq, value = part.partition("=")
         if not eq or key not in QUERY or not value or key in params:
             raise ConfigError(f"env '{env_id}': after '?' give opponent=NAME, or league=DIR&player=ID, and "
-                              f"opening=N and seat=AGENT if you will, each once (got {part!r})")
+                              f"opening=N and seat=AGENT (or team=AGENTS) if you will, each once (got {part!r})")
         params[key] = unquote(value)
     if "opening" in params and not (params["opening"].isdigit() and int(params["opening"]) <= MAX_OPENING):
         raise ConfigError(f"env '{env_id}': opening= is a number of random plies from 0 to {MAX_OPENING}; "
                           f"got {params['opening']!r}")
+    if "team" in params and ({"seat", "league", "opening"} & set(params)):
+        raise ConfigError(f"env '{env_id}': team= (the agents one policy plays at once) goes with opponent= only, "
+                          "not with seat=, a league or opening=")
     if ("league" in params) != ("player" in params) or ("league" in params and "opponent" in params):
         raise ConfigError(f"env '{env_id}': a league's opponents need league=DIR&player=ID together, and no opponent=")
     return game, params
@@ -108,6 +111,8 @@ def game_kwargs(env_id: str, training: bool) -> dict:
     kwargs = {"game_id": game, "opening": int(params.get("opening", 0))} if training else {"game_id": game}
     if "seat" in params:  # the learner's agent, in training and evaluation alike
         kwargs["seat"] = params["seat"]
+    if "team" in params:  # one env alone is the team's first agent (spaces, a video); envs/teams.py plays them all
+        kwargs["team"] = params["team"]
     if "league" in params:
         return {"opponent": "league", "opponent_args": {"league": params["league"], "player": params["player"]},
                 **kwargs} if training else kwargs
@@ -180,11 +185,13 @@ class SeatedGame(gym.Env):
     metadata = {"render_modes": []}
 
     def __init__(self, make_game: Callable, opponent: Callable | str | None = None, opponent_args: dict | None = None,
-                 game_id: str = "", opening: int = 0, seat: str | None = None):
+                 game_id: str = "", opening: int = 0, seat: str | None = None, team: str | None = None):
         self.opening = int(opening)
         self.game = make_game()
         self.game.reset(seed=0)
         agents = list(self.game.possible_agents)
+        if team is not None:  # alone, a team's env is its first agent's seat, the others played as opponents
+            seat = agents[0] if team == "all" else team.split(",")[0].strip()
         if len(agents) < 2:
             raise ConfigError(f"env '{game_id}' seats {len(agents)} agent: a game here has two or more")
         if seat is not None and seat not in agents:

@@ -52,7 +52,7 @@ LOADERS = {"weights": from_weights, "params": from_params}
 class Evaluator(Stateless):
     def __init__(self, env_id: str, model: torch.nn.Module, episodes: int, seed: int, handle, load: Callable):
         self.env = make_vec_env(env_id, episodes, seed, training=False)
-        self.seed, self.episodes = seed, episodes
+        self.seed, self.episodes = seed, self.env.num_envs  # a team's game: whole games (envs/teams.py)
         self.model, self.handle, self.load = model.eval(), handle, load
         self.version = -1
         self.best = -np.inf
