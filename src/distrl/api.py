@@ -532,11 +532,17 @@ def _evaluate_team(policy: Policy, episodes: int, seed: int, video: bool, oppone
         raise ConfigError(f"--video films one env; {policy.env_id} is a team's game, played by several agents at "
                           "once: evaluate it without --video")
     others = None if opponent in (None, "random") else fixed_player(opponent, policy.env_id, seed)
-    returns = play_team(policy.env_id, policy.model, episodes, seed, others)
+    return {**_returns(play_team(policy.env_id, policy.model, episodes, seed, others), policy),
+            "team": team_of(policy.env_id)}
+
+
+def _returns(returns: list[float], policy: Policy) -> dict[str, Any]:
+    """An evaluation's returns summed up, and which weights played them."""
+    # rounded: float sums of rewards carry noise in the last digits (0.9600000000000002, a std of 2.2e-16)
     result = {"mean_return": round(float(np.mean(returns)), 6), "std_return": round(float(np.std(returns)), 6),
-              "min_return": round(min(returns), 6), "max_return": round(max(returns), 6), "episodes": episodes,
-              "snapshot": policy.snapshot, "team": team_of(policy.env_id)}
-    if policy.snapshot == "best":
+              "min_return": round(min(returns), 6), "max_return": round(max(returns), 6), "episodes": len(returns),
+              "snapshot": policy.snapshot}
+    if policy.snapshot == "best":  # where the choice came from: its own evaluation, on other seeds than these
         result["best_policy"] = headline(policy.best)
     return result
 
@@ -581,12 +587,7 @@ def evaluate(run_dir: str | Path, episodes: int = 10, seed: int = 12345, video: 
             done = terminated or truncated
         returns.append(total)
     env.close()
-    # rounded: float sums of rewards carry noise in the last digits (0.9600000000000002, a std of 2.2e-16)
-    result = {"mean_return": round(float(np.mean(returns)), 6), "std_return": round(float(np.std(returns)), 6),
-              "min_return": round(min(returns), 6), "max_return": round(max(returns), 6), "episodes": episodes,
-              "snapshot": policy.snapshot}
-    if policy.snapshot == "best":  # where the choice came from: its own evaluation, on other seeds than these
-        result["best_policy"] = headline(policy.best)
+    result = _returns(returns, policy)
     if game is not None:
         def outcomes(rs: list[float]) -> dict[str, int]:
             return {"wins": sum(r > 0 for r in rs), "draws": sum(r == 0 for r in rs), "losses": sum(r < 0 for r in rs)}
