@@ -2,14 +2,15 @@
 seat, and beat a random one?
 
 For each mode (AlphaStar's prioritized fictitious self-play, ``pfsp``, and naive self-play, ``naive``) and seed, a
-league of ``--system`` players (Ape-X DQN by default, its settings the system's defaults) with a fixed random player
-in it, given a fifth of each player's games (``--fixed-share 0.2``), trains ``--total-steps`` env steps per player on ``pettingzoo:classic.tictactoe_v3?opening=N`` (each training
-game after 0 to N random plies). Then its main agent plays greedily 200 games against minimax (a perfect player that
-chooses at random among its perfect moves) and 200 against a uniformly random player (``distrl eval --opponent``,
-seats alternating: 100 as the first player, 100 as the second), and its policy meets every opponent at once: of all
-the games any sequence of opponent moves makes against it, how many it loses (``tictactoe_worst_case``; a perfect
-player loses none). The claim (issue #60): no loss to minimax in either seat, and at least 95% wins against random
-(a perfect player's best against random is 95.6%: 99.5% as the first player, 91.6% as the second).
+league of ``--system`` players (Ape-X DQN by default, its settings the system's defaults) with a fixed random player in
+it, given a fifth of each player's games (``--fixed-share 0.2``), trains ``--total-steps`` env steps per player on
+``pettingzoo:classic.tictactoe_v3?opening=N`` (each training game after 0 to N random plies). Then its main agent plays
+greedily 200 games against minimax (a perfect player that chooses at random among its perfect moves) and 200 against a
+uniformly random player (``distrl eval --opponent``, seats alternating: 100 as the first player, 100 as the second), and
+its policy meets every opponent at once: of all the games any sequence of opponent moves makes against it, how many it
+loses (``tictactoe_worst_case``; a perfect player loses none). The claim (issue #60): no loss to minimax in either seat,
+and at least 95% wins against random (a perfect player's best against random is 95.6%: 99.5% as the first player, 91.6%
+as the second).
 
     python benchmarks/league_tictactoe.py --seeds 0 1 2
 """

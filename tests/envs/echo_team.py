@@ -49,4 +49,16 @@ class EchoTeam(ParallelEnv):
         return observations, rewards, terminations, truncations, infos
 
 
+class TimedEchoTeam(EchoTeam):
+    """The same game cut at its round limit (truncated, as a time limit cuts an episode), ``p2`` still leaving by
+    termination after round 2."""
+
+    def step(self, actions):
+        observations, rewards, terminations, truncations, infos = super().step(actions)
+        if self.round >= self.ROUNDS:
+            truncations = {a: terminations[a] and a not in self.LEAVES for a in terminations}
+            terminations = {a: terminations[a] and not truncations[a] for a in terminations}
+        return observations, rewards, terminations, truncations, infos
+
+
 parallel_env = EchoTeam

@@ -312,6 +312,33 @@ def test_an_opponent_of_every_seat_hears_the_learners_result_against_each():
     assert {r for _, o in opponent.starts[1:] for r in o.values()} == {"win", "draw", "loss"}
 
 
+def test_an_illegal_move_is_a_loss_against_every_seat_and_an_unfinished_seat_has_no_result():
+    """An illegal move ends the learner's episode as a loss against each other agent, whatever the game's rewards;
+    and a seat-aware opponent hears no result against an agent whose game had not ended with the learner's."""
+    env = make_env(GAME)
+    opponent = SeatByShow()
+    opponent.play_seat = lambda agent, observation, mask: int(np.flatnonzero(mask)[0])
+    env.unwrapped.opponent = opponent
+    obs, info = env.reset(seed=0)  # the learner first: every square free
+    env.step(int(np.flatnonzero(obs[-9:])[0]))
+    taken = int(np.flatnonzero(obs[-9:])[0])
+    _, reward, terminated, _, step_info = env.step(taken)  # a square already played
+    assert reward == -1.0 and terminated and step_info == {"illegal": True}
+    env.reset(seed=2)
+    assert opponent.starts[-1][1] == {"player_2": "loss"}
+    for seat, results in (("p2", set()), ("p0", {"p1", "p2"})):  # p2 leaves echo_team after round 2 of 4
+        env = make_env(f"pettingzoo:tests.envs.echo_team?seat={seat}")
+        opponent = SeatByShow()
+        env.unwrapped.opponent = opponent
+        obs, _ = env.reset(seed=0)
+        done = False
+        while not done:
+            obs, _, terminated, truncated, _ = env.step(int(obs[1]))
+            done = terminated or truncated
+        env.reset(seed=1)
+        assert set(opponent.starts[-1][1]) == results  # p2 out: p0 and p1 still playing, so no result yet
+
+
 def test_more_than_two_players_rotate_the_learners_seat_and_seat_fixes_it():
     """Three players: the learner's seat goes round with the seeds, or stays where ``?seat=`` puts it, in training
     envs (vectorised) and evaluation alike; a seat that is not an agent is one line naming the agents."""

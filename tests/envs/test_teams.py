@@ -48,6 +48,18 @@ def test_each_agent_of_a_team_is_a_slot_of_its_own_game_as_the_game_itself_plays
     assert not terminated.any() and not rewards.any() and (restarted[:, 0] == 0).all()
 
 
+def test_a_game_cut_at_its_limit_ends_truncated_with_its_real_last_observations():
+    """At the round limit ``p0`` and ``p1`` are cut short (truncated: a learner bootstraps from their last
+    observation, which is the game's own, round 4), while ``p2``, which left by termination after round 2, ends
+    terminated."""
+    env = make_vec_env("pettingzoo:tests.envs.echo_team_timed?team=all", 3, seed=0)
+    obs, _ = env.reset(seed=0)
+    for _ in range(EchoTeam.ROUNDS):
+        obs, _, terminated, truncated, _ = env.step(obs[:, 1].astype(int))
+    assert truncated.tolist() == [True, True, False] and terminated.tolist() == [False, False, True]
+    assert obs[0, 0] == obs[1, 0] == EchoTeam.ROUNDS and obs[2].tolist() == [0, 0, 1, 1]
+
+
 def test_an_evaluation_rounds_up_to_whole_games_and_one_env_alone_is_the_teams_first_agent():
     assert make_vec_env(TEAM, 4, seed=0, training=False).num_envs == 6
     _, info = make_env(TEAM).reset(seed=1)

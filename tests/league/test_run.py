@@ -66,6 +66,9 @@ def test_a_resumed_league_keeps_its_counts_and_its_pool(league, tmp_path):
 
     folder = tmp_path / "again"
     shutil.copytree(league[0], folder)  # a league moved elsewhere: its players are bound to its new folder
+    saved = json.loads((folder / "league.json").read_text())
+    del saved["fixed_share"]  # as a league saved before the setting was: it resumes with none
+    (folder / "league.json").write_text(json.dumps(saved))
     before = json.loads((folder / "state.json").read_text())
     summary = run_league("ppo", resume=True, run_dir=str(folder), total_steps=3072)
     after = json.loads((folder / "state.json").read_text())

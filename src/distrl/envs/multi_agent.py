@@ -22,10 +22,10 @@ keeps a fixed ``opponent`` and plays random in place of a league's, which it can
 an ``episode_starts(result)`` method hears, at each reset, how the episode before ended for the learner (``win``,
 ``draw``, ``loss``, or None where it was cut short); one with ``game_restarts()``, that a game it has played moves in
 was started again (an opening drawn again). An opponent that plays each seat as a player of its own (a league's, in a
-game of three or more) has ``play_seat(agent, observation, mask)`` in place of being called, and
-``game_starts(others, outcomes)`` in place of ``episode_starts``: the agents it plays this episode, and the learner's
-result against each agent of the episode before (its return above, equal to or below that agent's: a game of N
-players is N - 1 results, one per other seat), or None.
+game of three or more, and in a game of two alike) has ``play_seat(agent, observation, mask)`` in place of being
+called, and ``game_starts(others, outcomes)`` in place of ``episode_starts``: the agents it plays this episode, and
+the learner's result against each agent of the episode before whose game had ended too (its return above, equal to
+or below that agent's: a game of N players is up to N - 1 results, one per other seat), or None.
 
 ``opening=N`` (alone or beside the others: ``?opening=2&opponent=minimax``) starts each training episode after a
 number of uniformly random plies, drawn uniformly from 0 to N, every seat's (the random openings of game-playing
@@ -222,6 +222,7 @@ class SeatedGame(gym.Env):
         self._rng = np.random.default_rng(0)
         self._return, self._ended, self._played, self._illegal = 0.0, False, False, False
         self.returns: dict[str, float] = {}
+        self._finished: set[str] = set()  # the agents whose game had ended when the learner's episode did
 
     def _inner(self, agent: str) -> gym.Space:
         space = self.game.observation_space(agent)
@@ -270,8 +271,14 @@ class SeatedGame(gym.Env):
         if self._illegal:  # an illegal move loses to everyone, whatever the game's own rewards said
             return {a: "loss" for a in self.returns if a != self.me}
         mine = self.returns.get(self.me, 0.0)
+        # only against agents whose game had ended too: one still playing when the learner was out has no result yet
         return {a: "win" if mine > r else "loss" if mine < r else "draw"
-                for a, r in self.returns.items() if a != self.me}
+                for a, r in self.returns.items() if a != self.me and a in self._finished}
+
+    def _finished_agents(self) -> set[str]:
+        game = self.game
+        return {a for a in game.possible_agents
+                if a not in game.agents or game.terminations.get(a, False) or game.truncations.get(a, False)}
 
     def _over(self) -> bool:
         return not self.game.agents or any(self.game.terminations.values()) or any(self.game.truncations.values())
@@ -315,6 +322,7 @@ class SeatedGame(gym.Env):
         self.episodes += 1
         self._start(None if seed is None else int(seed))
         self._ended = self._done()
+        self._finished = self._finished_agents() if self._ended else set()
         return self._obs(), {"seat": agents.index(self.me)}
 
     def step(self, action):
@@ -322,6 +330,7 @@ class SeatedGame(gym.Env):
         action = int(action)
         if not 0 <= action < self.action_mask_size or mask[action] < 0.5:  # an illegal move loses
             self._return, self._ended, self._illegal = -1.0, True, True
+            self._finished = set(self.game.possible_agents)
             return self._obs(), -1.0, True, False, {"illegal": True}
         self.game.step(action)
         self._count_rewards()
@@ -330,6 +339,8 @@ class SeatedGame(gym.Env):
         truncated = bool(self.game.agents and self.game.truncations.get(self.me, False)) and not terminated
         self._return += reward
         self._ended = terminated
+        if terminated or truncated:
+            self._finished = self._finished_agents()
         return self._obs(), reward, terminated, truncated, {}
 
     def close(self):

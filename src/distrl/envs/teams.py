@@ -116,6 +116,7 @@ class TeamGames(gym.vector.VectorEnv):
         self._obs = np.zeros((num_envs, self.size + self.n_actions), np.float32)
         self._latest: list[dict] = [{} for _ in self.games]  # each game's observations of every agent
         self._over = np.zeros(len(self.games), bool)
+        self._left: list[dict[str, str]] = [{} for _ in self.games]  # how each team agent left its game, if it has
 
     def _slots(self, g: int) -> range:
         return range(g * len(self.team), (g + 1) * len(self.team))
@@ -136,6 +137,7 @@ class TeamGames(gym.vector.VectorEnv):
 
     def _start(self, g: int, seed: int | None) -> None:
         self._latest[g], _ = self.games[g].reset(seed=seed)
+        self._left[g] = {}
         self._over[g] = False
         self._observe(g)
 
@@ -167,15 +169,18 @@ class TeamGames(gym.vector.VectorEnv):
             joint = {agent: int(actions[slot]) for slot, agent in zip(slots, self.team) if agent in live}
             joint.update({a: self._other(a, self._latest[g][a]) for a in self.others if a in live})
             observations, reward, ended, cut, _ = game.step(joint)
+            for agent in self.team:  # how each agent left, when it did: its slot ends that way with the game
+                if agent in live and (ended.get(agent) or cut.get(agent)):
+                    self._left[g][agent] = "terminated" if ended.get(agent) else "truncated"
             over = not game.agents or not any(a in game.agents for a in self.team)
             # at the game's end each agent's last observation (a truncated episode bootstraps from it); before it,
             # an agent gone from the game sees zeros
             self._latest[g] = {a: o for a, o in observations.items() if over or a in game.agents}
             for slot, agent in zip(slots, self.team):
                 rewards[slot] = float(reward.get(agent, 0.0))
-                if over:
-                    terminated[slot] = bool(ended.get(agent, agent not in cut))
-                    truncated[slot] = bool(cut.get(agent, False)) and not terminated[slot]
+                if over:  # an agent still in a game cut short (every team mate gone) ends as truncated
+                    truncated[slot] = self._left[g].get(agent, "truncated") == "truncated"
+                    terminated[slot] = not truncated[slot]
             self._over[g] = over
             self._observe(g)
         return self._obs.copy(), rewards, terminated, truncated, {}

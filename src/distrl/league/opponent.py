@@ -1,10 +1,10 @@
 """A league player's opponent, inside its game env (``pettingzoo:GAME?league=DIR&player=ID``).
 
-At each episode's start the env tells it how the episode before ended; it sends that to the coordinator with the
-request for the next opponent (one call per episode, through the handle the league gave this process under the
-league's folder: ``core/shared.py``), and plays that opponent's policy on the other seat: a frozen
-snapshot or a learning player's latest weights, pulled from the pool once per process and version and kept
-(``Pool``), or a fixed player the league holds (random play, ``module:function``), built here by its name. An
+At each episode's start the env tells it how the episode before ended against each other seat; it sends that to the
+coordinator with the request for the next opponents, one per other seat (one call per episode, through the handle the
+league gave this process under the league's folder: ``core/shared.py``), and plays each seat's opponent's policy
+there: a frozen snapshot or a learning player's latest weights, pulled from the pool once per process and version
+and kept (``Pool``), or a fixed player the league holds (random play, ``module:function``), built here by its name. An
 actor-critic policy plays as it was trained, sampling its masked distribution; a Q-network greedily, a recurrent one
 (R2D2's) from a state of this game's own, started anew with each episode and carried over its own turns only, as
 the player's did when it learned: the processes' games share each policy's weights, never a game's state.

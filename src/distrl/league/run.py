@@ -35,7 +35,7 @@ from safetensors.torch import load_file, save_file
 
 from distrl.core import shared
 from distrl.errors import ConfigError
-from distrl.league.coordinator import Coordinator
+from distrl.league.coordinator import MAX_SEATS, Coordinator
 from distrl.league.matchmaking import KINDS, MODES, RULES, Matchmaker, Player
 from distrl.league.opponent import Pool
 from distrl.league.payoff import PayoffTable
@@ -120,7 +120,9 @@ def check_game(env, who: str = "a league") -> None:
         raise ConfigError(f"{who} plays a game: --env pettingzoo:GAME or openspiel:GAME (e.g. "
                           f"pettingzoo:classic.tictactoe_v3, openspiel:kuhn_poker), its '?' part at most opening=N "
                           f"(the opponents are chosen for each game); got {env!r}")
-    players(env)  # a game that cannot be played (one agent, spaces one policy cannot fit) is one line here
+    seats = players(env)  # a game that cannot be played (one agent, spaces one policy cannot fit) is one line here
+    if seats - 1 > MAX_SEATS:
+        raise ConfigError(f"{who} chooses at most {MAX_SEATS} opponents a game; {env} seats {seats} players")
 
 
 def check_players(system: str, module, spec, sys_cfg, program, run_cfg, who: str = "a league") -> None:

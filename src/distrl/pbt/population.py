@@ -6,8 +6,9 @@
     POP/lineage.csv       one row per exploit: who copied whom, when, scores, hyperparameters before and
                           after, the checksum both ends agreed on
     POP/state.json        the controller's record of every member (rewritten after each ready member)
-    POP/games.csv         a population that plays itself (``self_play``): one row per ready member, its games
-                          won, drawn and lost in that slice and its Elo rating (``pbt/self_play.py``)
+    POP/games.csv         a population that plays itself (``self_play``): one row per ready member, its wins,
+                          draws and losses in that slice (against each other seat of its games) and its Elo rating
+                          (``pbt/self_play.py``)
     POP/summary.json      the best member, its score and its hyperparameter schedule
 
 Ray Tune has a PBT scheduler, and we do not use it: its exploit saves the source trial's checkpoint to
