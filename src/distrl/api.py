@@ -149,7 +149,8 @@ def check_learner_device(system: str, run_cfg: RunConfig, program) -> None:
                           f"keep device=cpu, precision=fp32")
 
 
-ELASTIC_SYSTEMS = ("appo", "impala", "apex-dqn")  # those whose actors autoscale=on scales (a role with elastic=True)
+# those whose actors autoscale=on scales (a role with elastic=True)
+ELASTIC_SYSTEMS = ("appo", "impala", "seed", "apex-dqn")
 
 
 def autoscaled(system: str, module, run_cfg: RunConfig, sys_cfg, ctx: BuildContext, program):
@@ -336,7 +337,8 @@ def make_trainer(system: str, env: str | None = None, *, config_file: str | None
 def train_league(system: str, env: str | None = None, **options: Any) -> dict[str, Any]:
     """Train a self-play league of ``system`` in a game of two or more players (``distrl league``): learning players
     whose opponents a coordinator chooses each episode; returns the league's summary. ``options``: ``players``
-    (``"main=1,main_exploiter=1"``), ``fixed`` (``"random"``), ``mode`` (naive, uniform, pfsp), ``snapshot_rule``,
+    (``"main=1,main_exploiter=1"``), ``fixed`` (``"random"``), ``fixed_share`` (the share of games against a fixed
+    player), ``mode`` (naive, uniform, pfsp), ``snapshot_rule``,
     ``snapshot_steps``, ``slice_steps``, ``total_steps`` (per player), ``runtime`` (local, ray),
     ``player_runtime``, ``seed``, ``run_dir``, ``resume``, ``force``, ``bind``, ``settings`` (a dict of any
     setting of every player), ``log`` (a function of one line)."""

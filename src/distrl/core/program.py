@@ -45,7 +45,8 @@ class Role:
     no rate limiter of its own: the replay ratio stays the same on a fast or a slow machine).
     An ``elastic`` role's components may be started and stopped while the run goes on (``--set autoscale=on``):
     ``count`` is then the most that may run and ``active`` how many run at the start; the backend's ``scale``
-    changes it, a stopped component handing back its steps in flight first.
+    changes it, a stopped component handing back its steps in flight first, then told to ``finish`` (where it has
+    that method: what it still holds goes out, as a SEED env actor's last outcome completes its unroll).
     """
 
     name: str
@@ -248,9 +249,6 @@ class Program:
             if role.env_steps_per_update is not None and self.make_learner is None:
                 raise ValueError(f"role '{role.name}' is paced to learner updates, but the program has no learner")
         for role in self.roles:
-            if role.elastic and any(isinstance(self.services[n], Inference) for n in role.uses):
-                raise ValueError(f"role '{role.name}' uses an inference service, which drops a stopped actor's "
-                                 "partial unroll: it cannot be elastic")
             if role.active is not None and not (role.elastic and 0 < role.active <= role.count):
                 raise ValueError(f"role '{role.name}' starts {role.active} of {role.count} components; only an "
                                  "elastic role may start some, at least one")

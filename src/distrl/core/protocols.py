@@ -25,6 +25,9 @@ class Component(Protocol):
 
     def close(self) -> None: ...
 
+    # optional: ``finish()``, a retired component's last words (an elastic role's, its steps all back), before it
+    # stops: what it holds goes out (SEED's env actor sends its last step's outcome, completing its unroll)
+
 
 class PolicyScorer(Component, Protocol):
     """A component of a role with ``scores_weights`` (the evaluator): plays given weights as it plays the newest."""

@@ -90,3 +90,34 @@ def test_a_backend_that_cannot_scale_refuses_a_program_that_starts_some_of_a_rol
             backend.open(elastic_program(count=3, active=1))
     finally:
         backend.close()
+
+
+def test_a_retired_seed_env_actor_finishes_its_unroll_and_the_servers_batch_follows_the_actors_that_run():
+    """SEED's env actors are elastic: one retired after some unrolls sends its last step's outcome before it stops
+    (``EnvActor.finish``), so the server completes that unroll and drops none; the actor that runs on alone is served
+    in batches of one, not kept waiting for the retired one's requests."""
+    from distrl.api import plan_run
+
+    program = plan_run("seed", "CartPole-v1", num_actors=2, num_envs=2, unroll_length=8, batch_unrolls=1,
+                       inference_wait_ms=200.0)[-1]
+    backend, learner = started(lambda: make_backend("local", seed=0), program.starting(2))
+    server = backend.adapters["inference"].server
+    slots: list[int] = []
+    try:
+        _drive_until(backend, learner, slots, lambda: {i["slot"] for i in slots} == {0, 1})
+        backend.scale("actor", 1)
+        _drive_until(backend, learner, slots, lambda: _running(backend) == {0})
+        deadline = time.monotonic() + WAIT_S
+        while len(backend.pids()) > 1 or server.pending[1]:  # gone, and its slot dropped by the server
+            assert time.monotonic() < deadline
+            infos, _ = drive(backend, learner, 1)
+            slots += infos
+        assert server.unrolls_dropped == 0  # its last unroll was completed, not dropped
+        loop = backend.adapters["inference"].loop
+        while 1 in list(loop.connected):  # the loop hears of the departure as it polls next
+            assert time.monotonic() < deadline
+            drive(backend, learner, 1)
+        drive(backend, learner, 3)  # actor 0 alone, each request a batch of its own (test_loop.py: no wait)
+        assert list(loop.connected) == [0]
+    finally:
+        backend.close()

@@ -116,7 +116,7 @@ def test_autoscale_settings_that_cannot_work_are_one_line(tmp_path, settings_, f
 
 
 def test_a_system_without_elastic_actors_is_refused_naming_those_that_have_them(tmp_path):
-    with pytest.raises(ConfigError, match="a3c has no actors .* appo, impala, apex-dqn"):
+    with pytest.raises(ConfigError, match="a3c has no actors .* appo, impala, seed, apex-dqn"):
         distrl.make_trainer("a3c", "CartPole-v1", run_dir=str(tmp_path / "run"), autoscale="on")
 
 
@@ -152,16 +152,27 @@ def test_from_one_actor_on_a_sleeping_env_the_run_adds_actors_and_says_why(tmp_p
 
 RAY_SCRIPT = """
 import csv, json, sys
+import ray.autoscaler.sdk as sdk
+from ray.autoscaler._private.constants import AUTOSCALER_RESOURCE_REQUEST_CHANNEL
+from ray.experimental.internal_kv import _internal_kv_get
 import distrl
+
+requests, real = [], sdk.request_resources
+def recorded(**kwargs):  # what the run asks, and what the cluster then holds for its autoscaler to read
+    real(**kwargs)
+    requests.append(json.loads(_internal_kv_get(AUTOSCALER_RESOURCE_REQUEST_CHANNEL)))
+sdk.request_resources = recorded
 s = distrl.train("impala", env="distrl/SlowCartPole-v0", runtime="ray", num_actors=1, autoscale="on", max_actors=4,
                  total_steps=40_000, run_dir=sys.argv[1], progress=False)
-print("RESULT", json.dumps(s["autoscale"]))
+print("RESULT", json.dumps({**s["autoscale"], "requests": requests}))
 """
 
 
 @pytest.mark.timeout(300)
 def test_on_ray_too_one_actor_on_a_sleeping_env_grows(tmp_path):
-    """The same start on ``ray`` (its own local instance, as ``--runtime ray`` starts): actors added as Ray actors."""
+    """The same start on ``ray`` (its own local instance, as ``--runtime ray`` starts): actors added as Ray actors,
+    and each count asked of the cluster's autoscaler (Ray's ``request_resources``: a CPU bundle per running actor,
+    the request an autoscaler reads), and given back (none) when the run ends."""
     import json
     import os
     import subprocess
@@ -174,6 +185,10 @@ def test_on_ray_too_one_actor_on_a_sleeping_env_grows(tmp_path):
     assert done.returncode == 0, done.stderr[-3000:]
     result = json.loads([ln for ln in done.stdout.splitlines() if ln.startswith("RESULT")][-1].split(" ", 1)[1])
     assert result["actors"] >= 2 and result["changes"] >= 1, result
+    with (tmp_path / "run" / "autoscale.csv").open() as f:
+        first = int(next(csv.DictReader(f))["actors"])
+    requests = result["requests"]
+    assert requests[0] == [{"CPU": 1.0}] * first and requests[-1] == []  # a CPU per actor run; none at the end
 
 
 
@@ -197,15 +212,3 @@ def test_pbt_members_and_league_players_refuse_autoscale_in_one_line(tmp_path):
         distrl.train_league("appo", "pettingzoo:classic.tictactoe_v3", run_dir=str(tmp_path / "league"),
                             settings={"autoscale": "on"})
     assert not (tmp_path / "pbt").exists() and not (tmp_path / "league").exists()
-
-
-def test_a_role_that_talks_to_an_inference_server_cannot_be_elastic():
-    """SEED's server drops a stopped actor's partial unroll: such a role is refused, not scaled with a loss."""
-    import dataclasses
-
-    from distrl.api import plan_run
-
-    program = plan_run("seed", "CartPole-v1")[-1]
-    actor = dataclasses.replace(program.roles[0], elastic=True)
-    with pytest.raises(ValueError, match="inference service"):
-        dataclasses.replace(program, roles=(actor, *program.roles[1:])).check()

@@ -35,13 +35,14 @@ class EnvActor(Stateless):
         obs, _ = self.env.reset(seed=self.seed)
         E = self.num_envs
         return {"obs": obs, "rewards": np.zeros(E, np.float32), "terminated": np.zeros(E, bool),
-                "truncated": np.zeros(E, bool)}
+                "truncated": np.zeros(E, bool), "final": np.zeros(1, bool)}
 
     def advance(self, actions: np.ndarray) -> dict[str, np.ndarray]:
         if self.clip is not None:
             actions = np.clip(actions, *self.clip)
         obs, rewards, terminated, truncated, _ = self.env.step(actions)
-        return {"obs": obs, "rewards": rewards, "terminated": terminated, "truncated": truncated}
+        return {"obs": obs, "rewards": rewards, "terminated": terminated, "truncated": truncated,
+                "final": np.zeros(1, bool)}
 
     def step(self, out=None) -> dict[str, Any]:
         """``steps_per_call`` requests to the server and env steps with its answers."""
@@ -60,6 +61,13 @@ class EnvActor(Stateless):
             self.timings[0] = t1 - t0
             self.timings[1] = time.perf_counter() - t1
         return {}
+
+    def finish(self) -> None:
+        """Retired (autoscaling): send the outcome of the last step, the reward and the observation that complete its
+        unroll on the server (a ``final`` request, which begins no new step), so that none of the steps it made is
+        lost."""
+        if self.link is not None and self.request is not None and not self.stopped:
+            self.link.request(dict(self.request, final=np.ones(1, bool)), self.timings)
 
     def close(self) -> None:
         if self.link is not None:

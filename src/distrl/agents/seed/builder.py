@@ -102,7 +102,10 @@ def build(cfg: SeedConfig, ctx: BuildContext) -> Program:
         tls_key=cfg.tls_key,
     )
     spec = served_unroll_spec(obs, outputs, None, cfg.num_envs, cfg.unroll_length)
-    actors = Role("actor", partial(_env_actor, ctx.env_id, cfg), count=cfg.num_actors, uses=("inference",))
+    # elastic: a retired env actor finishes its unroll on the server first (EnvActor.finish), and the server's batch
+    # follows the actors that run
+    actors = Role("actor", partial(_env_actor, ctx.env_id, cfg), count=cfg.num_actors, uses=("inference",),
+                  elastic=True)
     return Program(
         roles=(actors, *evaluator_roles(ctx, partial(make_model, env, cfg))),
         services={"unrolls": Channel(spec, batch=cfg.batch_unrolls), "inference": inference, "weights": Weights()},

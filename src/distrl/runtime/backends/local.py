@@ -28,7 +28,7 @@ from distrl.core.program import Channel, Program
 from distrl.core.types import ArraySpec
 from distrl.runtime.backends.batching import concatenate
 from distrl.runtime.backends.host import ServiceHost
-from distrl.runtime.backends.local_worker import ERROR, GO, SET, worker_main
+from distrl.runtime.backends.local_worker import ERROR, FINISH, GO, SET, worker_main
 from distrl.runtime.backends.placement import (
     ServiceFactories,
     Worker,
@@ -162,8 +162,14 @@ class LocalBackend(ServiceHost):
         return len(w.outstanding)
 
     def _park(self, w: LocalWorker) -> None:
-        """Stop a retired component: its pipe closes, so it exits at once (as when the backend goes); its process
-        is reaped later (``_check_processes``), not waited for here."""
+        """Stop a retired component: told to finish (``Component.finish``: what it still holds goes out), its pipe
+        closes, so it exits once it has (as when the backend goes, where it says nothing more); its process is reaped
+        later (``_check_processes``), not waited for here."""
+        if w.retiring:
+            try:
+                w.conn.send((FINISH, None))
+            except (BrokenPipeError, OSError):
+                pass
         w.conn.close()
         w.conn = None
         self._reaping.append((w.handle, time.monotonic()))

@@ -23,7 +23,7 @@ from distrl.runtime.backends.process import (
 from distrl.runtime.compute import setup_compute
 from distrl.runtime.shared_memory import SharedArrays
 
-GO, SET = 0, 1  # messages from the backend: (GO, slot or None), (SET, hyperparameters)
+GO, SET, FINISH = 0, 1, 2  # from the backend: (GO, slot or None), (SET, hyperparameters), (FINISH, None): retired
 ERROR = "error"  # to the backend: (ERROR, traceback) just before a failed component exits
 
 
@@ -58,6 +58,11 @@ def worker_main(name: str, index: int, seed: int, make, handles: dict, uses: tup
             if kind == SET:
                 component.set_hyperparameters(value)
                 continue
+            if kind == FINISH:  # retired with no step in flight: its last words (Component.finish), then gone
+                finish = getattr(component, "finish", None)
+                if finish is not None:
+                    finish()
+                return
             t1 = time.perf_counter()
             pulled, moved = sum(r.seconds for r in readers), sum(h.bytes for h in counted)
             out = slots.view(value) if value is not None else None

@@ -161,6 +161,7 @@ def check_reachable(address: str, timeout_s: float) -> None:
 # A component whose output goes nowhere makes several steps per call, so a call lasts at least MIN_CALL_S:
 # SEED's env actors (8 round trips to the inference server a step) went from ~92k to ~110k env steps/s.
 MIN_CALL_S = 0.05
+FINISH_TIMEOUT_S = 5.0  # the most a retired component's last words may take
 MAX_STEPS_PER_CALL = 64
 
 
@@ -233,6 +234,12 @@ class _ComponentHost:
         if hyperparameters:
             self.component.set_hyperparameters(hyperparameters)
 
+    def finish(self) -> None:
+        """A retired component's last words (``Component.finish``), before its actor is ended."""
+        finish = getattr(self.component, "finish", None)
+        if finish is not None:
+            finish()
+
     def pid(self) -> int:
         return os.getpid()
 
@@ -267,6 +274,7 @@ class RayBackend(ServiceHost):
         self._errors_seen: dict[str, int] = {}  # tracebacks the components sent, printed once per run
         self.address = address or os.environ.get("RAY_ADDRESS")
         self.started_ray = False
+        self.requested = self.request_refused = False  # resources asked of an autoscaling cluster (``scale``)
         self.ready: list = []  # (arrays, info) in the consumed channel
         self.node_ids: set[str] = set()
         self.transport_s = 0.0
@@ -324,13 +332,40 @@ class RayBackend(ServiceHost):
                 self._spawn(w)
         self._grant_steps()
 
-    # (``scale``, ``scaling``: ServiceHost's; an actor the cluster has no free CPU for waits in Ray's queue until
-    # one frees, and its move, adding nothing, is undone)
+    # (``scaling``: ServiceHost's; an actor the cluster has no free CPU for waits in Ray's queue until one frees, and
+    # its move, adding nothing, is undone)
+    def scale(self, role: str, active: int) -> None:
+        super().scale(role, active)
+        self._request_resources()
+
+    def _request_resources(self) -> None:
+        """Ask an autoscaling cluster for the CPUs of every component now running, one bundle each (Ray's
+        ``request_resources``, which replaces the request before: the autoscaler adds nodes until they fit, and may
+        remove them once a smaller request leaves them idle). A cluster without an autoscaler keeps the request
+        and nothing reads it."""
+        from ray.autoscaler.sdk import request_resources
+
+        try:
+            request_resources(bundles=[{"CPU": float(w.role.cpus)} for w in self.workers
+                                       if not w.parked and w.role.cpus > 0])
+            self.requested = True
+        except Exception as e:  # the request is a hint to an autoscaler: a run goes on without it, said once
+            if not self.request_refused:
+                print(f"distrl: the Ray cluster took no resource request ({type(e).__name__}: {e}); actors are added "
+                      "within its CPUs", file=sys.stderr)
+            self.request_refused = True
+
     def _in_flight(self, w: RayWorker) -> int:
         return len(w.inflight)
 
     def _park(self, w: RayWorker) -> None:
         now = time.monotonic()
+        retired = w.retiring
+        if retired:  # retired by the autoscaler, its calls all back: what it still holds goes out first
+            try:
+                self.ray.get(w.handle.finish.remote(), timeout=FINISH_TIMEOUT_S)
+            except Exception:
+                pass
         try:
             self.ray.kill(w.handle, no_restart=True)
         except Exception:
@@ -340,6 +375,8 @@ class RayBackend(ServiceHost):
         w.blocked_s += now - w.idle_since if w.idle_since is not None else 0.0
         w.handle = w.alive_since = w.idle_since = None
         w.parked, w.retiring = True, False
+        if retired and self.requested:  # one CPU fewer to ask of an autoscaling cluster
+            self._request_resources()
 
     def role_activity(self, role: str) -> tuple[float, float]:
         """(seconds blocked, seconds busy) of ``role``'s components so far, as seen from here: a component is
@@ -553,6 +590,8 @@ class RayBackend(ServiceHost):
         for adapter in self.adapters.values():
             adapter.close()
         self.workers = []
+        if self.requested:  # what this run asked an autoscaling cluster for, given back: its nodes may go
+            self._request_resources()
         if self.started_ray:
             self.ray.shutdown()
             self.started_ray = False

@@ -53,7 +53,8 @@ class CheckingEnvActor(EnvActor):
 
     def _request(self, rewards, terminated):
         obs = np.stack([np.full(E, self.index), np.full(E, self.step_count), np.arange(E)], axis=1).astype(np.float32)
-        return {"obs": obs, "rewards": rewards, "terminated": terminated, "truncated": np.zeros(E, bool)}
+        return {"obs": obs, "rewards": rewards, "terminated": terminated, "truncated": np.zeros(E, bool),
+                "final": np.zeros(1, bool)}
 
     def reset(self):
         self.last = self._request(np.zeros(E, np.float32), np.zeros(E, bool))

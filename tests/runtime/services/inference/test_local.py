@@ -64,6 +64,11 @@ def test_concurrent_actors_each_get_their_own_actions(backend_of):
 
 def test_batches_fill_up_to_max_batch(backend_of):
     backend = backend_of(program(num_actors=4, max_batch=4, max_wait_s=1.0))
+    deadline = time.monotonic() + 20
+    while len(backend.services()["inference"].loop.connected) < 4:  # an actor still starting is not waited for
+        assert time.monotonic() < deadline
+        collect(backend, 1)
+    backend.services()["inference"].stats()  # from here on: every actor up
     collect(backend, 20)
     s = backend.services()["inference"].stats()
     assert s["inference_batch_p50"] == 4 * 3  # every forward pass takes all four actors' envs

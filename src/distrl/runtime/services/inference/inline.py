@@ -40,6 +40,11 @@ class InlineInference(ServiceAdapter, ChannelSource):
         return InlineLink(self, self.offsets[role] + index)
 
     def serve(self, slot: int, arrays: dict[str, np.ndarray], timings: np.ndarray):
+        if arrays["final"][0]:  # a retired actor's last request (inline retires none; the server's rule all the same)
+            self.server.finish(np.array([slot]), arrays["obs"][None], arrays["rewards"][None],
+                               arrays["terminated"][None], arrays["truncated"][None])
+            self.ready.extend(self.server.take())
+            return None
         out = self.server.serve(np.array([slot]), arrays["obs"][None], arrays["rewards"][None],
                                 arrays["terminated"][None], arrays["truncated"][None], timings[None])
         self.ready.extend(self.server.take())

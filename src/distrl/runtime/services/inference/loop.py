@@ -2,8 +2,11 @@
 
 SEED runs inference next to the learner, on its device, in threads of the learner's process
 (the paper's "inference threads"); this is one such thread. It waits for the first request, then
-keeps collecting until ``max_batch`` requests are in or ``max_wait_s`` has passed since that first
-one, so a slow actor never holds the others' actions beyond the wait. New weights published by the
+keeps collecting until a request from every connected actor is in (at most ``max_batch``) or
+``max_wait_s`` has passed since that first one, so a slow actor never holds the others' actions beyond
+the wait. An actor counts as connected from its first request until its transport says it left, so the
+batch follows the actors that run (an autoscaled run's, remote actors that joined), and slots no actor
+holds cost no wait. New weights published by the
 learner are swapped in between batches, never during one. Completed unrolls go to a bounded queue:
 when the learner falls behind, the loop stops serving and the actors wait (back-pressure instead of
 unbounded memory).
@@ -54,7 +57,13 @@ class InferenceLoop(threading.Thread):
         self._weights = None  # the newest published (flat, version); only the publisher writes it
         self._loaded = None  # the one the policy was last handed; only this thread writes it
         self._ready: list[int] = []  # slots whose request is in, not yet answered
+        self._connected: set[int] = set()  # slots heard from since their actor last left
         transport.on_disconnect = self.disconnect
+
+    @property
+    def connected(self) -> set[int]:
+        """The slots the batch waits for: heard from since their actor last left."""
+        return set(self._connected)
 
     def set_weights(self, flat: np.ndarray, version: int) -> None:
         self._weights = (flat, version)  # picked up between batches by the loop
@@ -62,6 +71,7 @@ class InferenceLoop(threading.Thread):
     def disconnect(self, slot: int) -> None:
         """An actor left (called in this thread by the transport): forget its request and partial unroll."""
         self.server.drop(slot)
+        self._connected.discard(slot)
         if slot in self._ready:
             self._ready.remove(slot)
 
@@ -85,19 +95,30 @@ class InferenceLoop(threading.Thread):
             self._ready.extend(self.transport.poll(0.05))
             if not self._ready:
                 return
+        self._connected.update(self._ready)
         deadline = time.perf_counter() + self.max_wait_s
-        while len(self._ready) < self.max_batch:
+        while len(self._ready) < min(self.max_batch, len(self._connected)):
             left = deadline - time.perf_counter()
             if left <= 0:
                 break
-            self._ready.extend(self.transport.poll(left))
+            arrived = self.transport.poll(left)
+            self._ready.extend(arrived)
+            self._connected.update(arrived)
         ready, self._ready = self._ready[:self.max_batch], self._ready[self.max_batch:]
         slots = np.asarray(ready, dtype=np.int64)
         req = self.transport.requests
-        out = self.server.serve(slots, req["obs"][slots], req["rewards"][slots], req["terminated"][slots],
-                                req["truncated"][slots], req["timings"][slots])
-        self.transport.actions[slots] = out["actions"]
-        self.transport.respond(slots)
+        final = req["final"][slots, 0]
+        if final.any():  # retired actors' last words: their unrolls completed, no new step served
+            done = slots[final]
+            self.server.finish(done, req["obs"][done], req["rewards"][done], req["terminated"][done],
+                               req["truncated"][done])
+            self._connected.difference_update(done.tolist())
+            slots = slots[~final]
+        if len(slots):
+            out = self.server.serve(slots, req["obs"][slots], req["rewards"][slots], req["terminated"][slots],
+                                    req["truncated"][slots], req["timings"][slots])
+            self.transport.actions[slots] = out["actions"]
+        self.transport.respond(np.asarray(ready, dtype=np.int64))
         for item in self.server.take():
             put_until(self.unrolls, item, self._stop_event, 0.1)
 

@@ -50,7 +50,8 @@ class InferencePolicy(Protocol):
 @dataclass(frozen=True)
 class RequestSpec:
     """What one actor sends per step: the observations of its ``num_envs`` envs, the reward and
-    episode-end flags of its previous step, and two timings (previous round trip, env time)."""
+    episode-end flags of its previous step, two timings (previous round trip, env time), and ``final``:
+    the actor's last request, which only completes its unroll (a retired actor's, ``EnvActor.finish``)."""
 
     obs: ArraySpec
     num_envs: int
@@ -59,7 +60,7 @@ class RequestSpec:
         E = self.num_envs
         return {"obs": ArraySpec((E,) + self.obs.shape, self.obs.dtype), "rewards": ArraySpec((E,), "float32"),
                 "terminated": ArraySpec((E,), "bool"), "truncated": ArraySpec((E,), "bool"),
-                "timings": ArraySpec((2,), "float64")}
+                "timings": ArraySpec((2,), "float64"), "final": ArraySpec((1,), "bool")}
 
 
 class InferenceServer:
@@ -166,6 +167,19 @@ class InferenceServer:
         self.completed.append((unroll, info))
         b["obs"][slot, 0] = b["obs"][slot, self.T]
         self.t[slot] = 0
+
+    def finish(self, slots: np.ndarray, obs: np.ndarray, rewards: np.ndarray, terminated: np.ndarray,
+               truncated: np.ndarray) -> None:
+        """Retired actors' last requests (``final``, ``EnvActor.finish``): the outcome of each one's last step is
+        recorded, completing its unroll, and no new step begins; an unroll still short of ``unroll_length`` steps
+        is discarded (counted). The actor leaves next, with nothing of it pending."""
+        s = np.asarray(slots, dtype=np.int64)
+        s = s[self.pending[s]]
+        if len(s):
+            self._record_outcome(s, obs, rewards, terminated, truncated)
+            self.unrolls_dropped += int((self.t[s] > 0).sum())
+            self.pending[s] = False
+            self.t[s] = 0
 
     def drop(self, slot: int) -> None:
         """The actor in ``slot`` left: its partial unroll and unfinished episodes are discarded (counted)."""
