@@ -50,7 +50,7 @@ def train(system: str, env: str, runtime: str, folder: Path, seconds: float, **s
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--systems", nargs="+", default=["impala", "appo", "apex-dqn"], help="each on local")
+    p.add_argument("--systems", nargs="+", default=["impala", "appo", "seed", "apex-dqn"], help="each on local")
     p.add_argument("--ray", nargs="*", default=["impala"],
                    help="systems measured on ray as well (its own local instance)")
     p.add_argument("--cases", nargs="+", default=list(CASES), choices=list(CASES))
