@@ -102,8 +102,8 @@ def build(cfg: SeedConfig, ctx: BuildContext) -> Program:
         tls_key=cfg.tls_key,
     )
     spec = served_unroll_spec(obs, outputs, None, cfg.num_envs, cfg.unroll_length)
-    # elastic: a retired env actor finishes its unroll on the server first (EnvActor.finish), and the server's batch
-    # follows the actors that run
+    # elastic: a retired env actor finishes its unroll on the server first (EnvActor.finish: its calls are whole
+    # unrolls, so its last one ends on an unroll's boundary), and the server's batch follows the actors that run
     actors = Role("actor", partial(_env_actor, ctx.env_id, cfg), count=cfg.num_actors, uses=("inference",),
                   elastic=True)
     return Program(

@@ -275,6 +275,7 @@ class RayBackend(ServiceHost):
         self.address = address or os.environ.get("RAY_ADDRESS")
         self.started_ray = False
         self.requested = self.request_refused = False  # resources asked of an autoscaling cluster (``scale``)
+        self._finishing: list = []  # retired actors saying their last words: (handle, the call, when to end it anyway)
         self.ready: list = []  # (arrays, info) in the consumed channel
         self.node_ids: set[str] = set()
         self.transport_s = 0.0
@@ -361,15 +362,15 @@ class RayBackend(ServiceHost):
     def _park(self, w: RayWorker) -> None:
         now = time.monotonic()
         retired = w.retiring
-        if retired:  # retired by the autoscaler, its calls all back: what it still holds goes out first
+        if retired:  # retired by the autoscaler, its calls all back: what it still holds goes out first, and the actor
+            # is ended once it has (``_end_finished``), never waited for here: its last words may need the learner
+            # to take an unroll first
+            self._finishing.append((w.handle, w.handle.finish.remote(), now + FINISH_TIMEOUT_S))
+        else:
             try:
-                self.ray.get(w.handle.finish.remote(), timeout=FINISH_TIMEOUT_S)
+                self.ray.kill(w.handle, no_restart=True)
             except Exception:
                 pass
-        try:
-            self.ray.kill(w.handle, no_restart=True)
-        except Exception:
-            pass
         w.inflight.clear()
         w.alive_s += now - w.alive_since
         w.blocked_s += now - w.idle_since if w.idle_since is not None else 0.0
@@ -466,8 +467,25 @@ class RayBackend(ServiceHost):
             adapter.set_hyperparameters(values)
         self.hyper.update(components)
 
+    def _end_finished(self, everyone: bool = False) -> None:
+        """End the retired actors whose last words are out (or overdue; with ``everyone``, all of them)."""
+        now, waiting = time.monotonic(), []
+        for handle, ref, deadline in self._finishing:
+            done = everyone or now > deadline or self.ray.wait([ref], timeout=0)[0]
+            if not done:
+                waiting.append((handle, ref, deadline))
+                continue
+            try:
+                self.ray.kill(handle, no_restart=True)
+            except Exception:
+                pass
+        self._finishing = waiting
+
     def _receive(self, timeout: float) -> None:
         from ray.exceptions import RayActorError, RayTaskError
+
+        if self._finishing:
+            self._end_finished()
 
         # wait only on each component's oldest call: a Ray actor runs its calls in order, but a later
         # result can reach this node first, and per-component order is part of the contract
@@ -581,6 +599,7 @@ class RayBackend(ServiceHost):
         self.release_shared()
         if self.program is None:
             return
+        self._end_finished(everyone=True)
         for w in self.workers:
             try:
                 if w.handle is not None:

@@ -34,9 +34,11 @@ class ScriptedTransport:
 
 
 def _loop(transport: ScriptedTransport, max_batch: int = 8, max_wait_s: float = 0.0) -> InferenceLoop:
-    served = SimpleNamespace(policy=SimpleNamespace(set_weights=lambda *a: None),
-                             serve=lambda slots, *a: {"actions": np.zeros((len(slots), 1), np.int64)},
+    served = SimpleNamespace(policy=SimpleNamespace(set_weights=lambda *a: None), served=[], finished=[],
                              take=lambda: [], drop=lambda slot: None)
+    served.serve = lambda slots, *a: (served.served.append(slots.tolist()),
+                                      {"actions": np.zeros((len(slots), 1), np.int64)})[1]
+    served.finish = lambda slots, *a: served.finished.append(slots.tolist())
     return InferenceLoop(served, transport, max_batch, max_wait_s, queue_size=4)
 
 
@@ -70,3 +72,18 @@ def test_max_batch_still_caps_the_batch_and_the_rest_waits_for_the_next():
     loop._step()
     loop._step()
     assert transport.answered == [[0, 1], [2]]
+
+
+def test_a_final_request_is_finished_not_served_answered_and_no_longer_waited_for():
+    """Slots 0 and 1 connected; 1's next request is its last (``final``, a retired actor's): the batch of both
+    finishes 1 and serves 0, answers both, and 0's next request is a batch of its own, with no poll for 1's."""
+    transport = ScriptedTransport([[0, 1], [0, 1], [0]])
+    loop = _loop(transport, max_wait_s=60.0)
+    loop._step()
+    transport.requests["final"][1] = True
+    loop._step()
+    polls = len(transport.polls)
+    loop._step()
+    assert loop.server.served == [[0, 1], [0], [0]] and loop.server.finished == [[1]]
+    assert transport.answered == [[0, 1], [0, 1], [0]] and loop.connected == {0}
+    assert transport.polls[polls:] == [0.05]

@@ -138,3 +138,33 @@ def test_every_inference_adapter_declares_the_contracts_its_backend_calls():
     for adapter in (InlineInference, SharedMemoryInference, GrpcInference):
         assert {ServiceAdapter, ChannelSource} <= set(adapter.__mro__), adapter
     assert OwnsSpawnedCopies in SharedMemoryInference.__mro__
+
+
+def _serve(server, slots, reqs):
+    stack = {k: np.stack([reqs[s][k] for s in slots]) for k in reqs[slots[0]]}
+    return server.serve(np.array(slots), stack["obs"], stack["rewards"], stack["terminated"], stack["truncated"])
+
+
+def test_a_final_request_completes_an_unroll_at_its_length_and_drops_a_shorter_one():
+    """Three actors: 0 has served T steps (its final request brings the outcome that completes the unroll, whole
+    and in order), 1 only 2 (its partial unroll is discarded and counted), 2 never asked (nothing pending: finished in
+    the same batch, it is no error and no loss). None of them begins a new step, and a disconnect after it drops
+    nothing more."""
+    server = InferenceServer(EchoPolicy(), OBS, num_slots=3, num_envs=E, unroll_length=T)
+    actors = [CheckingEnvActor(i, 0) for i in range(3)]
+    reqs = {i: actors[i].reset() for i in range(2)}
+    for step in range(T):
+        slots = [0, 1] if step < 2 else [0]
+        out = _serve(server, slots, reqs)
+        for j, s in enumerate(slots):
+            reqs[s] = actors[s].advance(out["actions"][j])
+    reqs[2] = actors[2].reset()
+    final = {k: np.stack([reqs[s][k] for s in (0, 1, 2)]) for k in reqs[0]}
+    server.finish(np.array([0, 1, 2]), final["obs"], final["rewards"], final["terminated"], final["truncated"])
+    (unroll, info), = server.take()
+    assert info["slot"] == 0 and server.unrolls_dropped == 1
+    np.testing.assert_array_equal(unroll["obs"][:, 0, 1], np.arange(T + 1))  # every step, to the last outcome's
+    assert not server.pending.any() and not server.t.any()
+    for slot in range(3):
+        server.drop(slot)
+    assert server.unrolls_dropped == 1

@@ -183,12 +183,6 @@ class GrpcTransport:
             self._left.put(slot)  # freed by the loop, after it dropped the slot's partial unroll
 
     def poll(self, timeout: float) -> list[int]:
-        while not self._left.empty():
-            slot = self._left.get()
-            self.on_disconnect(slot)
-            with self._freed:
-                self.free.append(slot)
-                self._freed.notify()
         ready = []
         try:
             ready.append(self._ready.get(timeout=timeout))
@@ -196,7 +190,17 @@ class GrpcTransport:
                 ready.append(self._ready.get_nowait())
         except queue.Empty:
             pass
-        return ready
+        # departures after the requests: a request queued just before its stream ended is not served to a slot no
+        # actor holds any more (which would begin an unroll there, and be waited for)
+        left = set()
+        while not self._left.empty():
+            slot = self._left.get()
+            left.add(slot)
+            self.on_disconnect(slot)
+            with self._freed:
+                self.free.append(slot)
+                self._freed.notify()
+        return [slot for slot in ready if slot not in left]
 
     def respond(self, slots: np.ndarray) -> None:
         for slot in slots.tolist():

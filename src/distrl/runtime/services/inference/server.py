@@ -174,9 +174,10 @@ class InferenceServer:
         recorded, completing its unroll, and no new step begins; an unroll still short of ``unroll_length`` steps
         is discarded (counted). The actor leaves next, with nothing of it pending."""
         s = np.asarray(slots, dtype=np.int64)
-        s = s[self.pending[s]]
+        held = self.pending[s]  # a slot with nothing pending (its actor never asked, or left) has no unroll to end
+        s = s[held]
         if len(s):
-            self._record_outcome(s, obs, rewards, terminated, truncated)
+            self._record_outcome(s, obs[held], rewards[held], terminated[held], truncated[held])
             self.unrolls_dropped += int((self.t[s] > 0).sum())
             self.pending[s] = False
             self.t[s] = 0
