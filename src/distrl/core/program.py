@@ -45,8 +45,9 @@ class Role:
     no rate limiter of its own: the replay ratio stays the same on a fast or a slow machine).
     An ``elastic`` role's components may be started and stopped while the run goes on (``--set autoscale=on``):
     ``count`` is then the most that may run and ``active`` how many run at the start; the backend's ``scale``
-    changes it, a stopped component handing back its steps in flight first, then told to ``finish`` (where it has
-    that method: what it still holds goes out, as a SEED env actor's last outcome completes its unroll).
+    changes it, a stopped component handing back its steps in flight first, then told to ``finish`` (a component that
+    subclasses ``protocols.Finishes``: what it still holds goes out, as a SEED env actor's last outcome completes its
+    unroll).
     """
 
     name: str

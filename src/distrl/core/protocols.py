@@ -25,9 +25,6 @@ class Component(Protocol):
 
     def close(self) -> None: ...
 
-    # optional: ``finish()``, a retired component's last words (an elastic role's, its steps all back), before it
-    # stops: what it holds goes out (SEED's env actor sends its last step's outcome, completing its unroll)
-
 
 class PolicyScorer(Component, Protocol):
     """A component of a role with ``scores_weights`` (the evaluator): plays given weights as it plays the newest."""
@@ -311,3 +308,12 @@ class Stateless:
 
     def close(self) -> None:
         pass
+
+
+class Finishes:
+    """A component base that declares last words: an elastic role's component the autoscaler retires (its steps all
+    back) is told to ``finish`` before it stops, and sends what it still holds (SEED's env actor: its last step's
+    outcome, completing its unroll on the inference server)."""
+
+    def finish(self) -> None:
+        raise NotImplementedError

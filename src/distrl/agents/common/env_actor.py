@@ -15,11 +15,11 @@ from typing import Any
 
 import numpy as np
 
-from distrl.core.protocols import Stateless
+from distrl.core.protocols import Finishes, Stateless
 from distrl.envs import make_vec_env
 
 
-class EnvActor(Stateless):
+class EnvActor(Stateless, Finishes):
     def __init__(self, env_id: str, num_envs: int, seed: int, link=None, steps_per_call: int = 1):
         self.env = make_vec_env(env_id, num_envs, seed)
         self.seed = seed

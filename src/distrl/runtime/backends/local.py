@@ -162,9 +162,9 @@ class LocalBackend(ServiceHost):
         return len(w.outstanding)
 
     def _park(self, w: LocalWorker) -> None:
-        """Stop a retired component: told to finish (``Component.finish``: what it still holds goes out), its pipe
-        closes, so it exits once it has (as when the backend goes, where it says nothing more); its process is reaped
-        later (``_check_processes``), not waited for here."""
+        """Stop a retired component: told to finish (``core.protocols.Finishes``: what it still holds goes out), its
+        pipe closes, so it exits once it has (as when the backend goes, where it says nothing more); its process is
+        reaped later (``_check_processes``), not waited for here."""
         if w.retiring:
             try:
                 w.conn.send((FINISH, None))

@@ -14,6 +14,7 @@ import sys
 import time
 import traceback
 
+from distrl.core.protocols import Finishes
 from distrl.core.shared import register as register_shared
 from distrl.runtime.backends.process import (
     die_with_parent,
@@ -58,10 +59,9 @@ def worker_main(name: str, index: int, seed: int, make, handles: dict, uses: tup
             if kind == SET:
                 component.set_hyperparameters(value)
                 continue
-            if kind == FINISH:  # retired with no step in flight: its last words (Component.finish), then gone
-                finish = getattr(component, "finish", None)
-                if finish is not None:
-                    finish()
+            if kind == FINISH:  # retired with no step in flight: its last words (core.protocols.Finishes), then gone
+                if isinstance(component, Finishes):
+                    component.finish()
                 return
             t1 = time.perf_counter()
             pulled, moved = sum(r.seconds for r in readers), sum(h.bytes for h in counted)

@@ -20,6 +20,7 @@ from collections import deque
 from dataclasses import dataclass, field
 
 from distrl.core.program import Program
+from distrl.core.protocols import Finishes
 from distrl.core.types import allocate
 from distrl.runtime.backends.batching import concatenate
 from distrl.runtime.backends.host import ServiceHost
@@ -235,10 +236,9 @@ class _ComponentHost:
             self.component.set_hyperparameters(hyperparameters)
 
     def finish(self) -> None:
-        """A retired component's last words (``Component.finish``), before its actor is ended."""
-        finish = getattr(self.component, "finish", None)
-        if finish is not None:
-            finish()
+        """A retired component's last words (``core.protocols.Finishes``), before its actor is ended."""
+        if isinstance(self.component, Finishes):
+            self.component.finish()
 
     def pid(self) -> int:
         return os.getpid()
