@@ -191,7 +191,8 @@ def make_vec_env(env_id: str, num_envs: int, seed: int, *, training: bool = True
     name = _strip(env_id)
     if multi_agent.is_game(env_id) and teams.team_of(env_id) is not None:
         if not training:  # an evaluation's episodes: whole games, each agent of the team one episode
-            num_envs = teams.check_team(env_id) * math.ceil(num_envs / teams.check_team(env_id))
+            size = teams.check_team(env_id)
+            num_envs = size * math.ceil(num_envs / size)
         env = teams.TeamGames(env_id, num_envs, _team_opponent(env_id))
     elif is_atari(name):
         env = _atari_vec_env(name, num_envs, training)

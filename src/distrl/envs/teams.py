@@ -94,11 +94,11 @@ class TeamGames(gym.vector.VectorEnv):
 
     def __init__(self, env_id: str, num_envs: int, opponent: Callable | None = None):
         factory = parallel_factory(env_id)
-        self.games = [factory() for _ in range(max(1, math.ceil(num_envs / check_team(env_id))))]
-        first = self.games[0]
+        first = factory()
         first.reset(seed=0)
         self.agents = list(first.possible_agents)
         self.team = team_agents(env_id, self.agents)
+        self.games = [first] + [factory() for _ in range(max(1, math.ceil(num_envs / len(self.team))) - 1)]
         if num_envs % len(self.team):
             raise ConfigError(f"env '{env_id}': num_envs is a multiple of the team's {len(self.team)} agents; "
                               f"got {num_envs}")
