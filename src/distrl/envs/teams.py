@@ -62,14 +62,19 @@ def check_team(env_id: str, num_envs: int | None = None) -> int:
     game = parallel_factory(env_id)()
     try:
         game.reset(seed=0)
-        _spaces(env_id, game, team_agents(env_id, list(game.possible_agents)))
-        size = len(team_agents(env_id, list(game.possible_agents)))
+        team = team_agents(env_id, list(game.possible_agents))
+        _spaces(env_id, game, team)
     finally:
         game.close()
-    if num_envs is not None and num_envs % size:
+    if num_envs is not None:
+        _whole_games(env_id, len(team), num_envs)
+    return len(team)
+
+
+def _whole_games(env_id: str, size: int, num_envs: int) -> None:
+    if num_envs % size:
         raise ConfigError(f"env '{env_id}': its team of {size} agents fills {size} env slots per game, so num_envs is "
                           f"a multiple of {size}; got {num_envs}")
-    return size
 
 
 def _inner(space: gym.Space) -> gym.Space:
@@ -99,9 +104,7 @@ class TeamGames(gym.vector.VectorEnv):
         self.agents = list(first.possible_agents)
         self.team = team_agents(env_id, self.agents)
         self.games = [first] + [factory() for _ in range(max(1, math.ceil(num_envs / len(self.team))) - 1)]
-        if num_envs % len(self.team):
-            raise ConfigError(f"env '{env_id}': num_envs is a multiple of the team's {len(self.team)} agents; "
-                              f"got {num_envs}")
+        _whole_games(env_id, len(self.team), num_envs)
         inner, action = _spaces(env_id, first, self.team)
         self.others = [a for a in self.agents if a not in self.team]
         self.size, self.n_actions = int(np.prod(inner.shape)), int(action.n)
@@ -110,7 +113,6 @@ class TeamGames(gym.vector.VectorEnv):
         self.single_action_space = action
         self.observation_space = gym.vector.utils.batch_space(self.single_observation_space, num_envs)
         self.action_space = gym.vector.utils.batch_space(self.single_action_space, num_envs)
-        self.action_mask_size = self.n_actions
         self.opponent = opponent
         self._rng = np.random.default_rng(0)
         self._obs = np.zeros((num_envs, self.size + self.n_actions), np.float32)
