@@ -15,13 +15,17 @@ settled and its rate over the last quarter:
 from __future__ import annotations
 
 import argparse
+import contextlib
 import csv
+import os
 import sys
 import tempfile
 from pathlib import Path
 
-import distrl
-from distrl.bench.cell import steady_sps
+os.environ.setdefault("RAY_AUTH_MODE", "token")  # the two-node cluster started as the docs' are (read at Ray's import)
+
+import distrl  # noqa: E402
+from distrl.bench.cell import steady_sps  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from doc_blocks import Table, add_flag, start  # noqa: E402  (the benchmarks folder's own helper)
@@ -48,11 +52,36 @@ def train(system: str, env: str, runtime: str, folder: Path, seconds: float, **s
                         run_dir=str(folder), progress=False, **settings)
 
 
+@contextlib.contextmanager
+def two_nodes(wanted: bool, actors: int):
+    """A two-node Ray cluster on this machine for the ray cells (Ray's ``cluster_utils``: two raylets, each with
+    CPUs for half the actors and one more), its address; None when no cell runs on ray."""
+    if not wanted:
+        yield None
+        return
+    from ray.cluster_utils import Cluster
+
+    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": actors // 2 + 1, "include_dashboard": False})
+    try:
+        cluster.add_node(num_cpus=actors // 2 + 1)
+        cluster.wait_for_nodes()
+        yield cluster.address
+    finally:
+        import ray
+
+        ray.shutdown()
+        cluster.shutdown()
+
+
+def at_ray(runtime: str, address: str | None) -> dict:
+    return {"ray_address": address} if runtime == "ray" else {}
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--systems", nargs="+", default=["impala", "appo", "seed", "apex-dqn"], help="each on local")
-    p.add_argument("--ray", nargs="*", default=["impala"],
-                   help="systems measured on ray as well (its own local instance)")
+    p.add_argument("--ray", nargs="*", default=["impala", "appo", "seed", "apex-dqn"],
+                   help="systems measured on ray as well (a two-node cluster on this machine the script starts)")
     p.add_argument("--cases", nargs="+", default=list(CASES), choices=list(CASES))
     p.add_argument("--counts", nargs="+", type=int, default=[1, 2, 4, 8], help="fixed actor counts to compare")
     p.add_argument("--fixed-s", type=float, default=20.0)
@@ -64,18 +93,19 @@ def main() -> None:
     table = Table("system", "runtime", "case", "fixed actors: env steps/s", "best fixed", "autoscaled from",
                   "reached 0.9 at", "settled at", "last quarter env steps/s", "of the best")
     high = max(args.counts)
-    with tempfile.TemporaryDirectory() as d:
+    with tempfile.TemporaryDirectory() as d, two_nodes(bool(args.ray), high) as address:
         for system, runtime in [(s, "local") for s in args.systems] + [(s, "ray") for s in args.ray]:
             for case in args.cases:
                 env, bad = CASES[case]
                 fixed = {}
                 for n in args.counts:
                     run = Path(d) / f"{system}-{runtime}-{case}-{n}"
-                    s = train(system, env, runtime, run, args.fixed_s, num_actors=n)
+                    s = train(system, env, runtime, run, args.fixed_s, num_actors=n, **at_ray(runtime, address))
                     fixed[n] = steady_sps(rows(run), s["sps"])
                 best_n = max(fixed, key=fixed.get)
                 run = Path(d) / f"{system}-{runtime}-{case}-auto"
-                s = train(system, env, runtime, run, args.auto_s, num_actors=bad, autoscale="on", max_actors=high)
+                s = train(system, env, runtime, run, args.auto_s, num_actors=bad, autoscale="on", max_actors=high,
+                          **at_ray(runtime, address))
                 points = rows(run)
                 at = first_at(points, 0.9 * fixed[best_n], args.window_s)
                 late = [q for q in points if q[1] >= 0.75 * points[-1][1]]

@@ -51,6 +51,34 @@ def test_blocked_actors_halve_while_the_speed_holds_and_a_move_that_costs_speed_
     assert p.actors == 3
 
 
+def busy_cores(actors: int, sps: float, wait: float = 0.4) -> Window:
+    """A starved learner on a machine whose cores are all busy (Ray actors and the learner sharing two cores)."""
+    return Window(actors, sps, learner_wait=wait, actors_blocked=0.0, cpu_busy=0.99)
+
+
+def test_a_starved_learner_on_busy_cores_halves_the_actors_while_the_speed_holds():
+    p = ScalePolicy(low=1, high=8, start=8)
+    move = p.decide(busy_cores(8, 115_000))
+    assert move[0] == 4 and "busy 99%" in move[1]  # at the cap, and no core idle: fewer, not more
+    assert p.decide(busy_cores(4, 160_000))[0] == 2  # faster with fewer: kept, still starved on busy cores
+    assert p.decide(busy_cores(2, 120_000))[0] == 4  # 25% slower: undone
+    assert p.decide(busy_cores(4, 160_000))[0] == 3  # halfway down
+    assert p.decide(busy_cores(3, 130_000))[0] == 4  # slower: undone; nothing left to try downwards
+    assert p.decide(busy_cores(4, 160_000))[0] == 6  # so more, at most halfway back to the 8 it left
+    assert p.decide(busy_cores(6, 140_000))[0] == 4  # no faster: undone
+    assert p.decide(busy_cores(4, 160_000))[0] == 5
+    assert p.decide(busy_cores(5, 150_000))[0] == 4
+    assert p.decide(busy_cores(4, 160_000)) is None  # settled
+    assert p.actors == 4
+
+
+def test_idle_cores_or_no_measure_of_them_leave_a_starved_learner_asking_for_more():
+    """The slow-simulator case: actors sleep in their steps, so the cores are mostly idle and more actors pay."""
+    assert ScalePolicy(1, 8, 4).decide(Window(4, 3_000, learner_wait=0.95, actors_blocked=0.0, cpu_busy=0.3))[0] == 8
+    assert ScalePolicy(1, 8, 4).decide(starved(4, 3_000, wait=0.95))[0] == 8  # (cpu_busy not measured: nan)
+    assert ScalePolicy(1, 8, 8).decide(Window(8, 6_000, learner_wait=0.95, actors_blocked=0.0, cpu_busy=0.3)) is None
+
+
 def test_the_first_move_goes_as_far_as_the_measured_wait_says():
     assert ScalePolicy(low=1, high=8, start=1).decide(starved(1, 800, wait=0.99))[0] == 8  # 1 / 0.01: capped
     assert ScalePolicy(low=1, high=64, start=2).decide(starved(2, 800, wait=0.75))[0] == 8  # 2 / 0.25
@@ -92,13 +120,13 @@ def test_the_bounds_hold_and_the_start_is_clamped_into_them():
 
 @settings(max_examples=200, deadline=None, derandomize=True)
 @given(low=st.integers(1, 4), span=st.integers(0, 12), start=st.integers(1, 20),
-       windows=st.lists(st.tuples(st.floats(0, 1), st.floats(0, 1), st.floats(1, 1e5)), max_size=40))
+       windows=st.lists(st.tuples(st.floats(0, 1), st.floats(0, 1), st.floats(1, 1e5), st.floats(0, 1)), max_size=40))
 def test_whatever_it_measures_the_count_stays_within_the_bounds_and_every_move_is_one(low, span, start, windows):
     high = low + span
     p = ScalePolicy(low, high, start)
-    for wait, block, sps in windows:
+    for wait, block, sps, cpu in windows:
         before = p.actors
-        decision = p.decide(Window(before, sps, wait, block))
+        decision = p.decide(Window(before, sps, wait, block, cpu))
         assert low <= p.actors <= high
         if decision is not None:
             assert decision[0] == p.actors != before and decision[1]

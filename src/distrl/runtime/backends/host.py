@@ -91,7 +91,7 @@ class ServiceHost:
         (nothing they made is lost: it reaches the learner as any other output)."""
         for w in (w for w in self.workers if w.role.name == role):
             if w.index < active and w.parked:
-                w.parked = False
+                w.parked, w.starting = False, True
                 w.restarts = w.restart_log.fresh_start()
                 self._spawn(w)
             elif w.index < active:
@@ -103,8 +103,10 @@ class ServiceHost:
         self._grant_steps()
 
     def scaling(self, role: str) -> bool:
-        """Are components of ``role`` still retiring (their last steps in flight)?"""
-        return any(w.retiring for w in self.workers if w.role.name == role)
+        """Are components of ``role`` still retiring (their last steps in flight) or starting (none back yet)? A
+        window measured then would count a count's actors that do not all step yet (a Ray actor on two cores took
+        seconds to start: 8 actors measured as slower than 1)."""
+        return any(w.retiring or (w.starting and not w.parked) for w in self.workers if w.role.name == role)
 
     def _spawn(self, w: Worker) -> None:
         raise NotImplementedError

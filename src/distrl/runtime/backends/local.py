@@ -283,6 +283,7 @@ class LocalBackend(ServiceHost):
     def _arrived(self, w: LocalWorker, slot, info: dict) -> None:
         w.outstanding.remove(slot)
         w.granted_at = time.monotonic()  # a step finished: the watch restarts for the next one
+        w.starting = False
         if w.retiring and not w.outstanding:
             self._park(w)
         program, role = self.program, w.role

@@ -41,6 +41,7 @@ class Worker:
     restart_log: Restarts = field(default_factory=Restarts)
     parked: bool = False  # an elastic role's component not running now (beyond its role's active count)
     retiring: bool = False  # asked to stop: no new steps; parked once its steps in flight are back
+    starting: bool = False  # started by ``scale`` and no step of it back yet (a process or Ray actor still starting)
 
     @property
     def name(self) -> str:

@@ -517,6 +517,7 @@ class RayBackend(ServiceHost):
             except (RayActorError, RayTaskError) as e:
                 self._restart(w, e)
                 continue
+            w.starting = False
             if isinstance(result, list):  # several steps of a component that emits nothing
                 for info in result:
                     step_s = info.pop("step_s")
