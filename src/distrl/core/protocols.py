@@ -285,7 +285,8 @@ class Backend(Protocol):
         start, those beyond stop once their steps in flight are back."""
 
     def scaling(self, role: str) -> bool:
-        """Are components of ``role`` still retiring (their last steps in flight)?"""
+        """Are components of ``role`` still retiring (their last steps in flight), or started by the last ``scale``
+        and not yet stepping?"""
 
     def role_activity(self, role: str) -> tuple[float, float]:
         """Seconds ``role``'s components have spent blocked (waiting for a step) and busy, so far."""

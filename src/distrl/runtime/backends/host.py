@@ -90,8 +90,10 @@ class ServiceHost:
         restarted one does), those beyond take no new steps and are parked once their steps in flight are back
         (nothing they made is lost: it reaches the learner as any other output)."""
         for w in (w for w in self.workers if w.role.name == role):
+            w.latest = False  # only this change's new components are waited for (one a cluster cannot place
+            # would otherwise hold every later window back)
             if w.index < active and w.parked:
-                w.parked, w.starting = False, True
+                w.parked, w.starting, w.latest = False, True, True
                 w.restarts = w.restart_log.fresh_start()
                 self._spawn(w)
             elif w.index < active:
@@ -103,10 +105,12 @@ class ServiceHost:
         self._grant_steps()
 
     def scaling(self, role: str) -> bool:
-        """Are components of ``role`` still retiring (their last steps in flight) or starting (none back yet)? A
-        window measured then would count a count's actors that do not all step yet (a Ray actor on two cores took
-        seconds to start: 8 actors measured as slower than 1)."""
-        return any(w.retiring or (w.starting and not w.parked) for w in self.workers if w.role.name == role)
+        """Are components of ``role`` that the last change started not stepping yet, or components it retired still
+        handing back their last steps? A window measured then would not be the new count's (a Ray actor on two cores
+        took seconds to start: 8 actors were measured slower than 1). A component retired before it ever stepped has
+        nothing to hand back, and is not waited for."""
+        return any(not w.parked and (w.retiring and not w.starting or w.latest and w.starting)
+                   for w in self.workers if w.role.name == role)
 
     def _spawn(self, w: Worker) -> None:
         raise NotImplementedError

@@ -42,6 +42,7 @@ class Worker:
     parked: bool = False  # an elastic role's component not running now (beyond its role's active count)
     retiring: bool = False  # asked to stop: no new steps; parked once its steps in flight are back
     starting: bool = False  # started by ``scale`` and no step of it back yet (a process or Ray actor still starting)
+    latest: bool = False  # started by the latest ``scale`` (whose window waits for it to step)
 
     @property
     def name(self) -> str:

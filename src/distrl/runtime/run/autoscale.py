@@ -102,7 +102,7 @@ class ScalePolicy:
         if starved and w.cpu_busy > SATURATED and n > self.low:
             # starved, yet no core is idle: an actor more would take its steps' time from the others and the
             # learner, and the actors may be what starves it; fewer is tried first, kept only if they step as fast
-            # (once fewer did not pay, more is tried below: the cores may be busy with another program)
+            # (once no count below is left to try, more is tried below: the cores may be busy with another program)
             target = self._down(max(self.low, n // 2))
             if target < n:
                 self.came_from = n
