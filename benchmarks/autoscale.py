@@ -6,7 +6,8 @@ and reports when the autoscaled run first stepped at >= 0.9 of the best fixed ra
 ``--window-s``, seconds from the trainer's start, process start-up excluded as in every run's wall_s), where it
 settled and its rate over the last quarter:
 
-- ``slow``: distrl/SlowCartPole-v0 (1 ms of sleep per step, a simulator in another program), from 1 actor;
+- ``slow``: distrl/SlowCartPole-v0 (1 ms of sleep per step, a simulator in another program), from 1 actor (APPO
+  with unrolls of 16 x 32 steps there: ``SETTINGS``);
 - ``learner-bound``: CartPole-v1 (a step costs microseconds: the learner is the bottleneck), from 8 actors.
 
     python benchmarks/autoscale.py --docs      # the table in docs/guide/autoscale.md
@@ -31,6 +32,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from doc_blocks import Table, add_flag, start  # noqa: E402  (the benchmarks folder's own helper)
 
 CASES = {"slow": ("distrl/SlowCartPole-v0", 1), "learner-bound": ("CartPole-v1", 8)}
+# APPO's default unroll (16 envs x 512 steps) takes one actor 9 s on the slow env: a 20-s fixed run would see two bursts
+# of them and its rate be off by one (8 actors measured at 57,315 env steps/s where 7,200 is the most they can step);
+# there its unrolls are IMPALA's size, 16 x 32 = 512 steps, in the fixed and the autoscaled runs alike
+SETTINGS = {("appo", "slow"): {"unroll_length": 32}}
 
 
 def rows(run: Path) -> list[tuple[int, float, float]]:
@@ -97,15 +102,16 @@ def main() -> None:
         for system, runtime in [(s, "local") for s in args.systems] + [(s, "ray") for s in args.ray]:
             for case in args.cases:
                 env, bad = CASES[case]
+                own = SETTINGS.get((system, case), {})
                 fixed = {}
                 for n in args.counts:
                     run = Path(d) / f"{system}-{runtime}-{case}-{n}"
-                    s = train(system, env, runtime, run, args.fixed_s, num_actors=n, **at_ray(runtime, address))
+                    s = train(system, env, runtime, run, args.fixed_s, num_actors=n, **at_ray(runtime, address), **own)
                     fixed[n] = steady_sps(rows(run), s["sps"])
                 best_n = max(fixed, key=fixed.get)
                 run = Path(d) / f"{system}-{runtime}-{case}-auto"
                 s = train(system, env, runtime, run, args.auto_s, num_actors=bad, autoscale="on", max_actors=high,
-                          **at_ray(runtime, address))
+                          **at_ray(runtime, address), **own)
                 points = rows(run)
                 at = first_at(points, 0.9 * fixed[best_n], args.window_s)
                 late = [q for q in points if q[1] >= 0.75 * points[-1][1]]
