@@ -2,7 +2,7 @@
 (``distrl eval RUN --opponent ...``) and what a league may hold (``--fixed``). Each is built from a seed (its
 tie-breaks) into a function from (observation, legal-action mask) to an action, the observation as the env flattens
 it for the player to move: random play, tic-tac-toe's perfect player, Connect Four's rules of thumb. And a
-tic-tac-toe policy's exact worst case over every opponent."""
+tic-tac-toe policy's exact worst case over every opponent, and its exact chances against random play."""
 
 from __future__ import annotations
 
@@ -77,17 +77,12 @@ def tictactoe_worst_case(act: Callable[[np.ndarray], int]) -> list[dict[str, int
     over every sequence of legal opponent moves, how many games there are and how many it loses. ``act`` maps the
     env's observation (PettingZoo's planes, then the legal-action mask) to an action; an illegal one loses."""
 
-    def observe(mine: int, theirs: int) -> np.ndarray:
-        planes = [(mine >> c & 1, theirs >> c & 1) for c in range(9)]
-        mask = [float(not (mine | theirs) >> c & 1) for c in range(9)]
-        return np.concatenate([np.asarray(planes, np.float32).ravel(), np.asarray(mask, np.float32)])
-
     @cache
     def policy_moves(mine: int, theirs: int) -> tuple[int, int, int]:
         """(worst result, games, games lost) for the policy to move, with `mine` its squares."""
         if mine | theirs == FULL:
             return 0, 1, 0
-        cell = int(act(observe(mine, theirs)))
+        cell = int(act(_observation(mine, theirs)))
         if not 0 <= cell < 9 or (mine | theirs) >> cell & 1:
             return -1, 1, 1
         placed = mine | 1 << cell
@@ -108,6 +103,42 @@ def tictactoe_worst_case(act: Callable[[np.ndarray], int]) -> list[dict[str, int
         return worst, games, lost
 
     return [dict(zip(("worst", "games", "lost"), result)) for result in (policy_moves(0, 0), opponent_moves(0, 0))]
+
+
+def tictactoe_versus_random(act: Callable[[np.ndarray], int]) -> list[dict[str, float]]:
+    """The exact chances that a deterministic tic-tac-toe policy wins, draws and loses against a player choosing
+    uniformly among the free squares, per seat (first, then second): every game weighted by its probability, where
+    200 sampled games measure a 95% win rate only to about 1.5 points (one standard error). ``act`` as for
+    :func:`tictactoe_worst_case`; an illegal move loses. The best any policy can do (expectimax) is 99.5% wins as the
+    first player and 93.9% as the second; a policy that never loses, to anyone, 99.5% and 91.6%."""
+
+    @cache
+    def policy_moves(mine: int, theirs: int) -> tuple[float, float, float]:
+        if mine | theirs == FULL:
+            return 0.0, 1.0, 0.0
+        cell = int(act(_observation(mine, theirs)))
+        if not 0 <= cell < 9 or (mine | theirs) >> cell & 1:
+            return 0.0, 0.0, 1.0
+        placed = mine | 1 << cell
+        return (1.0, 0.0, 0.0) if _won(placed) else opponent_moves(placed, theirs)
+
+    @cache
+    def opponent_moves(mine: int, theirs: int) -> tuple[float, float, float]:
+        free = _free(mine, theirs)
+        if not free:
+            return 0.0, 1.0, 0.0
+        outcomes = [(0.0, 0.0, 1.0) if _won(theirs | 1 << c) else policy_moves(mine, theirs | 1 << c) for c in free]
+        return tuple(float(p) for p in np.mean(outcomes, axis=0))
+
+    return [dict(zip(("win", "draw", "loss"), chances)) for chances in (policy_moves(0, 0), opponent_moves(0, 0))]
+
+
+def _observation(mine: int, theirs: int) -> np.ndarray:
+    """PettingZoo's tic-tac-toe observation for the player to move, flattened as distrl's games give it: per square
+    its mark then the other player's, then the legal-action mask."""
+    planes = [(mine >> c & 1, theirs >> c & 1) for c in range(9)]
+    mask = [float(not (mine | theirs) >> c & 1) for c in range(9)]
+    return np.concatenate([np.asarray(planes, np.float32).ravel(), np.asarray(mask, np.float32)])
 
 
 ROWS, COLUMNS = 6, 7
