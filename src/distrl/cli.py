@@ -179,29 +179,32 @@ def _build_parser() -> argparse.ArgumentParser:
                                      "hyperparameters and perturbs them (Jaderberg et al. 2017).")
     pbt.add_argument("system", help=f"one of: {systems} (a3c and gorila learn in their workers: not these)")
     pbt.add_argument("--env", default=None, help="env id (default: the system's)")
-    pbt.add_argument("--population", type=int, default=4, help="members")
-    pbt.add_argument("--explore", action="append", default=[], metavar="SPEC",
+    pbt.add_argument("--population", type=int, default=None, help="members (default: 4)")
+    pbt.add_argument("--explore", action="append", default=None, metavar="SPEC",
                      help="NAME=loguniform(LOW,HIGH), NAME=uniform(LOW,HIGH) or NAME=choice(A,B,...), repeatable: "
                           "the first value of each member is drawn from it")
     pbt.add_argument(
-        "--ready-steps", type=int, default=20_000, help="env steps a member trains between exploit/explore"
+        "--ready-steps", type=int, default=None, help="env steps a member trains between exploit/explore (default: "
+                                                      "20,000)"
     )
     pbt.add_argument(
         "--total-steps", type=int, default=None, help="env steps per member (default: the system's budget)"
     )
-    pbt.add_argument("--runtime", default="local", help="local (members in turn on this machine) or ray (one Ray actor "
-                                                        "each)")
+    pbt.add_argument("--runtime", default=None, help="local (members in turn on this machine; the default) or ray (one "
+                                                     "Ray actor each)")
     pbt.add_argument("--member-runtime", default=None, help="each member's own runtime (default: the system's; inline "
                                                             "on ray)")
-    pbt.add_argument("--fraction", type=float, default=0.2, help="truncation: the bottom fraction copies the top "
-                                                                 "fraction")
-    pbt.add_argument("--resample-prob", type=float, default=0.25, help="chance to redraw a value instead of perturbing "
-                                                                       "it")
-    pbt.add_argument("--no-exploit", action="store_true", help="ablation: never copy (explore alone)")
-    pbt.add_argument("--self-play", action="store_true", help="the members play each other in a game of two or "
-                                                              "more players (--env pettingzoo:GAME or openspiel:GAME)")
-    pbt.add_argument("--no-explore", action="store_true", help="ablation: copy without perturbing (exploit alone)")
-    pbt.add_argument("--seed", type=_count(0), default=0, help="member i trains with seed + i")
+    pbt.add_argument("--fraction", type=float, default=None, help="truncation: the bottom fraction copies the top "
+                                                                  "fraction (default: 0.2)")
+    pbt.add_argument("--resample-prob", type=float, default=None, help="chance to redraw a value instead of "
+                                                                       "perturbing it (default: 0.25)")
+    pbt.add_argument("--no-exploit", action="store_true", default=None, help="ablation: never copy (explore alone)")
+    pbt.add_argument("--self-play", action="store_true", default=None,
+                     help="the members play each other in a game of two or more players (--env pettingzoo:GAME or "
+                          "openspiel:GAME)")
+    pbt.add_argument("--no-explore", action="store_true", default=None, help="ablation: copy without perturbing "
+                                                                             "(exploit alone)")
+    pbt.add_argument("--seed", type=_count(0), default=None, help="member i trains with seed + i (default: 0)")
     pbt.add_argument("--run-dir", default=None, help="the population's directory (default: runs/pbt-SYSTEM-ENV-TIME)")
     _run_flags(pbt, "any setting of every member, repeatable (see 'distrl list')", "the population in --run-dir",
                "an existing population in --run-dir", "no line per ready member")
@@ -221,27 +224,29 @@ def _build_parser() -> argparse.ArgumentParser:
     league.add_argument("--env", default=None, help="the game: pettingzoo:GAME or openspiel:GAME (e.g. "
                                                     "pettingzoo:classic.tictactoe_v3, openspiel:kuhn_poker); no "
                                                     "default")
-    league.add_argument("--players", default="main=1", help="KIND=COUNT,... of main, main_exploiter, league_exploiter")
-    league.add_argument("--fixed", default="", help="scripted players the league holds from the start, "
+    league.add_argument("--players", default=None, help="KIND=COUNT,... of main, main_exploiter, league_exploiter "
+                                                         "(default: main=1)")
+    league.add_argument("--fixed", default=None, help="scripted players the league holds from the start, "
                                                     "comma-separated: random, minimax (tic-tac-toe), "
-                                                    "heuristic (Connect Four), module:function (none by default)")
-    league.add_argument("--fixed-share", type=float, default=0.0, help="the share of each learning player's games "
+                                                    "heuristic (Connect Four), module:function (by default none)")
+    league.add_argument("--fixed-share", type=float, default=None, help="the share of each learning player's games "
                         "against a fixed player, drawn uniformly, in any --mode (default 0: as the mode chooses)")
-    league.add_argument("--mode", default="pfsp", help="naive (self-play), uniform (over the snapshots) or pfsp "
-                                                        "(AlphaStar's league)")
-    league.add_argument("--snapshot-rule", default="schedule", help="schedule (every --snapshot-steps) or win_rate "
-                                                                    "(beats what it should > 0.7, or 2x the steps)")
-    league.add_argument("--snapshot-steps", type=_count(1), default=20_000, help="a player's env steps between its "
-                                                                                  "snapshots")
-    league.add_argument("--slice-steps", type=_count(1), default=5_000, help="env steps a player trains in its turn")
+    league.add_argument("--mode", default=None, help="naive (self-play), uniform (over the snapshots) or pfsp "
+                                                     "(AlphaStar's league; the default)")
+    league.add_argument("--snapshot-rule", default=None, help="schedule (every --snapshot-steps; the default) or "
+                                                              "win_rate (beats what it should > 0.7, or 2x the steps)")
+    league.add_argument("--snapshot-steps", type=_count(1), default=None, help="a player's env steps between its "
+                                                                                "snapshots (default: 20,000)")
+    league.add_argument("--slice-steps", type=_count(1), default=None, help="env steps a player trains in its turn "
+                                                                             "(default: 5,000)")
     league.add_argument("--total-steps", type=_count(1), default=None, help="env steps per learning player (default: "
                                                                             "100,000; with --resume: raise the "
                                                                             "budget)")
-    league.add_argument("--runtime", default="local", help="where the players run: local (in turn on this machine) "
-                                                           "or ray (each a Ray actor, all at once)")
+    league.add_argument("--runtime", default=None, help="where the players run: local (in turn on this machine; the "
+                                                        "default) or ray (each a Ray actor, all at once)")
     league.add_argument("--player-runtime", default=None, help="each player's own runtime: local or inline (default: "
                                                                "the system's; inline on ray)")
-    league.add_argument("--seed", type=_count(0), default=0, help="player i trains with seed + i")
+    league.add_argument("--seed", type=_count(0), default=None, help="player i trains with seed + i (default: 0)")
     league.add_argument("--bind", default=None, help="where the coordinator listens for games in other processes "
                         "(HOST:PORT; by default loopback, this node's address on Ray)")
     league.add_argument("--run-dir", default=None, help="the league's directory (default: "
@@ -320,8 +325,8 @@ def _cmd_pbt(args) -> int:
         member_runtime=args.member_runtime,
         fraction=args.fraction,
         resample_prob=args.resample_prob,
-        exploit=not args.no_exploit,
-        explore_hyperparameters=not args.no_explore,
+        exploit=None if args.no_exploit is None else False,  # (None: not given, the population's own on resume)
+        explore_hyperparameters=None if args.no_explore is None else False,
         seed=args.seed,
         run_dir=args.run_dir,
         resume=args.resume,

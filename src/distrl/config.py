@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import json
 import math
 import types
 import typing
@@ -182,6 +183,19 @@ def parse_assignments(pairs: list[str]) -> dict[str, str]:
         key, value = pair.split("=", 1)
         out[key.strip().replace("-", "_")] = value.strip()
     return out
+
+
+def comparable_setting(x):
+    """A setting as a resumed league or population compares it with the one it saved: ``--set`` text parsed as YAML
+    (as the config parses it), JSON's lists for tuples, no spaces around a list's commas (``random, minimax``)."""
+    if isinstance(x, str):
+        try:
+            x = yaml.safe_load(x) if x.strip() else x
+        except yaml.YAMLError:  # text that is no YAML value is compared as text
+            pass
+        if isinstance(x, str):
+            return ",".join(part.strip() for part in x.split(","))
+    return json.loads(json.dumps(x))
 
 
 class _UniqueKeys(yaml.SafeLoader):

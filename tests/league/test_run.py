@@ -70,7 +70,9 @@ def test_a_resumed_league_keeps_its_counts_and_its_pool(league, tmp_path):
     del saved["fixed_share"]  # as a league saved before the setting was: it resumes with none
     (folder / "league.json").write_text(json.dumps(saved))
     before = json.loads((folder / "state.json").read_text())
-    summary = run_league("ppo", resume=True, run_dir=str(folder), total_steps=3072)
+    summary = run_league("ppo", resume=True, run_dir=str(folder), total_steps=3072, mode="pfsp", fixed=" random",
+                         players="main=1, main_exploiter=1", fixed_share=0.0,  # (as a league without it has)
+                         settings={"num_envs": "8"})  # the league's own settings, given again as text: accepted
     after = json.loads((folder / "state.json").read_text())
     old = len(before["payoff"]["players"])
     for i in range(old):
@@ -164,10 +166,22 @@ def test_a_damaged_league_is_one_line_on_resume_and_left_as_it_was(league, tmp_p
 
 
 @pytest.mark.parametrize("argv, says", [(["appo"], "another system 'appo'"),
-                                        (["ppo", "--env", "openspiel:kuhn_poker"], "another env")])
+                                        (["ppo", "--env", "openspiel:kuhn_poker"], "another env"),
+                                        (["ppo", "--mode", "naive"], "mode 'naive' (the league's: 'pfsp')"),
+                                        (["ppo", "--fixed", "minimax"], "fixed 'minimax' (the league's: 'random')"),
+                                        (["ppo", "--fixed-share", "0.3"], "fixed_share 0.3"),
+                                        (["ppo", "--players", "main=2"], "players 'main=2'"),
+                                        (["ppo", "--seed", "3"], "seed 3 (the league's: 0)"),
+                                        (["ppo", "--runtime", "ray"], "runtime 'ray'"),
+                                        (["ppo", "--set", "lr=0.5"], "--set lr=0.5 (the league's: unset)"),
+                                        (["ppo", "--set", "num_envs=4"], "--set num_envs=4 (the league's: 8)")])
 def test_a_resume_with_other_settings_is_refused(league, capsys, argv, says):
+    """A resumed league keeps its settings: one given that differs is one line, not silently ignored."""
+    before = {p: p.read_bytes() for p in league[0].rglob("*") if p.is_file()}
     assert main(["league", *argv, "--resume", "--run-dir", str(league[0])]) == 2
-    assert says in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert says in err and len(err.strip().splitlines()) == 1
+    assert {p: p.read_bytes() for p in league[0].rglob("*") if p.is_file()} == before
 
 
 def test_players_spread_over_a_two_node_ray_cluster(tmp_path):

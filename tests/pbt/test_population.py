@@ -81,7 +81,8 @@ def test_an_interrupted_population_resumes_where_it_stopped(tmp_path):
     assert summary["interrupted"] and summary["env_steps_total"] < 2 * 24_000
     json.loads((pop / "state.json").read_text())  # strict JSON (no -Infinity)
     before = rows(pop / "population.csv")
-    summary = run_pbt("a2c", run_dir=str(pop), resume=True)
+    summary = run_pbt("a2c", run_dir=str(pop), resume=True, population=2, explore=EXPLORE[:1], total_steps=24_000,
+                      settings={"num_envs": "8"})  # its own settings given again (a --set as text): accepted
     assert not summary["interrupted"] and all(m["env_steps"] >= 24_000 for m in summary["members"])
     after = rows(pop / "population.csv")
     assert after[:len(before)] == before and len(after) > len(before)
@@ -236,6 +237,27 @@ def test_a_damaged_population_is_one_line_on_resume_and_left_as_it_was(stopped_p
     err = capsys.readouterr().err.strip()
     assert err.startswith("distrl: error: cannot resume") and len(err.splitlines()) == 1, err
     assert sorted((p.relative_to(pop), p.read_bytes() if p.is_file() else b"") for p in pop.rglob("*")) == before
+
+
+@pytest.mark.parametrize("argv, says", [
+    (["--population", "3"], "population 3 (the population's: 2)"),
+    (["--explore", "lr=loguniform(1e-5,1e-3)"], "explore ['lr=loguniform(1e-5,1e-3)']"),
+    (["--fraction", "0.5"], "fraction 0.5"),
+    (["--no-exploit"], "exploit False (the population's: True)"),
+    (["--total-steps", "99999"], "total_steps 99999 (the population's: 24000)"),
+    (["--set", "unroll_length=64"], "--set unroll_length=64 (the population's: 32)"),
+    (["--env", "Acrobot-v1"], "env 'Acrobot-v1'"),
+])
+def test_a_resume_with_other_settings_is_refused_and_leaves_the_population_as_it_was(stopped_population, capsys, argv,
+                                                                                    says):
+    """A resumed population keeps its settings: one given with another value is one line, not silently ignored."""
+    before = sorted((p.relative_to(stopped_population), p.read_bytes() if p.is_file() else b"")
+                    for p in stopped_population.rglob("*"))
+    assert main(["pbt", "a2c", *argv, "--resume", "--run-dir", str(stopped_population)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert says in err and len(err.splitlines()) == 1, err
+    assert sorted((p.relative_to(stopped_population), p.read_bytes() if p.is_file() else b"")
+                  for p in stopped_population.rglob("*")) == before
 
 
 def test_a_population_saved_under_a_former_name_resumes_as_the_system_its_members_are_now(tmp_path):

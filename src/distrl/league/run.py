@@ -33,6 +33,7 @@ from urllib.parse import quote
 
 from safetensors.torch import load_file, save_file
 
+from distrl.config import comparable_setting
 from distrl.core import shared
 from distrl.errors import ConfigError
 from distrl.league.coordinator import MAX_SEATS, Coordinator
@@ -151,14 +152,20 @@ def _plan(system: str, env: str, runtime: str, total_steps: int, settings: dict,
     return run_cfg
 
 
-def run_league(system: str, env: str | None = None, *, players: str = "main=1", fixed: str = "",
-               fixed_share: float = 0.0, mode: str = "pfsp", snapshot_rule: str = "schedule",
-               snapshot_steps: int = 20_000, slice_steps: int = 5_000,
-               total_steps: int | None = None, runtime: str = "local", player_runtime: str | None = None,
-               seed: int = 0, run_dir: str | None = None, resume: bool = False, force: bool = False,
+# a new league's settings where the command gives none; a resumed league keeps its own (league.json)
+DEFAULTS = {"players": "main=1", "fixed": "", "fixed_share": 0.0, "mode": "pfsp", "snapshot_rule": "schedule",
+            "snapshot_steps": 20_000, "slice_steps": 5_000, "runtime": "local", "seed": 0}
+
+
+def run_league(system: str, env: str | None = None, *, players: str | None = None, fixed: str | None = None,
+               fixed_share: float | None = None, mode: str | None = None, snapshot_rule: str | None = None,
+               snapshot_steps: int | None = None, slice_steps: int | None = None,
+               total_steps: int | None = None, runtime: str | None = None, player_runtime: str | None = None,
+               seed: int | None = None, run_dir: str | None = None, resume: bool = False, force: bool = False,
                bind: str | None = None, settings: dict[str, Any] | None = None, log=None) -> dict[str, Any]:
     """Train a league; return (and write) its summary. Every input is checked before anything is written;
-    ``resume`` continues the league in ``run_dir`` with the settings it was started with. ``total_steps`` is each
+    ``resume`` continues the league in ``run_dir`` with the settings it was started with (a setting given that
+    differs from them is refused in one line). A setting left None takes ``DEFAULTS``. ``total_steps`` is each
     learning player's budget of env steps (100,000 by default; given with ``resume``, the league's new budget).
     ``runtime`` places the players: ``local`` (in turn in this process) or ``ray`` (each a Ray actor, all at once);
     ``player_runtime`` is each player's own (by default its system's: ``local``, or ``inline`` for A2C and PPO;
@@ -183,9 +190,14 @@ def run_league(system: str, env: str | None = None, *, players: str = "main=1", 
             _check(saved)
         except (ConfigError, TypeError, AttributeError) as e:
             raise ConfigError(f"cannot resume: {league_dir / 'league.json'}: {e}") from None
-        given = {"system": system, "env": env}
-        differs = [f"{k} {v!r} (the league's: {saved.get(k)!r})" for k, v in given.items()
-                   if v is not None and v != saved.get(k)]
+        given = {"system": system, "env": env, "players": players, "fixed": fixed, "fixed_share": fixed_share,
+                 "mode": mode, "snapshot_rule": snapshot_rule, "snapshot_steps": snapshot_steps,
+                 "slice_steps": slice_steps, "runtime": runtime, "player_runtime": player_runtime, "seed": seed}
+        differs = [f"{k} {v!r} (the league's: {saved.get(k, DEFAULTS.get(k))!r})" for k, v in given.items()
+                   if v is not None and comparable_setting(v) != comparable_setting(saved.get(k, DEFAULTS.get(k)))]
+        own = saved["settings"] if isinstance(saved["settings"], dict) else {}
+        differs += [f"--set {k}={v} (the league's: {own.get(k, 'unset')})" for k, v in (settings or {}).items()
+                    if comparable_setting(v) != comparable_setting(own.get(k))]
         if differs:
             raise ConfigError(f"cannot resume: the league in {league_dir} was started with another "
                               f"{', '.join(differs)}; a resumed league keeps its settings (only --total-steps may "
@@ -202,11 +214,13 @@ def run_league(system: str, env: str | None = None, *, players: str = "main=1", 
         if key in settings:
             raise ConfigError(f"--set {key}=... is set by the league itself (use --env, --runtime, --run-dir, --seed, "
                               "--total-steps)")
-    saved = {"system": system, "env": env, "players": players, "fixed": fixed, "fixed_share": fixed_share,
-             "mode": mode,
+    given = {"players": players, "fixed": fixed, "fixed_share": fixed_share, "mode": mode,
              "snapshot_rule": snapshot_rule, "snapshot_steps": snapshot_steps, "slice_steps": slice_steps,
+             "runtime": runtime, "seed": seed}
+    saved = {"system": system, "env": env, **{k: DEFAULTS[k] if v is None else v for k, v in given.items()},
              "total_steps": DEFAULT_TOTAL_STEPS if total_steps is None else total_steps,
-             "runtime": runtime, "player_runtime": player_runtime, "seed": seed, "settings": settings}
+             "player_runtime": player_runtime, "settings": settings}
+    runtime, fixed = saved["runtime"], saved["fixed"]
     _check(saved)
     if runtime == "ray":
         from distrl.api import require_ray

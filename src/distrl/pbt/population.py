@@ -70,6 +70,22 @@ def perturber(specs: list[Explore], resample_prob: float):
     return perturb
 
 
+def _refuse_other_settings(pop_dir: Path, saved: dict, given: dict, settings: dict) -> None:
+    """A resumed population keeps the settings it was started with: one given again with another value is one line,
+    not silently ignored (the system as saved, before ``_migrated`` renames it, or as it is now)."""
+    from distrl.config import comparable_setting as comparable
+
+    differs = [f"{k} {v!r} (the population's: {saved.get(k, DEFAULTS.get(k))!r})" for k, v in given.items()
+               if v is not None and comparable(v) != comparable(saved.get(k, DEFAULTS.get(k)))
+               and not (k == "system" and v == _migrated(pop_dir, saved).get("system"))]
+    own = saved.get("settings") if isinstance(saved.get("settings"), dict) else {}
+    differs += [f"--set {k}={v} (the population's: {own.get(k, 'unset')})" for k, v in settings.items()
+                if comparable(v) != comparable(own.get(k))]
+    if differs:
+        raise ConfigError(f"cannot resume: the population in {pop_dir} was started with another {', '.join(differs)}; "
+                          "a resumed population keeps its settings")
+
+
 def _migrated(pop_dir: Path, saved: dict) -> dict:
     """A population saved by distrl 0.2 under ``a2c`` or ``impala`` with PPO's passes is one of ``ppo`` or ``appo``
     (``agents/registry.saved_run``, read off its first member's config); one that stays keeps its settings without
@@ -117,16 +133,26 @@ def _check_ranges(config_cls, specs) -> None:
                 raise ConfigError(f"--explore {spec.name}={spec.kind}{spec.values}: {e}") from None
 
 
-def run_pbt(system: str, env: str | None = None, *, population: int = 4, explore: list[str] = (),
-            ready_steps: int = 20_000, total_steps: int | None = None, runtime: str = "local",
-            member_runtime: str | None = None, fraction: float = 0.2, resample_prob: float = 0.25,
-            exploit: bool = True, explore_hyperparameters: bool = True, seed: int = 0, run_dir: str | None = None,
-            resume: bool = False, force: bool = False, settings: dict[str, Any] | None = None,
-            self_play: bool = False, log=None) -> dict[str, Any]:
+# a new population's settings where the command gives none; a resumed one keeps its own (pbt.json)
+DEFAULTS = {"population": 4, "explore": [], "ready_steps": 20_000, "runtime": "local", "fraction": 0.2,
+            "resample_prob": 0.25, "exploit": True, "explore_hyperparameters": True, "seed": 0, "self_play": False}
+
+
+def run_pbt(system: str, env: str | None = None, *, population: int | None = None, explore: list[str] | None = None,
+            ready_steps: int | None = None, total_steps: int | None = None, runtime: str | None = None,
+            member_runtime: str | None = None, fraction: float | None = None, resample_prob: float | None = None,
+            exploit: bool | None = None, explore_hyperparameters: bool | None = None, seed: int | None = None,
+            run_dir: str | None = None, resume: bool = False, force: bool = False,
+            settings: dict[str, Any] | None = None, self_play: bool | None = None, log=None) -> dict[str, Any]:
     """Train a population; return (and write) its summary. Every input is checked before anything is
-    written; ``resume`` continues the population in ``run_dir`` with the settings it was started with.
+    written; ``resume`` continues the population in ``run_dir`` with the settings it was started with (one given
+    that differs from them is refused in one line). A setting left None takes ``DEFAULTS``.
     ``self_play``: the members play each other in a game of two or more players (``pbt/self_play.py``)."""
     from distrl.api import plan_run
+
+    given = {"population": population, "explore": explore, "ready_steps": ready_steps, "runtime": runtime,
+             "fraction": fraction, "resample_prob": resample_prob, "exploit": exploit,
+             "explore_hyperparameters": explore_hyperparameters, "seed": seed, "self_play": self_play}
 
     if resume:
         if not run_dir:
@@ -139,6 +165,8 @@ def run_pbt(system: str, env: str | None = None, *, population: int = 4, explore
                    "fraction", "resample_prob", "exploit", "explore_hyperparameters", "seed", "settings"} - set(saved)
         if missing:
             raise ConfigError(f"cannot resume: {Path(run_dir) / 'pbt.json'} lacks {', '.join(sorted(missing))}")
+        _refuse_other_settings(Path(run_dir), saved, {**given, "system": system, "env": env, "total_steps": total_steps,
+                                                      "member_runtime": member_runtime}, settings or {})
         saved = _migrated(Path(run_dir), saved)
         try:  # a hand-edited or damaged pbt.json gets the checks a new population's arguments get
             _check_numbers(saved["population"], saved["ready_steps"], saved["fraction"], saved["resample_prob"])
@@ -148,6 +176,8 @@ def run_pbt(system: str, env: str | None = None, *, population: int = 4, explore
         except (ConfigError, TypeError) as e:
             raise ConfigError(f"cannot resume: {Path(run_dir) / 'pbt.json'}: {e}") from None
         return _run(Path(run_dir), saved, resume=True, log=log)
+    population, explore, ready_steps, runtime, fraction, resample_prob, exploit, explore_hyperparameters, seed, \
+        self_play = (DEFAULTS[k] if v is None else v for k, v in given.items())
     settings = dict(settings or {})
     if runtime not in PLACEMENTS:
         raise ConfigError(f"--runtime '{runtime}' is not a PBT placement (valid: {', '.join(PLACEMENTS)})")
