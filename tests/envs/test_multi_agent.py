@@ -383,3 +383,16 @@ def test_ppo_learns_three_player_kuhn_poker_against_two_random_players(tmp_path)
                  run_dir=str(run), progress=False, num_envs=8, unroll_length=128)
     result = distrl.evaluate(run, episodes=300)
     assert len(result["seats"]) == 3 and result["mean_return"] >= 0.35
+
+
+def test_a_named_opponent_takes_its_tie_breaks_from_the_episodes_seed():
+    """Minimax opens anywhere (every opening square draws): env copies seeded apart open apart, one seed always alike
+    (a copy's fixed player once started from seed 0 in every copy, so a vector env's copies chose in step)."""
+    def opening(seed):  # odd seeds seat the learner second: minimax has moved when the episode starts
+        obs, info = make_env(GAME + "?opponent=minimax").reset(seed=seed)
+        assert info["seat"] == 1
+        return int(np.flatnonzero(obs[:18].reshape(9, 2)[:, 1])[0])
+
+    openings = [opening(seed) for seed in range(1, 40, 2)]
+    assert len(set(openings)) > 3
+    assert [opening(seed) for seed in range(1, 40, 2)] == openings

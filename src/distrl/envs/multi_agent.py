@@ -211,11 +211,14 @@ class SeatedGame(gym.Env):
         self.action_mask_size = int(self.action_space.n)
         size = int(np.prod(inner.shape)) + self.action_mask_size
         self.observation_space = gym.spaces.Box(-np.inf, np.inf, (size,), np.float32)
+        self._named = None  # a named fixed player's (name, game id): made again from each seeded reset's seed
         if opponent == "random":  # the env's own stream, reseeded by a seeded reset (each env copy its own)
             opponent = None
         elif isinstance(opponent, str):
+            from distrl.envs.opponents import NAMED
             from distrl.envs.opponents import opponent as named
 
+            self._named = (opponent, game_id) if opponent in NAMED else None
             opponent = named(opponent, game_id, 0, **(opponent_args or {}))
         self.opponent = opponent
         self.episodes = 0
@@ -310,6 +313,10 @@ class SeatedGame(gym.Env):
         if seed is not None:  # a seeded episode's seat is its seed's remainder (evaluation's seeds s, s+1, ... rotate)
             self._rng = np.random.default_rng(seed)
             self.episodes = int(seed) % len(agents)
+            if self._named is not None:  # its tie-breaks from the seed too: env copies seeded apart play apart
+                from distrl.envs.opponents import opponent as named
+
+                self.opponent = named(*self._named, int(seed))
         me = self.seat if self.seat is not None else agents[self.episodes % len(agents)]  # every seat in turn
         seated, starts = getattr(self.opponent, "game_starts", None), getattr(self.opponent, "episode_starts", None)
         if seated is not None:
