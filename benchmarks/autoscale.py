@@ -1,10 +1,10 @@
 """Autoscale from a bad start against the best fixed actor count, measured in one run of this script.
 
-For each system and case it runs every fixed actor count for ``--fixed-s`` seconds (their steady env steps/s, the
-first quarter of the rows left out) and then an autoscaled run from the case's bad start for ``--auto-s`` seconds,
-and reports when the autoscaled run first stepped at >= 0.9 of the best fixed rate (over a trailing window of
-``--window-s``, seconds from the trainer's start, process start-up excluded as in every run's wall_s), where it
-settled and its rate over the last quarter:
+For each system and case it runs every fixed actor count for ``--fixed-s`` seconds (``--ray-fixed-s`` on ray; their
+steady env steps/s, the first quarter of the rows left out) and then an autoscaled run from the case's bad start for
+``--auto-s`` seconds, and reports when the autoscaled run first stepped at >= 0.9 of the best fixed rate (over a
+trailing window of ``--window-s``, seconds from the trainer's start, process start-up excluded as in every run's
+wall_s), where it settled and its rate over the last quarter:
 
 - ``slow``: distrl/SlowCartPole-v0 (1 ms of sleep per step, a simulator in another program), from 1 actor (APPO
   with unrolls of 16 x 32 steps there: ``SETTINGS``);
@@ -90,11 +90,15 @@ def main() -> None:
     p.add_argument("--cases", nargs="+", default=list(CASES), choices=list(CASES))
     p.add_argument("--counts", nargs="+", type=int, default=[1, 2, 4, 8], help="fixed actor counts to compare")
     p.add_argument("--fixed-s", type=float, default=20.0)
+    p.add_argument("--ray-fixed-s", type=float, default=35.0,
+                   help="a fixed run's seconds on ray, whose actors take longer to start (SEED's first report came at "
+                        "13 s: a 20-s run measured three rows)")
     p.add_argument("--auto-s", type=float, default=75.0)
     p.add_argument("--window-s", type=float, default=8.0)
     add_flag(p)
     args = p.parse_args()
-    writer = start(["autoscale"], p, args, keep=("systems", "ray", "cases", "counts", "fixed_s", "auto_s", "window_s"))
+    writer = start(["autoscale"], p, args,
+                   keep=("systems", "ray", "cases", "counts", "fixed_s", "ray_fixed_s", "auto_s", "window_s"))
     table = Table("system", "runtime", "case", "fixed actors: env steps/s", "best fixed", "autoscaled from",
                   "reached 0.9 at", "settled at", "last quarter env steps/s", "of the best")
     high = max(args.counts)
@@ -106,7 +110,8 @@ def main() -> None:
                 fixed = {}
                 for n in args.counts:
                     run = Path(d) / f"{system}-{runtime}-{case}-{n}"
-                    s = train(system, env, runtime, run, args.fixed_s, num_actors=n, **at_ray(runtime, address), **own)
+                    seconds = args.ray_fixed_s if runtime == "ray" else args.fixed_s
+                    s = train(system, env, runtime, run, seconds, num_actors=n, **at_ray(runtime, address), **own)
                     fixed[n] = steady_sps(rows(run), s["sps"])
                 best_n = max(fixed, key=fixed.get)
                 run = Path(d) / f"{system}-{runtime}-{case}-auto"
