@@ -71,10 +71,16 @@ def wait_for(loop, n, deadline_s=20):
 
 
 def test_concurrent_streams_each_get_their_own_actions(served):
+    """Four actors stream at once; each unroll holds its own actor's observations and the actions meant for them. (The
+    server's batch waits only for the actors connected, so a thread that starts late on a busy machine joins late:
+    the test takes unrolls until every actor's have come, within a bounded time, not a fixed count.)"""
     loop, transport = served(slots=4, max_batch=4)
     stop, errors = threading.Event(), []
     threads = [actor_thread(transport.address, i, stop, errors) for i in range(4)]
     unrolls = wait_for(loop, 24)
+    end = time.monotonic() + 20
+    while {int(u["obs"][0, 0, 0]) for u, _ in unrolls} != {0, 1, 2, 3} and time.monotonic() < end:
+        unrolls += wait_for(loop, 1)
     stop.set()
     for t in threads:
         t.join(timeout=10)
