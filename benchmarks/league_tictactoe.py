@@ -2,7 +2,9 @@
 seat, and beat a random one?
 
 For each mode (AlphaStar's prioritized fictitious self-play, ``pfsp``, and naive self-play, ``naive``) and seed, a
-league of ``--system`` players (Ape-X DQN by default, its settings the system's defaults) with a fixed random player in
+league of ``--system`` players (Ape-X DQN by default, its settings the system's defaults but ``gamma=1.0``: with 0.99 a
+win two moves later is worth 2% less, as much as the differences in winning chances against random play that the
+greedy policy must tell apart) with a fixed random player in
 it, given two games in five of each player's (``--fixed-share 0.4``), trains ``--total-steps`` env steps per player on
 ``pettingzoo:classic.tictactoe_v3?opening=N`` (each training game after 0 to N random plies). Then its main agent plays
 greedily 200 games against minimax (a perfect player that chooses at random among its perfect moves; ``distrl eval
@@ -47,7 +49,8 @@ def main() -> None:
     p.add_argument("--fixed-share", type=float, default=0.4, help="the share of games against the fixed players")
     p.add_argument("--total-steps", type=int, default=800_000, help="env steps per learning player")
     p.add_argument("--slice-steps", type=int, default=10_000)
-    p.add_argument("--set", nargs="*", default=[], metavar="KEY=VALUE", help="the players' settings")
+    p.add_argument("--set", nargs="*", default=["gamma=1.0"], metavar="KEY=VALUE",
+                   help="the players' settings (by default undiscounted: a game's return is its result)")
     p.add_argument("--snapshot-steps", type=int, default=20_000)
     add_flag(p)
     args = p.parse_args()
@@ -79,7 +82,7 @@ def main() -> None:
                 exact = ["/".join(f"{100 * c[k]:.1f}" for k in ("win", "draw", "loss")) for c in chances]
                 both = sum(c["win"] for c in chances) / 2
                 table.row(mode, seed, f"{summary['players'][0]['env_steps']:,}", f"{wall:.0f}", *seats, *worst,
-                          *exact, f"{100 * both:.1f}%")
+                          *exact, f"{100 * both:.2f}%")
     if writer:
         writer.write({"league-tictactoe": str(table)})
 
