@@ -7,7 +7,7 @@ trailing window of ``--window-s``, seconds from the trainer's start, process sta
 wall_s), where it settled and its rate over the last quarter:
 
 - ``slow``: distrl/SlowCartPole-v0 (1 ms of sleep per step, a simulator in another program), from 1 actor (APPO
-  with unrolls of 16 x 32 steps there: ``SETTINGS``);
+  and SEED with unrolls of 16 x 32 steps there: ``SETTINGS``);
 - ``learner-bound``: CartPole-v1 (a step costs microseconds: the learner is the bottleneck), from 8 actors.
 
     python benchmarks/autoscale.py --docs      # the table in docs/guide/autoscale.md
@@ -34,8 +34,9 @@ from doc_blocks import Table, add_flag, start  # noqa: E402  (the benchmarks fol
 CASES = {"slow": ("distrl/SlowCartPole-v0", 1), "learner-bound": ("CartPole-v1", 8)}
 # APPO's default unroll (16 envs x 512 steps) takes one actor 9 s on the slow env: a 20-s fixed run would see two bursts
 # of them and its rate be off by one (8 actors measured at 57,315 env steps/s where 7,200 is the most they can step);
-# there its unrolls are IMPALA's size, 16 x 32 = 512 steps, in the fixed and the autoscaled runs alike
-SETTINGS = {("appo", "slow"): {"unroll_length": 32}}
+# there its unrolls are IMPALA's size, 16 x 32 = 512 steps, in the fixed and the autoscaled runs alike, and SEED's too
+# (its 16 x 256 take one actor 4 s there: its first window, three reports, came 24 s after the start from one actor)
+SETTINGS = {("appo", "slow"): {"unroll_length": 32}, ("seed", "slow"): {"unroll_length": 32}}
 
 
 def rows(run: Path) -> list[tuple[int, float, float]]:

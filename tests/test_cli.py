@@ -306,6 +306,21 @@ def test_the_human_summary_gives_policy_lag_in_updates_and_env_steps_of_data():
     assert "policy lag: n/a;" in human_summary({**s, "policy_lag_mean": None, "policy_lag_env_steps": None})
 
 
+def test_a_starved_learner_of_fixed_actors_gets_a_hint_to_autoscale():
+    """A run whose learner waited for data says that autoscale=on would size it, where the system and the runtime
+    can; an autoscaled run, a busy learner, inline or a system without elastic actors get no such line."""
+    from distrl.cli import human_summary
+
+    s = {"system": "impala", "env": "distrl/SlowCartPole-v0", "runtime": "local", "env_steps": 20_000, "wall_s": 20.0,
+         "sps": 1_000.0, "episode_return_mean": 20.0, "episodes": 900, "bottleneck": "actor-bound",
+         "bottleneck_detail": "...", "learner_updates": 300, "policy_lag_mean": 1.0, "policy_lag_env_steps": 1024.0,
+         "actor_restarts": 0, "run_dir": "runs/x", "learner_wait_frac": 0.75}
+    assert "hint: the learner waited 75% of its time for data: --set autoscale=on" in human_summary(s)
+    for quiet in ({"learner_wait_frac": 0.1}, {"runtime": "inline"}, {"system": "ppo"}, {"learner_wait_frac": None},
+                  {"autoscale": {"why": "8 actors", "changes": 3}}):
+        assert "hint:" not in human_summary({**s, **quiet}), quiet
+
+
 def test_a_pattern_matching_two_runs_evaluates_both_and_plots_a_comparison_beside_them(cli, tmp_path):
     """The docs' ``distrl eval runs/ppo-CartPole-v1-*/`` and ``distrl plot runs/...-*/`` after a second run: one JSON
     line per run, and the comparison goes to ./compare.png, leaving each run's own curves.png as it was."""

@@ -388,6 +388,20 @@ def _cmd_bench(args) -> int:
     return 1 if result["failed"] else 0
 
 
+def autoscale_hint(s: dict) -> str | None:
+    """Where a run of fixed actors starved its learner and could have sized itself: say so (the issue a user meets
+    on a slow env, 2 actors stepping a quarter of what the machine can, is otherwise silent)."""
+    from distrl.api import ELASTIC_SYSTEMS
+    from distrl.runtime.run.autoscale import STARVED
+
+    wait = s.get("learner_wait_frac")
+    if (s.get("system") not in ELASTIC_SYSTEMS or s.get("runtime") not in ("local", "ray") or "autoscale" in s
+            or wait is None or wait <= STARVED):
+        return None
+    return (f"the learner waited {wait:.0%} of its time for data: --set autoscale=on adds actors while it waits "
+            "and keeps them where env steps/s rise (docs/guide/autoscale.md)")
+
+
 def human_summary(s: dict) -> str:
     """What a person wants at the end of a run; the full record stays in ``summary.json``."""
     ret = "n/a" if s.get("episode_return_mean") is None else f"{s['episode_return_mean']:.1f}"
@@ -405,6 +419,7 @@ def human_summary(s: dict) -> str:
                if (b := s.get("best_policy")) else []),
              *([f"  autoscale: settled at {a['why']}; {a['changes']} changes (autoscale.csv)"]
                if (a := s.get("autoscale")) else []),
+             *([f"  hint: {h}"] if (h := autoscale_hint(s)) else []),
              f"  run dir: {s['run_dir']}  (next: distrl eval {s['run_dir']} --episodes 20; distrl plot {s['run_dir']})"]
     return "\n".join(lines)
 

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 import psutil
 
 from distrl.runtime.run.observers import Observer
-from distrl.runtime.run.run_dir import append_row
+from distrl.runtime.run.run_dir import append_record
 
 WINDOW_S = 4.0  # seconds of measurement per decision
 SETTLE_S = 1.5  # seconds after a change before measuring (processes starting, pipelines refilling)
@@ -187,11 +187,9 @@ class Autoscaler(Observer):
         trainer.backend.scale(self.role, actors)
         self.changes += 1
         self._mark, self._quiet_until, self._changed_at = None, now + self.settle_s, now
-        path = trainer.run_dir / "autoscale.csv"
-        if not path.exists():
-            append_row(path, list(COLUMNS))
-        append_row(path, [round(trainer.wall_s, 3), trainer.env_steps, w.actors, actors, round(w.sps, 1),
-                          _rounded(w.learner_wait), _rounded(w.actors_blocked), _rounded(w.cpu_busy), why])
+        append_record(trainer.run_dir / "autoscale.csv", dict(zip(COLUMNS, (
+            round(trainer.wall_s, 3), trainer.env_steps, w.actors, actors, round(w.sps, 1), _rounded(w.learner_wait),
+            _rounded(w.actors_blocked), _rounded(w.cpu_busy), why), strict=True)))
 
     def on_row(self, trainer, row: dict) -> None:
         row["actors"] = self.policy.actors

@@ -101,6 +101,30 @@ def append_row(path: Path, row: list) -> None:
         csv.writer(f).writerow(row)
 
 
+def append_record(path: Path, record: dict[str, Any]) -> None:
+    """A row of named values appended to a CSV whose header names them. A file written by an older version, whose
+    header lacks some of them, is rewritten once with them added (its rows blank there), so that a resumed run's
+    rows stay under the right names."""
+    header = []
+    if path.is_file() and path.stat().st_size > 0:
+        with path.open(newline="") as f:
+            header = next(csv.reader(f), [])
+    if not header:
+        append_row(path, list(record))
+        header = list(record)
+    elif new := [k for k in record if k not in header]:
+        with path.open(newline="") as f:
+            rows = list(csv.reader(f))[1:]
+        header = header + new
+        tmp = path.with_name(path.name + ".tmp")
+        with tmp.open("w", newline="") as f:
+            writer = csv.writer(f)
+            writer.writerow(header)
+            writer.writerows(r + [""] * (len(header) - len(r)) for r in rows)
+        tmp.replace(path)
+    append_row(path, [record.get(k, "") for k in header])
+
+
 def read_rows(path: Path) -> list[dict]:
     if not path.is_file():
         return []

@@ -1,0 +1,54 @@
+"""The run dir's CSV rows: a resumed run's rows stay under the right names when an older version wrote the file."""
+
+from __future__ import annotations
+
+import csv
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from distrl.runtime.run.run_dir import append_record
+
+
+def _read(path):
+    with path.open(newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def test_a_new_file_gets_the_records_names_as_header(tmp_path):
+    path = tmp_path / "autoscale.csv"
+    append_record(path, {"actors": 2, "why": "2 actors: where the run started"})
+    append_record(path, {"actors": 4, "why": "4 actors: the learner waited 50%"})
+    assert [r["actors"] for r in _read(path)] == ["2", "4"]
+    assert path.read_text().splitlines()[0] == "actors,why"
+
+
+def test_an_older_header_is_extended_once_and_its_rows_kept(tmp_path):
+    path = tmp_path / "autoscale.csv"
+    path.write_text("wall_s,actors,why\n1.5,1,started\n")  # written before cpu_busy was a column
+    append_record(path, {"wall_s": 9.0, "actors": 2, "cpu_busy": 0.95, "why": "busy"})
+    append_record(path, {"wall_s": 20.0, "actors": 1, "cpu_busy": 0.5, "why": "idle"})
+    rows = _read(path)
+    assert list(rows[0]) == ["wall_s", "actors", "why", "cpu_busy"]
+    assert rows[0] == {"wall_s": "1.5", "actors": "1", "why": "started", "cpu_busy": ""}
+    assert rows[1] == {"wall_s": "9.0", "actors": "2", "why": "busy", "cpu_busy": "0.95"}
+    assert rows[2]["cpu_busy"] == "0.5"
+    assert not list(tmp_path.glob("*.tmp"))
+
+
+names = st.lists(st.sampled_from(["a", "b", "c", "d", "e"]), min_size=1, max_size=5, unique=True)
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.lists(names, min_size=1, max_size=6))
+def test_every_value_reads_back_under_its_name(tmp_path_factory, layouts):
+    """Records of any changing sets of names: each value is read back under its own name, blank where a record
+    had no such name."""
+    path = tmp_path_factory.mktemp("rows") / "rows.csv"
+    records = [{k: f"{i}{k}" for k in layout} for i, layout in enumerate(layouts)]
+    for record in records:
+        append_record(path, record)
+    rows = _read(path)
+    assert len(rows) == len(records)
+    for record, row in zip(records, rows, strict=True):
+        assert {k: v for k, v in row.items() if v} == record
