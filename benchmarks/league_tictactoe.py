@@ -49,15 +49,15 @@ def main() -> None:
     p.add_argument("--fixed-share", type=float, default=0.4, help="the share of games against the fixed players")
     p.add_argument("--total-steps", type=int, default=800_000, help="env steps per learning player")
     p.add_argument("--slice-steps", type=int, default=10_000)
-    p.add_argument("--set", nargs="*", default=["gamma=1.0"], metavar="KEY=VALUE",
-                   help="the players' settings (by default undiscounted: a game's return is its result)")
+    p.add_argument("--set", nargs="*", default=[], metavar="KEY=VALUE",
+                   help="the players' settings (gamma=1.0 unless given: a game's return is its result)")
     p.add_argument("--snapshot-steps", type=int, default=20_000)
     add_flag(p)
     args = p.parse_args()
     writer = start(["league-tictactoe"], p, args, keep=("system", "opening", "seeds", "modes", "players", "fixed",
                                                         "fixed_share", "total_steps", "slice_steps", "snapshot_steps",
                                                         "set"))
-    settings = {key: yaml.safe_load(value) for key, value in (kv.split("=", 1) for kv in args.set)}
+    settings = {"gamma": 1.0, **{key: yaml.safe_load(value) for key, value in (kv.split("=", 1) for kv in args.set)}}
     game = f"{GAME}?opening={args.opening}" if args.opening else GAME
     table = Table("mode", "seed", "env steps", "wall s", "vs minimax, first seat (W/D/L)", "second seat (W/D/L)",
                   "games lost of all, first seat", "second seat", "vs random, exact W/D/L %, first seat",

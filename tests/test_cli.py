@@ -307,8 +307,10 @@ def test_the_human_summary_gives_policy_lag_in_updates_and_env_steps_of_data():
 
 
 def test_a_starved_learner_of_fixed_actors_gets_a_hint_to_autoscale():
-    """A run whose learner waited for data says that autoscale=on would size it, where the system and the runtime
-    can; an autoscaled run, a busy learner, inline or a system without elastic actors get no such line."""
+    """A run whose learner waited for its actors says that autoscale=on would size it, where the system and the
+    runtime can; an autoscaled run, a busy learner, a bottleneck other than the actors (SEED's server, a blocked
+    pipeline), a run interrupted or too short for the autoscaler's windows, inline or a system without elastic actors
+    get no such line."""
     from distrl.cli import human_summary
 
     s = {"system": "impala", "env": "distrl/SlowCartPole-v0", "runtime": "local", "env_steps": 20_000, "wall_s": 20.0,
@@ -316,8 +318,11 @@ def test_a_starved_learner_of_fixed_actors_gets_a_hint_to_autoscale():
          "bottleneck_detail": "...", "learner_updates": 300, "policy_lag_mean": 1.0, "policy_lag_env_steps": 1024.0,
          "actor_restarts": 0, "run_dir": "runs/x", "learner_wait_frac": 0.75}
     assert "hint: the learner waited 75% of its time for data: --set autoscale=on" in human_summary(s)
-    for quiet in ({"learner_wait_frac": 0.1}, {"runtime": "inline"}, {"system": "ppo"}, {"learner_wait_frac": None},
-                  {"autoscale": {"why": "8 actors", "changes": 3}}):
+    assert "hint:" in human_summary({**s, "learner_wait_frac": 0.21, "system": "seed", "runtime": "ray"})
+    for quiet in ({"learner_wait_frac": 0.1}, {"learner_wait_frac": 0.2}, {"runtime": "inline"}, {"system": "ppo"},
+                  {"learner_wait_frac": None}, {"autoscale": {"why": "8 actors", "changes": 3}},
+                  {"bottleneck": "inference-bound"}, {"bottleneck": "pipeline-bound"}, {"interrupted": True},
+                  {"wall_s": 5.0}):
         assert "hint:" not in human_summary({**s, **quiet}), quiet
 
 

@@ -389,17 +389,19 @@ def _cmd_bench(args) -> int:
 
 
 def autoscale_hint(s: dict) -> str | None:
-    """Where a run of fixed actors starved its learner and could have sized itself: say so (the issue a user meets
-    on a slow env, 2 actors stepping a quarter of what the machine can, is otherwise silent)."""
+    """Where a run of fixed actors starved its learner (the actors the bottleneck, over a few of the autoscaler's
+    windows) and could have sized itself, say so: 2 actors on an env that waits on a simulator step a fraction of
+    what more would, and nothing else tells the user."""
     from distrl.api import ELASTIC_SYSTEMS
-    from distrl.runtime.run.autoscale import STARVED
+    from distrl.runtime.run.autoscale import STARVED, WINDOW_S
 
     wait = s.get("learner_wait_frac")
     if (s.get("system") not in ELASTIC_SYSTEMS or s.get("runtime") not in ("local", "ray") or "autoscale" in s
+            or s.get("bottleneck") != "actor-bound" or s.get("interrupted") or s.get("wall_s", 0) < 3 * WINDOW_S
             or wait is None or wait <= STARVED):
         return None
-    return (f"the learner waited {wait:.0%} of its time for data: --set autoscale=on adds actors while it waits "
-            "and keeps them where env steps/s rise (docs/guide/autoscale.md)")
+    return (f"the learner waited {wait:.0%} of its time for data: --set autoscale=on sizes the actors from this wait "
+            "and keeps a change only where env steps/s rise (docs/guide/autoscale.md)")
 
 
 def human_summary(s: dict) -> str:

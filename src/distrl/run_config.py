@@ -94,7 +94,7 @@ class RunConfig:
         "off",
         "on: the run sizes itself while it goes on, adding or removing actors between min_actors and max_actors "
         "(starting from num_actors) from the measured learner wait, the actors' blocked time and env steps/s "
-        "(local and ray; appo, impala, apex-dqn). Each change is a row of autoscale.csv.",
+        "(local and ray; appo, impala, seed, apex-dqn). Each change is a row of autoscale.csv.",
         choices=("off", "on"),
     )
     min_actors: int = setting(1, "The fewest actors an autoscaled run keeps.", low=1, high=4096)

@@ -36,6 +36,28 @@ def test_an_older_header_is_extended_once_and_its_rows_kept(tmp_path):
     assert not list(tmp_path.glob("*.tmp"))
 
 
+def test_rows_appended_longer_than_an_older_header_are_put_under_their_names(tmp_path):
+    """autoscale.csv of a run resumed by the version that added cpu_busy before this fix: rows of the new order under
+    the old header, one field longer. They are read back under their names, the text with its comma kept."""
+    path = tmp_path / "autoscale.csv"
+    path.write_text('wall_s,actors,why\n1.5,1,started\n\n9.0,2,0.95,"2 actors: 6,832 env steps/s"\n')
+    append_record(path, {"wall_s": 20.0, "actors": 1, "cpu_busy": 0.5, "why": "idle"})
+    rows = _read(path)
+    assert [r["actors"] for r in rows] == ["1", "2", "1"]
+    assert rows[1]["cpu_busy"] == "0.95" and rows[1]["why"] == "2 actors: 6,832 env steps/s"
+    assert rows[0]["cpu_busy"] == "" and rows[0]["why"] == "started"
+
+
+def test_the_file_is_rewritten_only_when_a_name_is_new(tmp_path):
+    path = tmp_path / "rows.csv"
+    append_record(path, {"a": 1, "b": 2})
+    first = path.stat().st_ino
+    append_record(path, {"a": 3, "b": 4})
+    assert path.stat().st_ino == first  # appended in place
+    append_record(path, {"a": 5, "c": 6})
+    assert path.read_text().splitlines()[0] == "a,b,c"
+
+
 names = st.lists(st.sampled_from(["a", "b", "c", "d", "e"]), min_size=1, max_size=5, unique=True)
 
 
@@ -45,7 +67,7 @@ def test_every_value_reads_back_under_its_name(tmp_path_factory, layouts):
     """Records of any changing sets of names: each value is read back under its own name, blank where a record
     had no such name."""
     path = tmp_path_factory.mktemp("rows") / "rows.csv"
-    records = [{k: f"{i}{k}" for k in layout} for i, layout in enumerate(layouts)]
+    records = [{k: f'{i}{k}, "q"' for k in layout} for i, layout in enumerate(layouts)]
     for record in records:
         append_record(path, record)
     rows = _read(path)

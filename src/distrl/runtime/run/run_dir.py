@@ -104,23 +104,28 @@ def append_row(path: Path, row: list) -> None:
 def append_record(path: Path, record: dict[str, Any]) -> None:
     """A row of named values appended to a CSV whose header names them. A file written by an older version, whose
     header lacks some of them, is rewritten once with them added (its rows blank there), so that a resumed run's
-    rows stay under the right names."""
+    rows stay under the right names; a row of such a file that is as long as ``record`` and longer than its header
+    (appended in ``record``'s order under the old header, as autoscale.csv's were before this) is put under its names.
+    """
     header = []
-    if path.is_file() and path.stat().st_size > 0:
+    if path.is_file():
         with path.open(newline="") as f:
-            header = next(csv.reader(f), [])
+            header = next((r for r in csv.reader(f) if r), [])
     if not header:
-        append_row(path, list(record))
+        with path.open("w", newline="") as f:
+            csv.writer(f).writerow(list(record))
         header = list(record)
     elif new := [k for k in record if k not in header]:
         with path.open(newline="") as f:
-            rows = list(csv.reader(f))[1:]
-        header = header + new
+            rows = [r for r in csv.reader(f) if r][1:]
+        old, header = header, header + new
         tmp = path.with_name(path.name + ".tmp")
         with tmp.open("w", newline="") as f:
             writer = csv.writer(f)
             writer.writerow(header)
-            writer.writerows(r + [""] * (len(header) - len(r)) for r in rows)
+            for r in rows:
+                named = dict(zip(record, r)) if len(r) == len(record) > len(old) else dict(zip(old, r))
+                writer.writerow([named.get(k, "") for k in header])
         tmp.replace(path)
     append_row(path, [record.get(k, "") for k in header])
 
