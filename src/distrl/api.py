@@ -153,9 +153,10 @@ def check_learner_device(system: str, run_cfg: RunConfig, program) -> None:
 ELASTIC_SYSTEMS = ("appo", "impala", "seed", "apex-dqn")
 
 
-def autoscaled(system: str, module, run_cfg: RunConfig, sys_cfg, ctx: BuildContext, program):
-    """``autoscale=on``: the program built for ``max_actors`` (so that every service is sized for the most), its
-    elastic role starting ``num_actors`` of them; the bounds checked (one line each)."""
+def actor_bounds(system: str, run_cfg: RunConfig, program) -> tuple[int, int]:
+    """``autoscale=on``'s fewest and most actors, or why the run cannot autoscale (one line): a system whose actors
+    a run can add or remove, a runtime of processes, ``min_actors`` enough to fill a learner batch, within
+    ``max_actors``."""
     elastic = [r for r in program.roles if r.elastic]
     if not elastic:
         raise ConfigError(f"autoscale=on: {system} has no actors a run can add or remove (systems that do: "
@@ -171,6 +172,29 @@ def autoscaled(system: str, module, run_cfg: RunConfig, sys_cfg, ctx: BuildConte
     if low > high:
         raise ConfigError(f"autoscale=on: min_actors {low} (at least {floor}, for a learner batch of {batch} "
                           f"{role.emits}) is above max_actors {high}")
+    return low, high
+
+
+def resolve_autoscale(system: str, run_cfg: RunConfig, program, chosen: dict) -> str:
+    """``autoscale=auto``, the default: on where the run can autoscale (an elastic system on ``local`` or ``ray``,
+    within its bounds) and nobody fixed the actors (``num_actors`` absent from the preset, the config file and the
+    settings: ``chosen``); off elsewhere. The claim that makes it a default (docs/guide/autoscale.md): from either
+    bad start every such system reaches 0.9 of its best fixed count's env steps/s within 60 s."""
+    if run_cfg.autoscale != "auto":
+        return run_cfg.autoscale
+    if "num_actors" in chosen or system not in ELASTIC_SYSTEMS:
+        return "off"
+    try:
+        actor_bounds(system, run_cfg, program)
+    except ConfigError:
+        return "off"
+    return "on"
+
+
+def autoscaled(system: str, module, run_cfg: RunConfig, sys_cfg, ctx: BuildContext, program):
+    """``autoscale=on``: the program built for ``max_actors`` (so that every service is sized for the most), its
+    elastic role starting ``num_actors`` of them; the bounds checked (one line each)."""
+    low, high = actor_bounds(system, run_cfg, program)
     start = min(max(sys_cfg.num_actors, low), high)
     program = module.build(dataclasses.replace(sys_cfg, num_actors=high), dataclasses.replace(ctx, autoscale=True))
     program = program.starting(start)
@@ -247,6 +271,7 @@ def plan_run(system: str, env: str | None = None, *, config_file: str | None = N
     program = module.build(sys_cfg, ctx)
     if run_cfg.runtime is None:
         run_cfg = dataclasses.replace(run_cfg, runtime="local" if "local" in program.runtimes else program.runtimes[0])
+    run_cfg = dataclasses.replace(run_cfg, autoscale=resolve_autoscale(system, run_cfg, program, overrides))
     if run_cfg.autoscale == "on":
         run_cfg, program = autoscaled(system, module, run_cfg, sys_cfg, ctx, program)
     if run_cfg.runtime not in program.runtimes:

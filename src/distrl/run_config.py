@@ -91,11 +91,12 @@ class RunConfig:
     tracker_uri: str | None = setting(None, "MLflow's tracking URI (http://HOST:PORT, file:PATH, ...); default "
                                             "MLFLOW_TRACKING_URI, else RUN_DIR/mlruns.")
     autoscale: str = setting(
-        "off",
+        "auto",
         "on: the run sizes itself while it goes on, adding or removing actors between min_actors and max_actors "
         "(starting from num_actors) from the measured learner wait, the actors' blocked time and env steps/s "
-        "(local and ray; appo, impala, seed, apex-dqn). Each change is a row of autoscale.csv.",
-        choices=("off", "on"),
+        "(local and ray; appo, impala, seed, apex-dqn). Each change is a row of autoscale.csv. auto: on for those "
+        "systems and runtimes unless num_actors is given (a preset's or yours); off: the actors num_actors says.",
+        choices=("auto", "on", "off"),
     )
     min_actors: int = setting(1, "The fewest actors an autoscaled run keeps.", low=1, high=4096)
     max_actors: int | None = setting(None, "The most actors an autoscaled run starts; default 4 per core.", low=1,

@@ -141,7 +141,7 @@ def _plan(system: str, env: str, runtime: str, total_steps: int, settings: dict,
 
     check_game(env)
     module, run_cfg, sys_cfg, spec, program = plan_run(system, env, runtime=runtime, total_steps=total_steps,
-                                                       **settings)
+                                                       **{**SLICED, **settings})
     if run_cfg.autoscale == "on":  # players train in slices, in turn: an idle player's windows would mislead it
         raise ConfigError("autoscale=on sizes one run; a league's players train in slices and cannot autoscale yet")
     from distrl.envs.opponents import opponent
@@ -152,6 +152,8 @@ def _plan(system: str, env: str, runtime: str, total_steps: int, settings: dict,
     return run_cfg
 
 
+# a player trains in slices, in turn with the others: autoscale's default (auto) is off for it
+SLICED = {"autoscale": "off"}
 # a new league's settings where the command gives none; a resumed league keeps its own (league.json)
 DEFAULTS = {"players": "main=1", "fixed": "", "fixed_share": 0.0, "mode": "pfsp", "snapshot_rule": "schedule",
             "snapshot_steps": 20_000, "slice_steps": 5_000, "runtime": "local", "seed": 0}
@@ -331,7 +333,7 @@ class _League:
             env = league_env(s["env"], self.dir, pid)  # the league's folder now (a league may move)
             shared_ = {str(self.dir): self.host.handle}  # the name the env's ?league= gives
             resumed = {"env": env, "run_dir": str(folder), "total_steps": s["total_steps"], "shared": shared_}
-            fresh = {**s["settings"], "env": env, "run_dir": str(folder), "seed": s["seed"] + index,
+            fresh = {**SLICED, **s["settings"], "env": env, "run_dir": str(folder), "seed": s["seed"] + index,
                      "total_steps": s["total_steps"], "runtime": s["player_runtime"], "shared": shared_}
             makers[pid] = partial(make_player_trainer, s["system"], fresh, resumed, again)
             again_makers[pid] = partial(make_player_trainer, s["system"], fresh, resumed, None)

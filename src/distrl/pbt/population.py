@@ -133,6 +133,8 @@ def _check_ranges(config_cls, specs) -> None:
                 raise ConfigError(f"--explore {spec.name}={spec.kind}{spec.values}: {e}") from None
 
 
+# a member trains in slices, in turn with the others: autoscale's default (auto) is off for it
+SLICED = {"autoscale": "off"}
 # a new population's settings where the command gives none; a resumed one keeps its own (pbt.json)
 DEFAULTS = {"population": 4, "explore": [], "ready_steps": 20_000, "runtime": "local", "fraction": 0.2,
             "resample_prob": 0.25, "exploit": True, "explore_hyperparameters": True, "seed": 0, "self_play": False}
@@ -196,7 +198,7 @@ def run_pbt(system: str, env: str | None = None, *, population: int | None = Non
 
         check_game(env, "a population that plays itself")
     module, run_cfg, sys_cfg, spec, program = plan_run(system, env, total_steps=total_steps, runtime=member_runtime,
-                                                       **settings)
+                                                       **{**SLICED, **settings})
     if run_cfg.autoscale == "on":  # members train in slices, in turn: an idle member's windows would mislead it
         raise ConfigError("autoscale=on sizes one run; PBT's members train in slices and cannot autoscale yet")
     if program.make_learner is None:
@@ -287,7 +289,7 @@ def _run(pop_dir: Path, saved: dict, resume: bool, log) -> dict[str, Any]:
         if resume and not has_checkpoint and records[i].env_steps > 0:  # trained once: never silently from step 0
             raise ConfigError(f"cannot resume: member m{i} trained {records[i].env_steps:,} env steps (state.json) but "
                               f"{member_dir} holds no checkpoint; restore it or start the population anew")
-        settings = {**saved["settings"], "env": saved["env"], "run_dir": str(member_dir), "seed": saved["seed"] + i,
+        settings = {**SLICED, **saved["settings"], "env": saved["env"], "run_dir": str(member_dir), "seed": saved["seed"] + i,
                     "total_steps": saved["total_steps"], "runtime": saved["member_runtime"]}
         members.append(settings)
         again.append(resume and has_checkpoint)

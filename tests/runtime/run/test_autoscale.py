@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import math
+import os
 
 import pytest
 from hypothesis import given, settings
@@ -141,6 +142,34 @@ def test_autoscale_settings_that_cannot_work_are_one_line(tmp_path, settings_, f
     with pytest.raises(ConfigError, match=fragment):
         distrl.make_trainer("impala", "CartPole-v1", run_dir=str(tmp_path / "run"), **settings_)
     assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.parametrize("system, settings_, expected", [
+    ("appo", {}, "on"), ("impala", {"runtime": "local"}, "on"), ("seed", {"runtime": "ray"}, "on"),
+    ("apex-dqn", {}, "on"),
+    ("appo", {"num_actors": 2}, "off"),  # a count given, even the default's, is the user's
+    ("appo", {"runtime": "inline"}, "off"), ("ppo", {}, "off"), ("a3c", {}, "off"),
+    ("impala", {"batch_unrolls": 4, "max_actors": 1}, "off"),  # 2 actors at least to fill a batch: it cannot
+    ("appo", {"autoscale": "off"}, "off"), ("appo", {"autoscale": "on", "num_actors": 3}, "on"),
+])
+def test_autoscale_is_on_by_default_where_the_run_can_and_nobody_fixed_the_actors(system, settings_, expected):
+    from distrl.api import plan_run
+
+    _, run_cfg, sys_cfg, _, program = plan_run(system, "CartPole-v1", **settings_)
+    assert run_cfg.autoscale == expected  # resolved: config.yaml and a resume read on or off, never auto
+    elastic = [r for r in program.roles if r.elastic]
+    if expected == "on":
+        assert run_cfg.max_actors == (settings_.get("max_actors") or 4 * os.cpu_count())
+        assert elastic[0].active == min(max(sys_cfg.num_actors, run_cfg.min_actors), run_cfg.max_actors)
+    else:
+        assert all(r.active is None for r in program.roles)
+
+
+def test_a_preset_that_fixes_the_actors_keeps_them():
+    from distrl.api import plan_run
+
+    _, run_cfg, sys_cfg, _, _ = plan_run("impala", "CartPole-v1", preset="pong-gpu", device="cpu")
+    assert run_cfg.autoscale == "off" and sys_cfg.num_actors == 15
 
 
 def test_a_system_without_elastic_actors_is_refused_naming_those_that_have_them(tmp_path):
