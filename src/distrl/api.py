@@ -51,6 +51,10 @@ from distrl.runtime.run.run_dir import (
 from distrl.runtime.run.trackers import check_tracker, tracker_observer
 
 
+# run settings a run saved before they existed resumes with: what it ran with, not today's default
+OLDER_RUN_SETTINGS = {"autoscale": "off"}
+
+
 def resolve_configs(system: str, overrides: dict[str, Any], base: dict | None = None):
     """Split ``overrides`` between the run settings and the system's settings; build and validate both."""
     module = get_system(system)
@@ -64,7 +68,7 @@ def resolve_configs(system: str, overrides: dict[str, Any], base: dict | None = 
             sys_over[key] = value
         else:
             raise config_mod.unknown_setting(key, sorted(run_fields | sys_fields))
-    run_base = _from_saved(RunConfig, base["run"], {}, {}, "run") if base else None
+    run_base = _from_saved(RunConfig, base["run"], {}, OLDER_RUN_SETTINGS, "run") if base else None
     sys_base = _from_saved(module.Config, base["system_config"], module.RENAMED_SETTINGS,
                            module.OLDER_RUN_DEFAULTS, system) if base else None
     sys_cfg = config_mod.build(module.Config, sys_over, sys_base)
@@ -175,15 +179,23 @@ def actor_bounds(system: str, run_cfg: RunConfig, program) -> tuple[int, int]:
     return low, high
 
 
-def resolve_autoscale(system: str, run_cfg: RunConfig, program, chosen: dict) -> str:
-    """``autoscale=auto``, the default: on where the run can autoscale (an elastic system on ``local`` or ``ray``,
-    within its bounds) and nobody fixed the actors (``num_actors`` absent from the preset, the config file and the
-    settings: ``chosen``); off elsewhere. The claim that makes it a default (docs/guide/autoscale.md): from either
-    bad start every such system reaches 0.9 of its best fixed count's env steps/s within 60 s."""
+def resolve_autoscale(system: str, run_cfg: RunConfig, sys_cfg, program, chosen: dict, resumed: bool) -> str:
+    """``autoscale=auto``, the default: on where the run can autoscale and its claim was measured (an elastic system
+    on ``local`` or ``ray``, one learner, no remote actors' slots, within its bounds) and nobody fixed the actors
+    (``num_actors`` absent from the preset, the config file and the settings: ``chosen``); off elsewhere. The claim
+    (docs/guide/autoscale.md): from either bad start every such system reaches 0.9 of its best fixed count's env
+    steps/s within 60 s. A resumed run keeps what it ran with (``config.yaml`` records on or off) unless the resume
+    fixes its actors (``num_actors``) or moves it where it cannot scale (``inline``)."""
+    if resumed and run_cfg.autoscale == "on" and "autoscale" not in chosen and (
+            "num_actors" in chosen or run_cfg.runtime not in ("local", "ray")):
+        return "off"
     if run_cfg.autoscale != "auto":
         return run_cfg.autoscale
-    if "num_actors" in chosen or system not in ELASTIC_SYSTEMS:
+    if ("num_actors" in chosen or system not in ELASTIC_SYSTEMS or run_cfg.num_learners > 1
+            or getattr(sys_cfg, "remote_actors", 0)):
         return "off"
+    if {"min_actors", "max_actors"} & set(chosen):  # bounds asked for: ones that cannot hold are one line, not ignored
+        return "on"
     try:
         actor_bounds(system, run_cfg, program)
     except ConfigError:
@@ -271,7 +283,8 @@ def plan_run(system: str, env: str | None = None, *, config_file: str | None = N
     program = module.build(sys_cfg, ctx)
     if run_cfg.runtime is None:
         run_cfg = dataclasses.replace(run_cfg, runtime="local" if "local" in program.runtimes else program.runtimes[0])
-    run_cfg = dataclasses.replace(run_cfg, autoscale=resolve_autoscale(system, run_cfg, program, overrides))
+    run_cfg = dataclasses.replace(run_cfg, autoscale=resolve_autoscale(system, run_cfg, sys_cfg, program, overrides,
+                                                                       resumed=resume))
     if run_cfg.autoscale == "on":
         run_cfg, program = autoscaled(system, module, run_cfg, sys_cfg, ctx, program)
     if run_cfg.runtime not in program.runtimes:

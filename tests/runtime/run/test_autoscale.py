@@ -149,7 +149,7 @@ def test_autoscale_settings_that_cannot_work_are_one_line(tmp_path, settings_, f
     ("apex-dqn", {}, "on"),
     ("appo", {"num_actors": 2}, "off"),  # a count given, even the default's, is the user's
     ("appo", {"runtime": "inline"}, "off"), ("ppo", {}, "off"), ("a3c", {}, "off"),
-    ("impala", {"batch_unrolls": 4, "max_actors": 1}, "off"),  # 2 actors at least to fill a batch: it cannot
+    ("impala", {"num_learners": 2}, "off"), ("seed", {"remote_actors": 1}, "off"),  # the claim was not measured
     ("appo", {"autoscale": "off"}, "off"), ("appo", {"autoscale": "on", "num_actors": 3}, "on"),
 ])
 def test_autoscale_is_on_by_default_where_the_run_can_and_nobody_fixed_the_actors(system, settings_, expected):
@@ -163,6 +163,41 @@ def test_autoscale_is_on_by_default_where_the_run_can_and_nobody_fixed_the_actor
         assert elastic[0].active == min(max(sys_cfg.num_actors, run_cfg.min_actors), run_cfg.max_actors)
     else:
         assert all(r.active is None for r in program.roles)
+
+
+def test_bounds_asked_for_that_cannot_hold_are_one_line_under_the_default_too():
+    from distrl.api import plan_run
+
+    with pytest.raises(ConfigError, match="is above max_actors 1"):  # 2 actors at least fill a batch of 4 unrolls
+        plan_run("impala", "CartPole-v1", batch_unrolls=4, max_actors=1)
+
+
+def test_a_resumed_run_keeps_how_it_ran_unless_the_resume_fixes_its_actors_or_leaves_processes(tmp_path):
+    """config.yaml records on or off (never auto); a run saved before the setting existed ran fixed actors."""
+    import yaml
+
+    from distrl.api import plan_run
+    from distrl.runtime.run.run_dir import write_config
+
+    def saved(run_dir, **settings):
+        _, run_cfg, sys_cfg, _, _ = plan_run("appo", "CartPole-v1", run_dir=str(run_dir), **settings)
+        run_dir.mkdir()
+        write_config(run_dir, "appo", run_cfg, sys_cfg)
+        return run_dir
+
+    def resumed(run_dir, **settings):
+        return plan_run("appo", resume=True, run_dir=str(run_dir), **settings)[1].autoscale
+
+    auto = saved(tmp_path / "auto")
+    assert yaml.safe_load((auto / "config.yaml").read_text())["run"]["autoscale"] == "on"
+    assert resumed(auto) == "on" and resumed(auto, runtime="ray") == "on"
+    assert resumed(auto, num_actors=3) == "off" and resumed(auto, runtime="inline") == "off"
+    assert resumed(saved(tmp_path / "fixed", num_actors=2)) == "off"
+    older = saved(tmp_path / "older")
+    data = yaml.safe_load((older / "config.yaml").read_text())
+    del data["run"]["autoscale"]
+    (older / "config.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
+    assert resumed(older) == "off"
 
 
 def test_a_preset_that_fixes_the_actors_keeps_them():

@@ -103,10 +103,10 @@ def users(program: Program, service: str) -> int:
 
 
 def inference_queue_size(program: Program, service: str) -> int:
-    """Completed unrolls an inference server may hold: two batches of its channel (two for a replay), and
-    at least one per user."""
+    """Completed unrolls an inference server may hold, at the least: two batches of its channel (two for a
+    replay); its loop allows one more per actor connected (``InferenceLoop``), not per actor it has slots for."""
     target = program.services[program.services[service].emits]
-    return max(2 * target.batch if isinstance(target, Channel) else 2, users(program, service))
+    return 2 * target.batch if isinstance(target, Channel) else 2
 
 
 def inference_replays(program: Program) -> dict[str, str]:

@@ -87,3 +87,19 @@ def test_a_final_request_is_finished_not_served_answered_and_no_longer_waited_fo
     assert loop.server.served == [[0, 1], [0], [0]] and loop.server.finished == [[1]]
     assert transport.answered == [[0, 1], [0, 1], [0]] and loop.connected == {0}
     assert transport.polls[polls:] == [0.05]
+
+
+def test_the_completed_unrolls_held_follow_the_actors_connected_not_the_slots_made():
+    """The queue holds two batches at the least (``queue_size``) and one unroll more per actor connected beyond:
+    an autoscaled run's server has slots for ``max_actors``, and 2 actors holding 8 actors' unrolls ran twice as
+    far behind the learner (SEED's policy lag on CartPole 277 -> 630 updates)."""
+    transport = ScriptedTransport([[0], [0, 1, 2, 3, 4, 5], [0]], slots=8)
+    loop = _loop(transport, max_wait_s=0.0)
+    loop._step()
+    assert loop.unrolls.maxsize == 4  # one actor connected: the least
+    loop._step()
+    assert loop.unrolls.maxsize == 6  # six
+    loop.disconnect(5)
+    loop.disconnect(4)
+    loop._step()
+    assert loop.unrolls.maxsize == 4

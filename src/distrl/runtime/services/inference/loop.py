@@ -51,6 +51,7 @@ class InferenceLoop(threading.Thread):
         self.transport = transport
         self.max_batch = max_batch
         self.max_wait_s = max_wait_s
+        self.queue_size = queue_size  # completed unrolls held at the least; at most one per actor connected beyond
         self.unrolls: queue.Queue = queue.Queue(maxsize=queue_size)
         self.error: BaseException | None = None
         self._stop_event = threading.Event()
@@ -119,6 +120,9 @@ class InferenceLoop(threading.Thread):
                                     req["truncated"][slots], req["timings"][slots])
             self.transport.actions[slots] = out["actions"]
         self.transport.respond(np.asarray(ready, dtype=np.int64))
+        # the bound follows the actors that run, not the slots made for the most an autoscaled run may start: 2
+        # actors holding 8 actors' unrolls ran twice as far behind the learner (SEED's policy lag 277 -> 630)
+        self.unrolls.maxsize = max(self.queue_size, len(self._connected))  # only this thread puts: read in put
         for item in self.server.take():
             put_until(self.unrolls, item, self._stop_event, 0.1)
 
