@@ -50,7 +50,6 @@ from distrl.runtime.run.run_dir import (
 )
 from distrl.runtime.run.trackers import check_tracker, tracker_observer
 
-
 # run settings a run saved before they existed resumes with: what it ran with, not today's default
 OLDER_RUN_SETTINGS = {"autoscale": "off"}
 

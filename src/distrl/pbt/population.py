@@ -289,8 +289,8 @@ def _run(pop_dir: Path, saved: dict, resume: bool, log) -> dict[str, Any]:
         if resume and not has_checkpoint and records[i].env_steps > 0:  # trained once: never silently from step 0
             raise ConfigError(f"cannot resume: member m{i} trained {records[i].env_steps:,} env steps (state.json) but "
                               f"{member_dir} holds no checkpoint; restore it or start the population anew")
-        settings = {**SLICED, **saved["settings"], "env": saved["env"], "run_dir": str(member_dir), "seed": saved["seed"] + i,
-                    "total_steps": saved["total_steps"], "runtime": saved["member_runtime"]}
+        settings = {**SLICED, **saved["settings"], "env": saved["env"], "run_dir": str(member_dir),
+                    "seed": saved["seed"] + i, "total_steps": saved["total_steps"], "runtime": saved["member_runtime"]}
         members.append(settings)
         again.append(resume and has_checkpoint)
     started, pool = False, None
