@@ -190,8 +190,8 @@ def resolve_autoscale(system: str, run_cfg: RunConfig, sys_cfg, program, chosen:
         return "off"
     if run_cfg.autoscale != "auto":
         return run_cfg.autoscale
-    if ("num_actors" in chosen or system not in ELASTIC_SYSTEMS or run_cfg.num_learners > 1
-            or getattr(sys_cfg, "remote_actors", 0)):
+    if ("num_actors" in chosen or system not in ELASTIC_SYSTEMS or run_cfg.runtime not in ("local", "ray")
+            or run_cfg.num_learners > 1 or getattr(sys_cfg, "remote_actors", 0)):
         return "off"
     if {"min_actors", "max_actors"} & set(chosen):  # bounds asked for: ones that cannot hold are one line, not ignored
         return "on"

@@ -148,7 +148,8 @@ def test_autoscale_settings_that_cannot_work_are_one_line(tmp_path, settings_, f
     ("appo", {}, "on"), ("impala", {"runtime": "local"}, "on"), ("seed", {"runtime": "ray"}, "on"),
     ("apex-dqn", {}, "on"),
     ("appo", {"num_actors": 2}, "off"),  # a count given, even the default's, is the user's
-    ("appo", {"runtime": "inline"}, "off"), ("ppo", {}, "off"), ("a3c", {}, "off"),
+    ("appo", {"runtime": "inline"}, "off"), ("appo", {"runtime": "inline", "max_actors": 4}, "off"),
+    ("ppo", {}, "off"), ("a3c", {}, "off"),
     ("impala", {"num_learners": 2}, "off"), ("seed", {"remote_actors": 1}, "off"),  # the claim was not measured
     ("appo", {"autoscale": "off"}, "off"), ("appo", {"autoscale": "on", "num_actors": 3}, "on"),
 ])
