@@ -63,7 +63,7 @@ def test_local_scales_an_elastic_role_up_and_down_and_no_step_in_flight_is_lost(
 
 
 def _held(backend) -> int:
-    return backend.slot_count["actor"] - len(backend.free["actor"])
+    return backend.slots["actor"].leading[0] - len(backend.free["actor"])
 
 
 def test_the_running_actors_hold_only_their_share_of_the_slots_made_for_the_most():
@@ -74,7 +74,7 @@ def test_the_running_actors_hold_only_their_share_of_the_slots_made_for_the_most
     try:
         role = backend.program.roles[0]
         share = backend._slots_for(role, 2)
-        assert backend.slot_count["actor"] == backend._slots_for(role, 8) > share
+        assert backend.slots["actor"].leading[0] == backend._slots_for(role, 8) > share
         for _ in range(12):  # a batch of one unroll per release, while two actors make two steps each
             drive(backend, learner, 1)
             assert _held(backend) <= share

@@ -106,7 +106,6 @@ class LocalBackend(ServiceHost):
         self.ctx = process_context()
         self.slots: dict[str, SharedArrays] = {}  # per emitting role
         self.free: dict[str, deque] = {}
-        self.slot_count: dict[str, int] = {}  # per emitting role: the slots made (free or held)
         self.ready: deque = deque()  # (role name, slot, info) in the consumed channel
         self.pending: deque = deque()  # (worker, slot, info) waiting for their replay to admit them
         self._pending_restarts = 0
@@ -146,7 +145,7 @@ class LocalBackend(ServiceHost):
             if role.emits is not None:
                 n = self._slots_for(role, role.count)
                 self.slots[role.name] = SharedArrays.create(role.output, (n,))
-                self.free[role.name], self.slot_count[role.name] = deque(range(n)), n
+                self.free[role.name] = deque(range(n))
         self.control = SharedArrays.create({"stop": ArraySpec((1,), "int8"),
                                             "stats": ArraySpec((len(self.workers), 3), "float64")})
         for row, w in enumerate(self.workers):
@@ -221,7 +220,7 @@ class LocalBackend(ServiceHost):
                 running[w.role.name] = running.get(w.role.name, 0) + 1
         return {role.name for role in self.program.roles if self.free.get(role.name)
                 and (role.active is None  # every component runs: the slots are its own
-                     or self.slot_count[role.name] - len(self.free[role.name])
+                     or self.slots[role.name].leading[0] - len(self.free[role.name])
                      < self._slots_for(role, running.get(role.name, 0)))}
 
     def _send(self, w: LocalWorker, message) -> bool:
