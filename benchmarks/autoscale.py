@@ -29,7 +29,7 @@ import distrl  # noqa: E402
 from distrl.bench.cell import steady_sps  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from doc_blocks import Table, add_flag, start  # noqa: E402  (the benchmarks folder's own helper)
+from doc_blocks import Table, add_flag, finished, start  # noqa: E402  (the benchmarks folder's own helper)
 
 CASES = {"slow": ("distrl/SlowCartPole-v0", 1), "learner-bound": ("CartPole-v1", 8)}
 # APPO's default unroll (16 envs x 512 steps) takes one actor 9 s on the slow env: a 20-s fixed run would see two bursts
@@ -54,8 +54,8 @@ def first_at(points: list[tuple[int, float, float]], rate: float, window_s: floa
 
 
 def train(system: str, env: str, runtime: str, folder: Path, seconds: float, **settings) -> dict:
-    return distrl.train(system, env=env, runtime=runtime, total_steps=10**12, max_wall_s=seconds,
-                        run_dir=str(folder), progress=False, **settings)
+    return finished(distrl.train(system, env=env, runtime=runtime, total_steps=10**12, max_wall_s=seconds,
+                        run_dir=str(folder), progress=False, **settings))
 
 
 @contextlib.contextmanager

@@ -22,7 +22,8 @@ from pathlib import Path
 import distrl
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from normaliser_study import ONE_STEP  # noqa: E402  (the benchmarks folder's own helper)
+from doc_blocks import finished  # noqa: E402  (the benchmarks folder's own helper)
+from normaliser_study import ONE_STEP  # noqa: E402
 
 
 def main() -> None:
@@ -49,8 +50,8 @@ def main() -> None:
     held = 0
     for seed in args.seeds:
         with tempfile.TemporaryDirectory() as d:
-            s = distrl.train(args.system, env=args.env, runtime=args.runtime, seed=seed, run_dir=f"{d}/r",
-                             log_interval_s=0.25, **settings)
+            s = finished(distrl.train(args.system, env=args.env, runtime=args.runtime, seed=seed, run_dir=f"{d}/r",
+                             log_interval_s=0.25, **settings))
             rows = [
                 (int(r["env_steps"]), float(r["episode_return_mean"]))
                 for r in csv.DictReader(open(f"{d}/r/metrics.csv"))

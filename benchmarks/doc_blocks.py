@@ -175,6 +175,16 @@ class Writer:
         write_blocks({f"script:{n}": f"{line}\n\n{t}" for n, t in tables.items()}, self.where)
 
 
+def finished(summary: dict) -> dict:
+    """``summary`` of a run or league that ended on its own; one that Ctrl-C, SIGTERM or SIGHUP ended (its
+    checkpoint written) ends the script too, exit 130 and no table: the signal was meant for the study, not only for
+    the run it happened to reach, and a table with a cut-short row is not the study's."""
+    if summary.get("interrupted"):
+        print("interrupted: the study stops here, no table written", file=sys.stderr)
+        raise SystemExit(130)
+    return summary
+
+
 def existing_file(text: str) -> Path:
     """An argparse ``type`` for a saved report: a missing file is argparse's one line and exit 2, not a traceback."""
     path = Path(text)

@@ -22,13 +22,13 @@ from pathlib import Path
 import distrl
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from doc_blocks import add_flag, start  # noqa: E402  (the benchmarks folder's own helper)
+from doc_blocks import add_flag, finished, start  # noqa: E402  (the benchmarks folder's own helper)
 
 
 def measure(runtime: str, workers: int, seconds: float, **extra) -> dict:
     with tempfile.TemporaryDirectory() as d:
-        s = distrl.train("es", env="Pendulum-v1", runtime=runtime, num_actors=workers, total_steps=10**9,
-                         max_wall_s=seconds, log_interval_s=0.5, run_dir=str(Path(d) / "r"), **extra)
+        s = finished(distrl.train("es", env="Pendulum-v1", runtime=runtime, num_actors=workers, total_steps=10**9,
+                         max_wall_s=seconds, log_interval_s=0.5, run_dir=str(Path(d) / "r"), **extra))
         with open(Path(d) / "r" / "metrics.csv") as f:
             rows = [(int(r["env_steps"]), float(r["wall_s"]), int(r["learner_updates"] or 0),
                      float(r.get("bytes_per_env_step") or "nan")) for r in csv.DictReader(f)]

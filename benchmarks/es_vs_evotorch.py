@@ -24,13 +24,13 @@ import numpy as np
 import distrl
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from doc_blocks import add_flag, start  # noqa: E402  (the benchmarks folder's own helper)
+from doc_blocks import add_flag, finished, start  # noqa: E402  (the benchmarks folder's own helper)
 
 
 def run_distrl(env_id: str, steps: int, workers: int, seed: int) -> dict:
     with tempfile.TemporaryDirectory() as d:
         t0 = time.perf_counter()
-        s = distrl.train("es", env=env_id, total_steps=steps, num_actors=workers, seed=seed, run_dir=f"{d}/r")
+        s = finished(distrl.train("es", env=env_id, total_steps=steps, num_actors=workers, seed=seed, run_dir=f"{d}/r"))
         wall = time.perf_counter() - t0
         ev = distrl.evaluate(f"{d}/r", episodes=10, seed=1000)["mean_return"]
     return {"steps": s["env_steps"], "wall": wall, "eval": ev, "generations": s["learner_updates"]}

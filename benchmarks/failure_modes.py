@@ -12,11 +12,16 @@ from __future__ import annotations
 
 import argparse
 import collections
+import sys
 import tempfile
+from pathlib import Path
 
 import distrl
 from distrl.config import parse_assignments
 from distrl.envs import make_env
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from doc_blocks import finished  # noqa: E402  (the benchmarks folder's own helper)
 
 
 def episodes(run_dir: str, env_id: str, count: int = 20) -> list[tuple[int, str, float]]:
@@ -52,8 +57,8 @@ def main() -> None:
         p.error(f"give {', '.join(taken)} with the script's own flags, not --set")
     run = {"runtime": args.runtime} if args.runtime else {}
     with tempfile.TemporaryDirectory() as d:
-        s = distrl.train(args.system, env=args.env, seed=args.seed, total_steps=int(args.steps), run_dir=d, **run,
-                         **extra)
+        s = finished(distrl.train(args.system, env=args.env, seed=args.seed, total_steps=int(args.steps), run_dir=d,
+                                  **run, **extra))
         eps = episodes(d, args.env)
     print(args.system, args.env, args.seed, extra, "training mean", s["episode_return_mean"], eps,
           dict(collections.Counter(e[1] for e in eps)), flush=True)

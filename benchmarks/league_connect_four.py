@@ -33,7 +33,7 @@ from distrl.envs import make_env
 from distrl.envs.opponents import opponent
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from doc_blocks import Table, add_flag, start  # noqa: E402  (the benchmarks folder's own helper)
+from doc_blocks import Table, add_flag, finished, start  # noqa: E402  (the benchmarks folder's own helper)
 
 GAME = "pettingzoo:classic.connect_four_v3"
 
@@ -81,9 +81,9 @@ def main() -> None:
         for seed in args.seeds:
             folder = Path(d) / f"seed-{seed}"
             t0 = time.perf_counter()
-            summary = distrl.train_league(args.system, game, fixed=args.fixed, mode=args.mode, seed=seed,
+            summary = finished(distrl.train_league(args.system, game, fixed=args.fixed, mode=args.mode, seed=seed,
                                           total_steps=args.total_steps, slice_steps=args.slice_steps,
-                                          snapshot_steps=args.snapshot_steps, run_dir=str(folder))
+                                          snapshot_steps=args.snapshot_steps, run_dir=str(folder)))
             wall = time.perf_counter() - t0
             policy = distrl.load_policy(summary["main_run_dir"])
             table.row(seed, f"{summary['players'][0]['env_steps']:,}", f"{wall:.0f}",

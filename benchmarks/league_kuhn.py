@@ -30,7 +30,7 @@ from distrl.envs import env_spec
 from distrl.league.exploitability import mixture_nash_conv, nash_conv
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from doc_blocks import Table, add_flag, start  # noqa: E402  (the benchmarks folder's own helper)
+from doc_blocks import Table, add_flag, finished, start  # noqa: E402  (the benchmarks folder's own helper)
 
 GAME = "openspiel:kuhn_poker"
 
@@ -74,9 +74,9 @@ def main() -> None:
             for seed in args.seeds:
                 folder = Path(d) / f"{mode}-{seed}"
                 t0 = time.perf_counter()
-                distrl.train_league("ppo", GAME, mode=mode, seed=seed, total_steps=args.total_steps,
+                finished(distrl.train_league("ppo", GAME, mode=mode, seed=seed, total_steps=args.total_steps,
                                     slice_steps=args.slice_steps, snapshot_steps=args.snapshot_steps,
-                                    run_dir=str(folder), settings=settings)
+                                    run_dir=str(folder), settings=settings))
                 wall = time.perf_counter() - t0
                 curve, mixture = main_curve(folder, settings)
                 at = [min(curve, key=lambda c, s=s: abs(c[0] - s))[1] for s in quarter]

@@ -33,7 +33,7 @@ from distrl.api import load_policy
 from distrl.envs.opponents import tictactoe_versus_random, tictactoe_worst_case
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from doc_blocks import Table, add_flag, start  # noqa: E402  (the benchmarks folder's own helper)
+from doc_blocks import Table, add_flag, finished, start  # noqa: E402  (the benchmarks folder's own helper)
 
 GAME = "pettingzoo:classic.tictactoe_v3"
 
@@ -67,11 +67,11 @@ def main() -> None:
             for seed in args.seeds:
                 folder = Path(d) / f"{mode}-{seed}"
                 t0 = time.perf_counter()
-                summary = distrl.train_league(args.system, game, players=args.players, fixed=args.fixed,
+                summary = finished(distrl.train_league(args.system, game, players=args.players, fixed=args.fixed,
                                               fixed_share=args.fixed_share, mode=mode, seed=seed,
                                               total_steps=args.total_steps, slice_steps=args.slice_steps,
                                               snapshot_steps=args.snapshot_steps, run_dir=str(folder),
-                                              settings=settings)
+                                              settings=settings))
                 wall = time.perf_counter() - t0
                 main_dir = summary["main_run_dir"]
                 perfect = distrl.evaluate(main_dir, episodes=200, opponent="minimax")

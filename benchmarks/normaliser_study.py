@@ -24,7 +24,7 @@ from distrl.config import load_yaml
 from distrl.presets import preset_path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from doc_blocks import add_flag, markdown_table, start  # noqa: E402  (the benchmarks folder's own helper)
+from doc_blocks import add_flag, finished, markdown_table, start  # noqa: E402  (the benchmarks folder's own helper)
 
 # one update per batch, which the study's "default" rows ran and its normalised config was laid over: IMPALA's and
 # A2C's defaults, SEED's vtrace preset
@@ -37,7 +37,7 @@ CELLS = [("LunarLander-v3", 5_000_000), ("Pendulum-v1", 5_000_000), ("LunarLande
 def run_cell(system: str, env: str, steps: int, settings: dict, seed: int) -> dict:
     with tempfile.TemporaryDirectory() as d:
         start = time.monotonic()
-        distrl.train(system, env=env, total_steps=steps, seed=seed, run_dir=f"{d}/r", **settings)
+        finished(distrl.train(system, env=env, total_steps=steps, seed=seed, run_dir=f"{d}/r", **settings))
         wall = time.monotonic() - start
         curve = [
             (int(r["env_steps"]), float(r["episode_return_mean"]))

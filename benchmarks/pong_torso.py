@@ -28,7 +28,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import throughput  # noqa: E402  (the benchmarks folder's own helpers)
-from doc_blocks import existing_file, markdown_table, report_line, write_blocks  # noqa: E402
+from doc_blocks import existing_file, finished, markdown_table, report_line, write_blocks  # noqa: E402
 
 import distrl  # noqa: E402
 from distrl.bench import machine  # noqa: E402
@@ -113,8 +113,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as d:
         run = Path(d) / "run"
         t0 = time.perf_counter()
-        s = distrl.train("impala", env=ENV, runtime="local", num_actors=args.actors, total_steps=args.steps,
-                         seed=args.seed, log_interval_s=10.0, run_dir=str(run), **settings)
+        s = finished(distrl.train("impala", env=ENV, runtime="local", num_actors=args.actors, total_steps=args.steps,
+                         seed=args.seed, log_interval_s=10.0, run_dir=str(run), **settings))
         wall = time.perf_counter() - t0
         model = distrl.load_policy(run).model.eval()
         row = {"label": args.label, "machine": machine.one_line(machine.describe()), "steps": s["env_steps"],

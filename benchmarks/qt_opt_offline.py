@@ -23,7 +23,7 @@ from pathlib import Path
 import distrl
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from doc_blocks import Table, add_flag, start  # noqa: E402  (the benchmarks folder's own helper)
+from doc_blocks import Table, add_flag, finished, start  # noqa: E402  (the benchmarks folder's own helper)
 
 
 def main() -> None:
@@ -48,14 +48,14 @@ def main() -> None:
     for seed in args.seeds:
         with tempfile.TemporaryDirectory() as tmp:
             weak, data = str(Path(tmp) / "weak"), str(Path(tmp) / "data")
-            distrl.train("qt-opt", env=args.env, total_steps=args.weak_steps, seed=seed, run_dir=weak)
+            finished(distrl.train("qt-opt", env=args.env, total_steps=args.weak_steps, seed=seed, run_dir=weak))
             rec = distrl.record(data, run_dir=weak, episodes=args.episodes, seed=1000 + seed, noise=args.noise)
             cells = []
             for w in weights:
                 offline = str(Path(tmp) / f"offline-{w:g}")
                 t0 = time.perf_counter()
-                distrl.train("qt-opt", env=args.env, seed=seed, run_dir=offline, online=False, offline=data,
-                             offline_updates=args.updates, conservative_weight=w)
+                finished(distrl.train("qt-opt", env=args.env, seed=seed, run_dir=offline, online=False, offline=data,
+                             offline_updates=args.updates, conservative_weight=w))
                 wall = time.perf_counter() - t0
                 cells.append(f"{distrl.evaluate(offline, episodes=20)['mean_return']:.0f} ({wall:.0f})")
             weak_eval = distrl.evaluate(weak, episodes=20)["mean_return"]

@@ -35,7 +35,7 @@ from distrl.datasets import record_episodes, write_episodes
 from distrl.runtime.run.metrics import blocked_fraction
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from doc_blocks import Table, add_flag, start  # noqa: E402  (the benchmarks folder's own helper)
+from doc_blocks import Table, add_flag, finished, start  # noqa: E402  (the benchmarks folder's own helper)
 
 
 def inserted_per_s(run: Path) -> float:
@@ -72,9 +72,9 @@ def main() -> None:
                                              episodes=50), "uniform random")
         for n in args.updaters:
             run = Path(tmp) / f"u{n}"
-            s = distrl.train("qt-opt", env="Pendulum-v1", run_dir=str(run), seed=args.seed, online=False,
+            s = finished(distrl.train("qt-opt", env="Pendulum-v1", run_dir=str(run), seed=args.seed, online=False,
                              offline=str(data), offline_updates=10**9, max_wall_s=args.wall, num_updaters=n,
-                             conservative_weight=args.conservative_weight)
+                             conservative_weight=args.conservative_weight))
             summary = json.loads((run / "summary.json").read_text())
             blocked = blocked_fraction(summary["role_time_s"]["updater"])
             table.row(

@@ -22,7 +22,7 @@ from pathlib import Path
 import distrl
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from doc_blocks import Table, add_flag, start  # noqa: E402  (the benchmarks folder's own helper)
+from doc_blocks import Table, add_flag, finished, start  # noqa: E402  (the benchmarks folder's own helper)
 
 
 def main() -> None:
@@ -42,8 +42,8 @@ def main() -> None:
             for seed in args.seeds:
                 with tempfile.TemporaryDirectory() as d:
                     run = Path(d) / "r"
-                    distrl.train("r2d2", env=args.env, seed=seed, total_steps=args.steps, run_dir=str(run),
-                                 initial_state=initial, burn_in=burn)
+                    finished(distrl.train("r2d2", env=args.env, seed=seed, total_steps=args.steps, run_dir=str(run),
+                                 initial_state=initial, burn_in=burn))
                     evals.append(distrl.evaluate(run, episodes=20)["mean_return"])
                     rows = [float(r["delta_q"]) for r in csv.DictReader(open(run / "metrics.csv")) if r.get("delta_q")]
                     gaps.append(statistics.mean(rows[-max(1, len(rows) // 4):]) if rows else float("nan"))

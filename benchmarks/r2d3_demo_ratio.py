@@ -39,7 +39,7 @@ from distrl.agents.r2d3.config import R2D3Config
 from distrl.envs import DEEP_SEA, MOUNTAIN_CAR_NO_VELOCITY
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from doc_blocks import Table, add_flag, env_label, start, steps_label  # noqa: E402  (the benchmarks folder's helper)
+from doc_blocks import Table, add_flag, env_label, finished, start, steps_label  # noqa: E402  (the benchmarks folder's helper)
 
 # per env: the demonstrator, and the training mean (last 100 episodes) above which some episodes found the reward
 TASKS = {"MountainCar-v0": ("mountain_car", -199.0), MOUNTAIN_CAR_NO_VELOCITY: ("mountain_car_positions", -199.0),
@@ -88,7 +88,8 @@ def main() -> None:
                 run = Path(tmp) / f"{system}-{ratio}-{seed}"
                 extra = {"demos": demos, "demo_ratio": ratio} if ratio is not None else (
                     SAME_AS_R2D3 if system == "r2d2" else {})
-                distrl.train(system, env=args.env, seed=seed, total_steps=args.steps, run_dir=str(run), **extra)
+                finished(distrl.train(system, env=args.env, seed=seed, total_steps=args.steps, run_dir=str(run),
+                                      **extra))
                 ev = distrl.evaluate(run, episodes=20)
                 evals.append(ev["mean_return"])
                 worst.append(ev["min_return"])

@@ -11,6 +11,7 @@ from __future__ import annotations
 import sys
 import tempfile
 import time
+from pathlib import Path
 
 import numpy as np
 import torch
@@ -21,6 +22,9 @@ from distrl.agents.seed.config import SeedConfig
 from distrl.config import load_yaml
 from distrl.envs import env_spec
 from distrl.presets import preset_path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from doc_blocks import finished  # noqa: E402  (the benchmarks folder's own helper)
 
 # over SEED's vtrace preset: an inference check, not a learner one
 SETTINGS = dict(
@@ -43,8 +47,8 @@ def main() -> None:
             "bottleneck", "inference_s")
     for device in ("cuda", "cpu"):
         t = time.time()
-        s = distrl.train("seed", env="ALE/Pong-v5", runtime="local", total_steps=10**9, max_wall_s=seconds,
-                         run_dir=tempfile.mkdtemp() + "/r", inference_device=device, **SETTINGS)
+        s = finished(distrl.train("seed", env="ALE/Pong-v5", runtime="local", total_steps=10**9, max_wall_s=seconds,
+                         run_dir=tempfile.mkdtemp() + "/r", inference_device=device, **SETTINGS))
         print(device, {k: s.get(k) for k in keys}, f"total {time.time() - t:.1f}s", flush=True)
 
 

@@ -27,7 +27,7 @@ import numpy as np
 import distrl
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from doc_blocks import Table, add_flag, start  # noqa: E402  (the benchmarks folder's own helper)
+from doc_blocks import Table, add_flag, finished, start  # noqa: E402  (the benchmarks folder's own helper)
 
 POLICIES = {"CartPole-v1 (4 float32)": ("apex-dqn", "CartPole-v1"),
             "ALE/Pong-v5 (4x84x84 uint8)": ("impala", "ALE/Pong-v5")}
@@ -111,7 +111,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as d:
         for label, (system, env) in POLICIES.items():
             run_dir = Path(d) / system
-            distrl.train(system, env=env, runtime="inline", total_steps=2000, run_dir=str(run_dir), progress=False)
+            finished(distrl.train(system, env=env, runtime="inline", total_steps=2000, run_dir=str(run_dir),
+                                  progress=False))
             spec = distrl.load_policy(run_dir).spec
             obs = spec.observation_space.sample()
             token = (run_dir / "token").read_text().strip()

@@ -36,7 +36,7 @@ from distrl.runtime.backends.batching import concatenate
 from distrl.runtime.compute import setup_compute
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from doc_blocks import add_flag, start  # noqa: E402  (the benchmarks folder's own helper)
+from doc_blocks import add_flag, finished, start  # noqa: E402  (the benchmarks folder's own helper)
 
 PRESETS = {  # per-env settings over IMPALA's defaults (the paper's one V-trace step per batch), which keep the
     # learner off the critical path: this table is about the actors and the transport against the machine's ceiling
@@ -97,8 +97,8 @@ def end_to_end(
     env_id: str, settings: dict, n: int, runtime: str, seconds: float, system: str = "impala"
 ) -> tuple[float, dict]:
     with tempfile.TemporaryDirectory() as d:
-        s = distrl.train(system, env=env_id, runtime=runtime, num_actors=n, total_steps=10**9, max_wall_s=seconds,
-                         log_interval_s=0.5, run_dir=str(Path(d) / "r"), **settings)
+        s = finished(distrl.train(system, env=env_id, runtime=runtime, num_actors=n, total_steps=10**9,
+                                  max_wall_s=seconds, log_interval_s=0.5, run_dir=str(Path(d) / "r"), **settings))
         points = read_curve(Path(d) / "r")
     return steady_sps(points, s["sps"]), s  # steady state: the first quarter of the rows left out
 
@@ -118,8 +118,8 @@ def gradient_system(system: str, n: int, runtime: str, seconds: float) -> dict:
     x 5 steps), GORILA with batches of 64 (its default: 128)."""
     settings = {"gorila": {"batch_size": 64}}.get(system, {})
     with tempfile.TemporaryDirectory() as d:
-        s = distrl.train(system, env="CartPole-v1", runtime=runtime, num_actors=n, total_steps=10**9,
-                         max_wall_s=seconds, log_interval_s=0.5, run_dir=str(Path(d) / "r"), **settings)
+        s = finished(distrl.train(system, env="CartPole-v1", runtime=runtime, num_actors=n, total_steps=10**9,
+                         max_wall_s=seconds, log_interval_s=0.5, run_dir=str(Path(d) / "r"), **settings))
         sps, updates_per_s = steady_rates(Path(d) / "r", "updates_total", 0.25)
     return {"sps": sps, "updates_per_s": updates_per_s, "summary": s}
 

@@ -185,3 +185,13 @@ def test_a_missing_report_is_one_line_and_exit_2(tmp_path, capsys):
     assert exit_info.value.code == 2 and "no such file" in capsys.readouterr().err
     (tmp_path / "r.json").write_text("{}")
     assert p.parse_args(["--readme-from", str(tmp_path / "r.json")]).readme_from == tmp_path / "r.json"
+
+
+def test_an_interrupted_run_ends_the_study_without_a_table(capsys):
+    """A signal that ended one run of a study ends the study: exit 130, one line, nothing written after it."""
+    summary = {"interrupted": False, "env_steps": 10}
+    assert doc_blocks.finished(summary) is summary
+    with pytest.raises(SystemExit) as stopped:
+        doc_blocks.finished({"interrupted": True, "env_steps": 3})
+    assert stopped.value.code == 130
+    assert capsys.readouterr().err.strip() == "interrupted: the study stops here, no table written"
