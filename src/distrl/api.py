@@ -33,6 +33,7 @@ from distrl.runtime import (
     Trainer,
 )
 from distrl.runtime.backends import refusal
+from distrl.runtime.backends.placement import shared_slot_bytes, slot_bytes, slot_count
 from distrl.runtime.compute import setup_compute
 from distrl.runtime.run.autoscale import Autoscaler
 from distrl.runtime.run.best_policy import headline, load_best_weights, read_best
@@ -49,6 +50,7 @@ from distrl.runtime.run.run_dir import (
     write_config,
 )
 from distrl.runtime.run.trackers import check_tracker, tracker_observer
+from distrl.runtime.shared_memory import free_bytes
 
 # run settings a run saved before they existed resumes with: what it ran with, not today's default
 OLDER_RUN_SETTINGS = {"autoscale": "off"}
@@ -175,7 +177,50 @@ def actor_bounds(system: str, run_cfg: RunConfig, program) -> tuple[int, int]:
     if low > high:
         raise ConfigError(f"autoscale=on: min_actors {low} (at least {floor}, for a learner batch of {batch} "
                           f"{role.emits}) is above max_actors {high}")
+    free = free_bytes() if run_cfg.runtime == "local" and not run_cfg.max_actors else None
+    if free is not None:  # the default ceiling: also no more actors than half the free shared memory holds
+        fitting = actors_fitting(program, role, high, free // 2)
+        if fitting < low:
+            raise ConfigError(f"autoscale=on: {low} actors' unroll slots ({byte_size(slot_bytes(role))} each) need "
+                              f"more than half of the shared memory free ({byte_size(free)} in /dev/shm); give "
+                              "max_actors, or num_actors and autoscale=off")
+        high = fitting
     return low, high
+
+
+def actors_fitting(program, role, most: int, budget: int) -> int:
+    """The most components of ``role``, up to ``most``, whose output slots fit in ``budget`` bytes beside the other
+    roles' slots (``local`` keeps them all in shared memory); 0 if not even one's do."""
+    others = shared_slot_bytes(program) - slot_count(program, role, role.count) * slot_bytes(role)
+    n = most
+    while n > 0 and others + slot_count(program, role, n) * slot_bytes(role) > budget:
+        n -= 1
+    return n
+
+
+def check_shared_memory(system: str, run_cfg: RunConfig, program) -> None:
+    """``local``: the components' output slots fit in the shared memory free now (one line if not). Too large a
+    block fails with SIGBUS when its pages are first written, not with an error: ``docker run``'s default /dev/shm
+    is 64 MB, and one APPO unroll of Pong frames (16 envs x 512 steps) is 232 MB."""
+    if run_cfg.runtime != "local":
+        return
+    need, free = shared_slot_bytes(program), free_bytes()
+    if free is None or need <= free:
+        return
+    bounds = "num_actors, or max_actors" if run_cfg.autoscale == "on" else "num_actors"
+    raise ConfigError(f"{system} on local needs {byte_size(need)} of shared memory for its components' unrolls and "
+                      f"/dev/shm has {byte_size(free)} free: give fewer actors ({bounds}), shorter unrolls (num_envs, "
+                      "unroll_length), or more shared memory (docker run --shm-size=...)")
+
+
+def byte_size(n: int) -> str:
+    """1536 -> '1.5 KiB', 248_000_000 -> '236.5 MiB': a size in a message."""
+    size, unit = float(n), "bytes"
+    for unit in ("bytes", "KiB", "MiB", "GiB", "TiB"):
+        if size < 1024 or unit == "TiB":
+            break
+        size /= 1024
+    return f"{n} bytes" if unit == "bytes" else f"{size:.1f} {unit}"
 
 
 def resolve_autoscale(system: str, run_cfg: RunConfig, sys_cfg, program, chosen: dict, resumed: bool) -> str:
@@ -291,6 +336,7 @@ def plan_run(system: str, env: str | None = None, *, config_file: str | None = N
                           f"{', '.join(program.runtimes)})")
     check_learner_device(system, run_cfg, program)
     check_learners(system, run_cfg, program)
+    check_shared_memory(system, run_cfg, program)
     refused = refusal(run_cfg.runtime, program, run_cfg.num_learners)
     if refused:
         raise ConfigError(f"{system}: {refused}")

@@ -46,3 +46,10 @@ def test_only_the_creator_unlinks():
     arrays.close()
     with pytest.raises(FileNotFoundError):
         shared_memory.SharedMemory(name=name)
+
+
+def test_the_free_shared_memory_is_measured_where_there_is_a_folder_to_measure(tmp_path):
+    from distrl.runtime.shared_memory import free_bytes
+
+    assert free_bytes(str(tmp_path)) > 0
+    assert free_bytes(str(tmp_path / "missing")) is None

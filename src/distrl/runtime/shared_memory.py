@@ -8,11 +8,24 @@ so a block is still reclaimed if the whole process tree dies.
 
 from __future__ import annotations
 
+import os
 from multiprocessing import shared_memory
 
 import numpy as np
 
 from distrl.core.types import ArraySpec
+
+SHM_DIR = "/dev/shm"  # where POSIX shared memory lives on Linux
+
+
+def free_bytes(folder: str = SHM_DIR) -> int | None:
+    """The shared memory left to allocate (the free space of ``/dev/shm``), or None where there is no such folder to
+    measure (macOS): a block larger than it fails only when its pages are first written, with SIGBUS, not an error."""
+    try:
+        stats = os.statvfs(folder)
+    except OSError:
+        return None
+    return stats.f_bavail * stats.f_frsize
 
 
 class SharedArrays:

@@ -9,6 +9,7 @@ import time
 import pytest
 
 from distrl.runtime.backends import make_backend
+from distrl.runtime.backends.placement import slot_count
 from tests.runtime.backends.contract import WAIT_S, drive, started
 from tests.runtime.backends.fakes import E, counting_program
 
@@ -73,13 +74,13 @@ def test_the_running_actors_hold_only_their_share_of_the_slots_made_for_the_most
     backend, learner = started(lambda: make_backend("local", seed=0), elastic_program(count=8, active=2, batch=1))
     try:
         role = backend.program.roles[0]
-        share = backend._slots_for(role, 2)
-        assert backend.slots["actor"].leading[0] == backend._slots_for(role, 8) > share
+        share = slot_count(backend.program, role, 2)
+        assert backend.slots["actor"].leading[0] == slot_count(backend.program, role, 8) > share
         for _ in range(12):  # a batch of one unroll per release, while two actors make two steps each
             drive(backend, learner, 1)
             assert _held(backend) <= share
         backend.scale("actor", 4)
-        wider = backend._slots_for(role, 4)
+        wider = slot_count(backend.program, role, 4)
         infos: list = []
         _drive_until(backend, learner, infos, lambda: {i["actor_index"] for i in infos} >= {2, 3})
         for _ in range(12):

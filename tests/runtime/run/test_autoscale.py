@@ -305,3 +305,62 @@ def test_pbt_members_and_league_players_refuse_autoscale_in_one_line(tmp_path):
         distrl.train_league("appo", "pettingzoo:classic.tictactoe_v3", run_dir=str(tmp_path / "league"),
                             settings={"autoscale": "on"})
     assert not (tmp_path / "pbt").exists() and not (tmp_path / "league").exists()
+
+
+def _appo_actors():
+    """APPO's program on CartPole with fixed actors, and its elastic role (the actors whose slots are counted)."""
+    from distrl.api import plan_run
+
+    program = plan_run("appo", "CartPole-v1", autoscale="off")[4]
+    return program, next(r for r in program.roles if r.elastic)
+
+
+@settings(max_examples=60, deadline=None)
+@given(budget=st.integers(0, 200_000_000), most=st.integers(1, 64))
+def test_the_actors_fitting_a_budget_are_the_most_whose_slots_fit(budget, most):
+    from distrl.api import actors_fitting
+    from distrl.runtime.backends.placement import shared_slot_bytes, slot_bytes, slot_count
+
+    program, role = _appo_actors()
+    others = shared_slot_bytes(program) - slot_count(program, role, role.count) * slot_bytes(role)
+    assert others == 0  # APPO's actors are its only role with output slots
+
+    def fits(n):
+        return slot_count(program, role, n) * slot_bytes(role) <= budget
+
+    n = actors_fitting(program, role, most, budget)
+    assert 0 <= n <= most
+    assert n == 0 or fits(n)
+    assert n == most or not fits(n + 1)
+
+
+def test_by_default_an_autoscaled_run_starts_no_more_actors_than_half_the_free_shared_memory_holds(monkeypatch):
+    from distrl import api
+    from distrl.runtime.backends.placement import slot_bytes, slot_count
+
+    program, role = _appo_actors()
+    three = slot_count(program, role, 3) * slot_bytes(role)
+    monkeypatch.setattr(api, "free_bytes", lambda: 2 * three + 1)
+    run_cfg = api.plan_run("appo", "CartPole-v1")[1]
+    assert run_cfg.autoscale == "on" and run_cfg.max_actors == 3
+    run_cfg = api.plan_run("appo", "CartPole-v1", max_actors=4)[1]  # a ceiling given is the user's ...
+    assert run_cfg.max_actors == 4  # ... and the slots of 4 fit the whole free space
+
+
+def test_slots_that_do_not_fit_in_the_free_shared_memory_are_one_line_before_anything_is_written(tmp_path,
+                                                                                              monkeypatch):
+    """Too large a block fails with SIGBUS when first written (docker's default /dev/shm is 64 MB): refused first."""
+    from distrl import api
+
+    monkeypatch.setattr(api, "free_bytes", lambda: 64 * 1024)
+    with pytest.raises(ConfigError, match=r"appo on local needs .* MiB of shared memory .* /dev/shm has 64.0 KiB "
+                                          r"free: give fewer actors \(num_actors\)"):
+        distrl.make_trainer("appo", "CartPole-v1", run_dir=str(tmp_path / "run"))  # auto: off, as not even 2 fit
+    with pytest.raises(ConfigError, match=r"num_actors, or max_actors"):
+        distrl.make_trainer("appo", "CartPole-v1", run_dir=str(tmp_path / "run"), autoscale="on", max_actors=8)
+    with pytest.raises(ConfigError, match=r"need more than half of the shared memory free"):
+        distrl.make_trainer("appo", "CartPole-v1", run_dir=str(tmp_path / "run"), autoscale="on")
+    assert not (tmp_path / "run").exists()
+    assert api.plan_run("appo", "CartPole-v1", runtime="inline")[1].runtime == "inline"  # no shared memory there
+    monkeypatch.setattr(api, "free_bytes", lambda: None)  # no /dev/shm to measure (macOS): nothing refused
+    assert api.plan_run("appo", "CartPole-v1")[1].max_actors == 4 * os.cpu_count()

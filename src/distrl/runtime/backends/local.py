@@ -38,6 +38,7 @@ from distrl.runtime.backends.placement import (
     emits_to_channel,
     emits_to_replay,
     inference_queue_size,
+    slot_count,
     slot_offsets,
     timed_uses,
     users,
@@ -143,7 +144,7 @@ class LocalBackend(ServiceHost):
             w.restart_log = Restarts(self.max_restarts, errors=self._errors_seen)
         for role in program.roles:
             if role.emits is not None:
-                n = self._slots_for(role, role.count)
+                n = slot_count(program, role, role.count)
                 self.slots[role.name] = SharedArrays.create(role.output, (n,))
                 self.free[role.name] = deque(range(n))
         self.control = SharedArrays.create({"stop": ArraySpec((1,), "int8"),
@@ -199,15 +200,6 @@ class LocalBackend(ServiceHost):
         if self.hyper:
             self._send(w, (SET, dict(self.hyper)))
 
-    def _slots_for(self, role, running: int) -> int:
-        """The slots ``running`` components of ``role`` may fill: ``in_flight`` each, and enough for a batch to wait
-        while every producer writes; not where the program counts batches per version (ES): there a producer's next
-        step waits for the trainer's release."""
-        n = running * role.in_flight
-        if emits_to_channel(self.program, role) and not self.program.batches_per_version:
-            n = max(n, self.program.services[role.emits].batch + running)
-        return n
-
     def _roles_with_room(self) -> set[str]:
         """The emitting roles with a free slot within what their running components may hold: an autoscaled role's
         slots are made for ``max_actors``, and 2 actors filling 8 actors' slots would run 4x as far ahead of the
@@ -221,7 +213,7 @@ class LocalBackend(ServiceHost):
         return {role.name for role in self.program.roles if self.free.get(role.name)
                 and (role.active is None  # every component runs: the slots are its own
                      or self.slots[role.name].leading[0] - len(self.free[role.name])
-                     < self._slots_for(role, running.get(role.name, 0)))}
+                     < slot_count(self.program, role, running.get(role.name, 0)))}
 
     def _send(self, w: LocalWorker, message) -> bool:
         if w.conn is None:

@@ -102,6 +102,27 @@ def users(program: Program, service: str) -> int:
     return sum(r.count for r in program.roles if service in r.uses)
 
 
+def slot_count(program: Program, role: Role, running: int) -> int:
+    """The output slots ``running`` components of ``role`` may fill (``local`` keeps them in shared memory):
+    ``in_flight`` each, and enough for a batch to wait while every producer writes; not where the program counts
+    batches per version (ES): there a producer's next step waits for the trainer's release."""
+    n = running * role.in_flight
+    if emits_to_channel(program, role) and not program.batches_per_version:
+        n = max(n, program.services[role.emits].batch + running)
+    return n
+
+
+def slot_bytes(role: Role) -> int:
+    """The bytes of one of ``role``'s output slots (one unroll, or one step's output); 0 for a role that emits
+    nothing (SEED's env actors: their steps go to the inference server, through its own arrays)."""
+    return sum(spec.nbytes for spec in role.output.values()) if role.emits is not None and role.output else 0
+
+
+def shared_slot_bytes(program: Program) -> int:
+    """The shared memory ``local`` allocates for the slots of every emitting role, each for all its components."""
+    return sum(slot_count(program, r, r.count) * slot_bytes(r) for r in program.roles if r.emits is not None)
+
+
 def inference_queue_size(program: Program, service: str) -> int:
     """Completed unrolls an inference server may hold, at the least: two batches of its channel (two for a
     replay); its loop allows one more per actor connected (``InferenceLoop``), not per actor it has slots for."""
