@@ -6,6 +6,9 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+# the clusters the tests start (and their subprocesses) give Ray's GCS as long to come up as distrl's own local
+# start does (runtime/backends/ray.py: 30 s was missed once under the suite's load)
+os.environ.setdefault("RAY_gcs_server_port_wait_time_s", "120")
 
 
 def run_cli(*args, cwd=None, timeout=120, env=None):

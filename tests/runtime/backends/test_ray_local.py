@@ -60,6 +60,35 @@ def test_a_local_start_that_times_out_once_is_tried_again(monkeypatch):
     assert calls == ["init", "shutdown", "init"]
 
 
+def test_a_gcs_that_misses_its_port_file_window_is_given_longer_and_started_again(monkeypatch):
+    """The GCS server has 30 s by Ray's default to write its port file (missed once here, a fresh install's first
+    start under the suite's load): a local start gives it Ray's slow-start 120 s and one more try."""
+    ray = pytest.importorskip("ray")
+    from distrl.runtime.backends.ray import connect_ray
+
+    calls, waits = [], []
+
+    def init(**kwargs):
+        calls.append("init")
+        waits.append(os.environ.get("RAY_gcs_server_port_wait_time_s"))
+        if calls.count("init") == 1:
+            raise RuntimeError("Timed out waiting for file /tmp/ray/session_x/gcs_server_port_abc")
+
+    monkeypatch.setattr(ray, "is_initialized", lambda: False)
+    monkeypatch.setattr(ray, "init", init)
+    monkeypatch.setattr(ray, "shutdown", lambda: calls.append("shutdown"))
+    monkeypatch.setenv("RAY_AUTH_MODE", "token")
+    monkeypatch.setenv("RAY_gcs_server_port_wait_time_s", "")  # recorded, so that the test leaves none behind
+    monkeypatch.delenv("RAY_gcs_server_port_wait_time_s")
+    assert connect_ray(None, 1) is True and calls == ["init", "shutdown", "init"]
+    assert waits == ["120", "120"]
+    monkeypatch.setenv("RAY_gcs_server_port_wait_time_s", "300")  # a user's own value stands
+    calls.clear()
+    waits.clear()
+    connect_ray(None, 1)
+    assert waits == ["300", "300"]
+
+
 STRAY_CLUSTER_SCRIPT = """
 import os
 import sys

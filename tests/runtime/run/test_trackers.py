@@ -153,3 +153,25 @@ def test_a_slow_tracker_never_holds_the_trainer_and_gets_every_row_by_the_end(tm
     release.set()
     observer.on_close(None, {"env_steps": 4})
     assert logged == [0, 1, 2, 3, 4] and not observer.failed
+
+
+def test_rows_a_hung_tracker_never_took_by_the_close_are_said_to_be_in_the_run_dir_only(tmp_path, monkeypatch,
+                                                                                         capsys):
+    import threading
+
+    from distrl.runtime.run import trackers
+
+    release = threading.Event()
+    monkeypatch.setattr(trackers.MlflowObserver, "_log", lambda self, numbers, step: release.wait(30))
+    monkeypatch.setattr(trackers, "CLOSE_TIMEOUT_S", 0.2)
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    observer = trackers.tracker_observer("mlflow", tmp_path, {"system": "a2c"})
+    observer.on_start(None)
+    for step in range(4):
+        observer.on_row(None, {"env_steps": step, "sps": 1.0})
+    try:
+        observer.on_close(None, {"env_steps": 3})
+    finally:
+        release.set()
+    err = capsys.readouterr().err
+    assert "mlflow tracker: " in err and "rows still queued after 0.2 s are in the run dir only (metrics.csv)" in err

@@ -48,6 +48,9 @@ from distrl.runtime.services.weights import RayWeights
 INLINE_OBJECT_BYTES = 1 << 20
 
 
+STARTUP_TIMEOUTS = ("timed out during startup", "Timed out waiting for file")  # a busy machine: start again once
+
+
 def connect_ray(address: str | None, num_cpus: int, timeout_s: float = 10.0) -> bool:
     """Join the cluster at ``address``, or start a local Ray instance; True when we started it.
 
@@ -80,6 +83,9 @@ def connect_ray(address: str | None, num_cpus: int, timeout_s: float = 10.0) -> 
                 held.drop()
                 raise _refused(address, e) from None
         return False
+    # the GCS server has 30 s to write its port file, then ray.init gives up: seen on this 2-core machine under a
+    # test suite's load, the first start from a fresh install; Ray's own value where its GCS start is slow is 120
+    os.environ.setdefault("RAY_gcs_server_port_wait_time_s", "120")
     for attempt in (1, 2):
         try:
             # "local": a new instance of our own even where a cluster runs on this machine (ray start, another
@@ -87,8 +93,8 @@ def connect_ray(address: str | None, num_cpus: int, timeout_s: float = 10.0) -> 
             ray.init(address="local", num_cpus=max(os.cpu_count() or 1, num_cpus),
                      _system_config={"max_direct_call_object_size": INLINE_OBJECT_BYTES}, **kwargs)
             return True
-        except Exception as e:  # Ray raises a plain Exception when its raylet misses its 30-s start-up window
-            if attempt == 2 or "timed out during startup" not in str(e):
+        except Exception as e:  # a plain Exception when the raylet misses its 30-s start-up window, a RuntimeError
+            if attempt == 2 or not any(m in str(e) for m in STARTUP_TIMEOUTS):  # when the GCS misses its own
                 raise
             ray.shutdown()  # (seen once on this 2-core machine under a test suite's load: a second start went through)
     return True

@@ -116,6 +116,9 @@ class TrackerObserver(Observer):
         if self.started:  # finished even after a failed row: the tracker's run is not left running
             self._rows.put(None)
             self._sender.join(timeout=CLOSE_TIMEOUT_S)
+            if self._sender.is_alive():  # said, not lost in silence: the run dir has every row
+                print(f"distrl: {self.name} tracker: {self._rows.qsize()} rows still queued after "
+                      f"{CLOSE_TIMEOUT_S:g} s are in the run dir only (metrics.csv)", file=sys.stderr, flush=True)
             self._guard("finishing", self._finish, summary)
 
     def _start(self) -> None: ...
