@@ -46,7 +46,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import throughput  # noqa: E402  (the benchmarks folder's own helpers)
-from doc_blocks import existing_file, finished, markdown_table, report_line, write_blocks  # noqa: E402
+from doc_blocks import existing_file, markdown_table, report_line, write_blocks  # noqa: E402
 
 import distrl  # noqa: E402
 from distrl.bench import ceiling, machine  # noqa: E402
@@ -157,8 +157,8 @@ def end_to_end(system: str, settings: dict, actors: int, seconds: float, alone: 
 
 def replay_run(settings: dict, actors: int, seconds: float) -> dict:
     with tempfile.TemporaryDirectory() as d:
-        summary = finished(distrl.train("apex-dqn", env=ENV, runtime="local", num_actors=actors, total_steps=10**9,
-                               max_wall_s=seconds, log_interval_s=1.0, run_dir=str(Path(d) / "r"), **settings))
+        summary = distrl.train("apex-dqn", env=ENV, runtime="local", num_actors=actors, total_steps=10**9,
+                               max_wall_s=seconds, log_interval_s=1.0, run_dir=str(Path(d) / "r"), **settings)
         sps, updates_per_s = throughput.steady_rates(Path(d) / "r", "learner_updates", 0.5)
     split = summary["time_split_s"]
     updates = max(summary["learner_updates"], 1)
@@ -195,9 +195,9 @@ def _export_leg(run: Path, leg: Path) -> None:
 def pong_run(out: Path, actors: int, seconds: float, settings: dict, resume_from: Path | None = None) -> dict:
     run = Path(tempfile.mkdtemp()) / "pong_run"  # outside ``out``: only the curve, the metrics and the leg are kept
     resumed_from_steps = None if resume_from is None else _rebuild_run(resume_from, run)
-    s = finished(distrl.train("impala", env=ENV, runtime="local", num_actors=actors, total_steps=10**10,
-                              max_wall_s=seconds, log_interval_s=5.0, checkpoint_interval_s=120.0, run_dir=str(run),
-                              force=resume_from is None, resume=resume_from is not None, **settings))
+    s = distrl.train("impala", env=ENV, runtime="local", num_actors=actors, total_steps=10**10, max_wall_s=seconds,
+                     log_interval_s=5.0, checkpoint_interval_s=120.0, run_dir=str(run), force=resume_from is None,
+                     resume=resume_from is not None, **settings)
     _export_leg(run, out / "pong_leg")
     points = read_curve(run)
     plot_curves([(f"IMPALA, CUDA learner, {actors} actors", points)], out / "pong_curve.png")

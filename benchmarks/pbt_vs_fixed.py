@@ -27,7 +27,7 @@ from pathlib import Path
 from distrl.pbt import run_pbt
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from doc_blocks import Table, add_flag, start  # noqa: E402
+from doc_blocks import Table, add_flag, finished, start  # noqa: E402
 from normaliser_study import ONE_STEP  # noqa: E402  (the benchmarks folder's own helpers)
 
 
@@ -79,9 +79,9 @@ def main() -> None:
             with tempfile.TemporaryDirectory() as d:
                 pop = Path(d) / "pop"
                 t0 = time.perf_counter()
-                run_pbt(args.system, args.env, population=args.population, explore=args.explore,
-                        ready_steps=args.ready_steps, total_steps=args.total_steps, seed=seed, run_dir=str(pop),
-                        settings=dict(ONE_STEP.get(args.system, {})), **flags)
+                finished(run_pbt(args.system, args.env, population=args.population, explore=args.explore,
+                                 ready_steps=args.ready_steps, total_steps=args.total_steps, seed=seed,
+                                 run_dir=str(pop), settings=dict(ONE_STEP.get(args.system, {})), **flags))
                 out[arm] = (population_steps_to_target(pop, args.target), member_steps_to_target(pop, args.target),
                             time.perf_counter() - t0)
         pbt_steps, _, pbt_wall = out["pbt"]

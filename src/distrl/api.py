@@ -217,7 +217,7 @@ def byte_size(n: int) -> str:
     """1536 -> '1.5 KiB', 248_000_000 -> '236.5 MiB': a size in a message."""
     size, unit = float(n), "bytes"
     for unit in ("bytes", "KiB", "MiB", "GiB", "TiB"):
-        if size < 1024 or unit == "TiB":
+        if round(size, 1) < 1024 or unit == "TiB":
             break
         size /= 1024
     return f"{n} bytes" if unit == "bytes" else f"{size:.1f} {unit}"
@@ -336,7 +336,6 @@ def plan_run(system: str, env: str | None = None, *, config_file: str | None = N
                           f"{', '.join(program.runtimes)})")
     check_learner_device(system, run_cfg, program)
     check_learners(system, run_cfg, program)
-    check_shared_memory(system, run_cfg, program)
     refused = refusal(run_cfg.runtime, program, run_cfg.num_learners)
     if refused:
         raise ConfigError(f"{system}: {refused}")
@@ -382,6 +381,7 @@ def make_trainer(system: str, env: str | None = None, *, config_file: str | None
     ``runtime.backends.share``), by name."""
     module, run_cfg, sys_cfg, spec, program = plan_run(system, env, config_file=config_file, resume=resume,
                                                        preset=preset, **settings)
+    check_shared_memory(system, run_cfg, program)  # where the run starts: a plan (PBT's, the bench's) needs none
     run_dir = Path(run_cfg.run_dir) if run_cfg.run_dir else default_run_dir(system, run_cfg.env)
     prepare_run_dir(run_dir, resume=resume, force=force)
     run_cfg = dataclasses.replace(run_cfg, run_dir=str(run_dir))

@@ -53,3 +53,34 @@ def test_the_free_shared_memory_is_measured_where_there_is_a_folder_to_measure(t
 
     assert free_bytes(str(tmp_path)) > 0
     assert free_bytes(str(tmp_path / "missing")) is None
+
+
+def test_a_block_the_free_shared_memory_cannot_hold_is_one_error_and_no_block_is_left(monkeypatch):
+    """Without the reservation the first write into such a block is SIGBUS: the process dies with no message."""
+    import errno
+    import os
+
+    from distrl.errors import ConfigError
+    from distrl.runtime import shared_memory as sm
+
+    if not hasattr(os, "posix_fallocate"):
+        pytest.skip("no posix_fallocate here (macOS): blocks are not reserved")
+    made = []
+    real = sm.shared_memory.SharedMemory
+
+    def recording(*args, **kwargs):
+        made.append(real(*args, **kwargs))
+        return made[-1]
+
+    def full(fd, offset, size):
+        if size > 1000:
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(sm.shared_memory, "SharedMemory", recording)
+    monkeypatch.setattr(os, "posix_fallocate", full)
+    with pytest.raises(ConfigError, match=r"a block of 4,000 bytes does not fit in /dev/shm .*--shm-size"):
+        SharedArrays.create({"small": ArraySpec((10,), "float32"), "large": ArraySpec((1000,), "float32")})
+    assert len(made) == 2
+    for block in made:  # both unlinked: nothing left in /dev/shm
+        with pytest.raises(FileNotFoundError):
+            real(name=block.name)

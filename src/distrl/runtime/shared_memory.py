@@ -8,12 +8,14 @@ so a block is still reclaimed if the whole process tree dies.
 
 from __future__ import annotations
 
+import errno
 import os
 from multiprocessing import shared_memory
 
 import numpy as np
 
 from distrl.core.types import ArraySpec
+from distrl.errors import ConfigError
 
 SHM_DIR = "/dev/shm"  # where POSIX shared memory lives on Linux
 
@@ -26,6 +28,25 @@ def free_bytes(folder: str = SHM_DIR) -> int | None:
     except OSError:
         return None
     return stats.f_bavail * stats.f_frsize
+
+
+def reserve(block: shared_memory.SharedMemory, nbytes: int) -> None:
+    """Take the block's pages from /dev/shm now: a block larger than the space left is an error here (ENOSPC), not
+    SIGBUS at its first write, which kills the process with no message. Where there is no posix_fallocate (macOS),
+    as before."""
+    fd = getattr(block, "_fd", -1)
+    if fd < 0 or not hasattr(os, "posix_fallocate"):
+        return
+    try:
+        os.posix_fallocate(fd, 0, nbytes)
+    except OSError as e:
+        if e.errno != errno.ENOSPC:
+            raise
+        free = free_bytes()
+        raise ConfigError(f"shared memory: a block of {nbytes:,} bytes does not fit in {SHM_DIR} ("
+                          f"{'?' if free is None else f'{free:,}'} bytes free): give the run less to keep there (fewer "
+                          "actors, shorter unrolls, ES's noise_table_size) or the machine more (docker run "
+                          "--shm-size=...)") from None
 
 
 class SharedArrays:
@@ -41,9 +62,16 @@ class SharedArrays:
     @classmethod
     def create(cls, specs: dict[str, ArraySpec], leading: tuple[int, ...] = ()) -> SharedArrays:
         blocks = {}
-        for name, s in specs.items():
-            nbytes = max(int(np.prod(leading, dtype=np.int64)) * s.nbytes, 1)
-            blocks[name] = shared_memory.SharedMemory(create=True, size=nbytes)
+        try:
+            for name, s in specs.items():
+                nbytes = max(int(np.prod(leading, dtype=np.int64)) * s.nbytes, 1)
+                blocks[name] = shared_memory.SharedMemory(create=True, size=nbytes)
+                reserve(blocks[name], nbytes)
+        except BaseException:
+            for block in blocks.values():
+                block.close()
+                block.unlink()
+            raise
         arrays = cls(blocks, specs, leading, owner=True)
         for a in arrays.arrays.values():
             a.fill(0)  # pre-fault every page now, not during the first unrolls

@@ -82,6 +82,7 @@ def test_a_gcs_that_misses_its_port_file_window_is_given_longer_and_started_agai
     monkeypatch.delenv("RAY_gcs_server_port_wait_time_s")
     assert connect_ray(None, 1) is True and calls == ["init", "shutdown", "init"]
     assert waits == ["120", "120"]
+    assert "RAY_gcs_server_port_wait_time_s" not in os.environ  # a later connection to a cluster keeps Ray's wait
     monkeypatch.setenv("RAY_gcs_server_port_wait_time_s", "300")  # a user's own value stands
     calls.clear()
     waits.clear()

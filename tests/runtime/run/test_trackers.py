@@ -175,3 +175,24 @@ def test_rows_a_hung_tracker_never_took_by_the_close_are_said_to_be_in_the_run_d
         release.set()
     err = capsys.readouterr().err
     assert "mlflow tracker: " in err and "rows still queued after 0.2 s are in the run dir only (metrics.csv)" in err
+
+
+def test_a_hung_tracker_with_a_full_queue_does_not_hold_the_close(tmp_path, monkeypatch, capsys):
+    import threading
+
+    from distrl.runtime.run import trackers
+
+    release = threading.Event()
+    monkeypatch.setattr(trackers.MlflowObserver, "_log", lambda self, numbers, step: release.wait(30))
+    monkeypatch.setattr(trackers, "CLOSE_TIMEOUT_S", 0.2)
+    monkeypatch.setattr(trackers, "ROWS_QUEUED", 2)
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    observer = trackers.tracker_observer("mlflow", tmp_path, {"system": "a2c"})
+    observer.on_start(None)
+    for step in range(6):  # one in the tracker, two queued, three beyond: in the run dir only
+        observer.on_row(None, {"env_steps": step, "sps": 1.0})
+    try:
+        observer.on_close(None, {"env_steps": 5})  # returns: the end marker does not wait on the full queue forever
+    finally:
+        release.set()
+    assert "2 rows still queued after 0.2 s are in the run dir only" in capsys.readouterr().err

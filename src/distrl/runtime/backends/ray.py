@@ -12,6 +12,7 @@ emits into a replay inserts its output into the replay's Ray actor itself; the r
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import sys
@@ -49,6 +50,7 @@ INLINE_OBJECT_BYTES = 1 << 20
 
 
 STARTUP_TIMEOUTS = ("timed out during startup", "Timed out waiting for file")  # a busy machine: start again once
+GCS_PORT_WAIT_S = 120
 
 
 def connect_ray(address: str | None, num_cpus: int, timeout_s: float = 10.0) -> bool:
@@ -83,21 +85,37 @@ def connect_ray(address: str | None, num_cpus: int, timeout_s: float = 10.0) -> 
                 held.drop()
                 raise _refused(address, e) from None
         return False
-    # the GCS server has 30 s to write its port file, then ray.init gives up: seen on this 2-core machine under a
-    # test suite's load, the first start from a fresh install; Ray's own value where its GCS start is slow is 120
-    os.environ.setdefault("RAY_gcs_server_port_wait_time_s", "120")
     for attempt in (1, 2):
         try:
             # "local": a new instance of our own even where a cluster runs on this machine (ray start, another
             # run): without it Ray would join that cluster and refuse num_cpus
-            ray.init(address="local", num_cpus=max(os.cpu_count() or 1, num_cpus),
-                     _system_config={"max_direct_call_object_size": INLINE_OBJECT_BYTES}, **kwargs)
+            with _gcs_wait(GCS_PORT_WAIT_S):
+                ray.init(address="local", num_cpus=max(os.cpu_count() or 1, num_cpus),
+                         _system_config={"max_direct_call_object_size": INLINE_OBJECT_BYTES}, **kwargs)
             return True
         except Exception as e:  # a plain Exception when the raylet misses its 30-s start-up window, a RuntimeError
             if attempt == 2 or not any(m in str(e) for m in STARTUP_TIMEOUTS):  # when the GCS misses its own
                 raise
-            ray.shutdown()  # (seen once on this 2-core machine under a test suite's load: a second start went through)
+            # (seen under a test suite's load on this 2-core machine: a second start went through; a GCS that Ray
+            # started before giving up is not Ray's to stop then, and ends with this process)
+            ray.shutdown()
     return True
+
+
+@contextlib.contextmanager
+def _gcs_wait(seconds: int):
+    """Ray's GCS server has 30 s by default to write its port file before ``ray.init`` gives up (missed once here:
+    a fresh install's first start under a test suite's load); Ray's own value where its GCS starts slowly is 120.
+    Only for our local start: a user's value stands, and a later connection to a cluster keeps Ray's default."""
+    name = "RAY_gcs_server_port_wait_time_s"
+    if name in os.environ:
+        yield
+        return
+    os.environ[name] = str(seconds)
+    try:
+        yield
+    finally:
+        os.environ.pop(name, None)
 
 
 class _stderr_held:

@@ -114,8 +114,11 @@ class TrackerObserver(Observer):
 
     def on_close(self, trainer, summary: dict | None) -> None:
         if self.started:  # finished even after a failed row: the tracker's run is not left running
-            self._rows.put(None)
-            self._sender.join(timeout=CLOSE_TIMEOUT_S)
+            try:
+                self._rows.put(None, timeout=CLOSE_TIMEOUT_S)  # a hung tracker with a full queue: not forever
+                self._sender.join(timeout=CLOSE_TIMEOUT_S)
+            except queue.Full:
+                pass
             if self._sender.is_alive():  # said, not lost in silence: the run dir has every row
                 print(f"distrl: {self.name} tracker: {self._rows.qsize()} rows still queued after "
                       f"{CLOSE_TIMEOUT_S:g} s are in the run dir only (metrics.csv)", file=sys.stderr, flush=True)
