@@ -40,8 +40,8 @@ def reserve(block: shared_memory.SharedMemory, nbytes: int) -> None:
     try:
         os.posix_fallocate(fd, 0, nbytes)
     except OSError as e:
-        if e.errno != errno.ENOSPC:
-            raise
+        if e.errno != errno.ENOSPC:  # a file system that cannot reserve (EOPNOTSUPP, EINVAL): as before
+            return
         free = free_bytes()
         raise ConfigError(f"shared memory: a block of {nbytes:,} bytes does not fit in {SHM_DIR} ("
                           f"{'?' if free is None else f'{free:,}'} bytes free): give the run less to keep there (fewer "
