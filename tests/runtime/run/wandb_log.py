@@ -2,13 +2,28 @@
 32 KiB blocks (a 7-byte file header; each chunk: CRC32, length, kind 1 full / 2 first / 3 middle / 4 last)."""
 
 import struct
+import time
 from pathlib import Path
 
 BLOCK = 32768
 HEADER = 7
+WRITTEN_S = 60.0  # how long a finished run's log may take to reach the file
 
 
 def records(path: Path) -> list:
+    """Every record of a finished run's log. W&B's service writes the file from its own process and may still be
+    writing when ``finish()`` returns (seen on a loaded machine: no history, no exit record yet): read again until
+    the exit record, the last one, is there, for at most ``WRITTEN_S``."""
+    deadline = time.monotonic() + WRITTEN_S
+    while True:
+        out = _read(path)
+        if any(r.WhichOneof("record_type") == "exit" for r in out) or time.monotonic() > deadline:
+            return out
+        time.sleep(0.05)
+
+
+def _read(path: Path) -> list:
+    from google.protobuf.message import DecodeError
     from wandb.proto import wandb_internal_pb2 as pb
 
     data = Path(path).read_bytes()
@@ -27,7 +42,10 @@ def records(path: Path) -> list:
         pos += HEADER + length
         if kind in (1, 4):
             record = pb.Record()
-            record.ParseFromString(pending)
+            try:
+                record.ParseFromString(pending)
+            except DecodeError:  # a record still being written: what came before it
+                break
             out.append(record)
             pending = b""
     return out
