@@ -50,7 +50,7 @@ from distrl.runtime.run.run_dir import (
     write_config,
 )
 from distrl.runtime.run.trackers import check_tracker, tracker_observer
-from distrl.runtime.shared_memory import free_bytes
+from distrl.runtime.shared_memory import byte_size, free_bytes
 
 # run settings a run saved before they existed resumes with: what it ran with, not today's default
 OLDER_RUN_SETTINGS = {"autoscale": "off"}
@@ -211,16 +211,6 @@ def check_shared_memory(system: str, run_cfg: RunConfig, program) -> None:
     raise ConfigError(f"{system} on local needs {byte_size(need)} of shared memory for its components' unrolls and "
                       f"/dev/shm has {byte_size(free)} free: give fewer actors ({bounds}), shorter unrolls (num_envs, "
                       "unroll_length), or more shared memory (docker run --shm-size=...)")
-
-
-def byte_size(n: int) -> str:
-    """1536 -> '1.5 KiB', 248_000_000 -> '236.5 MiB': a size in a message."""
-    size, unit = float(n), "bytes"
-    for unit in ("bytes", "KiB", "MiB", "GiB", "TiB"):
-        if round(size, 1) < 1024 or unit == "TiB":
-            break
-        size /= 1024
-    return f"{n} bytes" if unit == "bytes" else f"{size:.1f} {unit}"
 
 
 def resolve_autoscale(system: str, run_cfg: RunConfig, sys_cfg, program, chosen: dict, resumed: bool) -> str:

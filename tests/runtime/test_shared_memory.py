@@ -78,7 +78,7 @@ def test_a_block_the_free_shared_memory_cannot_hold_is_one_error_and_no_block_is
 
     monkeypatch.setattr(sm.shared_memory, "SharedMemory", recording)
     monkeypatch.setattr(os, "posix_fallocate", full)
-    with pytest.raises(ConfigError, match=r"a block of 4,000 bytes does not fit in /dev/shm .*--shm-size"):
+    with pytest.raises(ConfigError, match=r"a block of 3.9 KiB does not fit in /dev/shm .*--shm-size"):
         SharedArrays.create({"small": ArraySpec((10,), "float32"), "large": ArraySpec((1000,), "float32")})
     assert len(made) == 2
     for block in made:  # both unlinked: nothing left in /dev/shm

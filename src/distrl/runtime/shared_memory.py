@@ -30,6 +30,16 @@ def free_bytes(folder: str = SHM_DIR) -> int | None:
     return stats.f_bavail * stats.f_frsize
 
 
+def byte_size(n: int) -> str:
+    """1536 -> '1.5 KiB', 248_000_000 -> '236.5 MiB': a size in a message."""
+    size, unit = float(n), "bytes"
+    for unit in ("bytes", "KiB", "MiB", "GiB", "TiB"):
+        if round(size, 1) < 1024 or unit == "TiB":
+            break
+        size /= 1024
+    return f"{n} bytes" if unit == "bytes" else f"{size:.1f} {unit}"
+
+
 def reserve(block: shared_memory.SharedMemory, nbytes: int) -> None:
     """Take the block's pages from /dev/shm now: a block larger than the space left is an error here (ENOSPC), not
     SIGBUS at its first write, which kills the process with no message. Where there is no posix_fallocate (macOS),
@@ -43,8 +53,8 @@ def reserve(block: shared_memory.SharedMemory, nbytes: int) -> None:
         if e.errno != errno.ENOSPC:  # a file system that cannot reserve (EOPNOTSUPP, EINVAL): as before
             return
         free = free_bytes()
-        raise ConfigError(f"shared memory: a block of {nbytes:,} bytes does not fit in {SHM_DIR} ("
-                          f"{'?' if free is None else f'{free:,}'} bytes free): give the run less to keep there (fewer "
+        raise ConfigError(f"shared memory: a block of {byte_size(nbytes)} does not fit in {SHM_DIR} ("
+                          f"{'?' if free is None else byte_size(free)} free): give the run less to keep there (fewer "
                           "actors, shorter unrolls, ES's noise_table_size) or the machine more (docker run "
                           "--shm-size=...)") from None
 
