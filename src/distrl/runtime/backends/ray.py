@@ -49,7 +49,8 @@ from distrl.runtime.services.weights import RayWeights
 INLINE_OBJECT_BYTES = 1 << 20
 
 
-STARTUP_TIMEOUTS = ("timed out during startup", "Timed out waiting for file")  # a busy machine: start again once
+STARTUP_TIMEOUTS = ("timed out during startup", "Timed out waiting for file")  # a busy machine: start again
+START_ATTEMPTS = 3
 GCS_PORT_WAIT_S = 120
 
 
@@ -85,7 +86,8 @@ def connect_ray(address: str | None, num_cpus: int, timeout_s: float = 10.0) -> 
                 held.drop()
                 raise _refused(address, e) from None
         return False
-    for attempt in (1, 2):
+    for attempt in range(1, START_ATTEMPTS + 1):
+        before = _child_pids()
         try:
             # "local": a new instance of our own even where a cluster runs on this machine (ray start, another
             # run): without it Ray would join that cluster and refuse num_cpus
@@ -94,12 +96,48 @@ def connect_ray(address: str | None, num_cpus: int, timeout_s: float = 10.0) -> 
                          _system_config={"max_direct_call_object_size": INLINE_OBJECT_BYTES}, **kwargs)
             return True
         except Exception as e:  # a plain Exception when the raylet misses its 30-s start-up window, a RuntimeError
-            if attempt == 2 or not any(m in str(e) for m in STARTUP_TIMEOUTS):  # when the GCS misses its own
+            ray.shutdown()  # when the GCS misses its own
+            _stop_new_children(before)
+            if attempt == START_ATTEMPTS or not any(m in str(e) for m in STARTUP_TIMEOUTS):
                 raise
-            # (seen under a test suite's load on this 2-core machine: a second start went through; a GCS that Ray
-            # started before giving up is not Ray's to stop then, and ends with this process)
-            ray.shutdown()
     return True
+
+
+def _is_ray(process) -> bool:
+    """Ray's own processes (its binaries and Python daemons run from the ``ray`` package's folder, its workers
+    titled ``ray::...``), not another thread's child that happened to start meanwhile."""
+    import psutil
+    import ray
+
+    package = os.path.dirname(ray.__file__)
+    try:
+        line = process.cmdline()
+    except psutil.Error:
+        return False
+    return bool(line) and (line[0].startswith("ray::") or any(part.startswith(package) for part in line))
+
+
+def _child_pids() -> set[int]:
+    import psutil
+
+    return {p.pid for p in psutil.Process().children(recursive=True)}
+
+
+def _stop_new_children(before: set[int], grace_s: float = 10.0) -> None:
+    """Ends the processes a failed ``ray.init`` started (its GCS, a raylet still coming up): Ray keeps no handle
+    on them when the start gives up, so ``ray.shutdown()`` leaves them running, and a CI run here saw the next
+    start's GCS never come up beside them. SIGTERM, then SIGKILL for what is left after ``grace_s``."""
+    import psutil
+
+    new = [p for p in psutil.Process().children(recursive=True) if p.pid not in before and _is_ray(p)]
+    for p in new:
+        with contextlib.suppress(psutil.Error):
+            p.terminate()
+    _, alive = psutil.wait_procs(new, timeout=grace_s)
+    for p in alive:
+        with contextlib.suppress(psutil.Error):
+            p.kill()
+    psutil.wait_procs(alive, timeout=grace_s)
 
 
 @contextlib.contextmanager
