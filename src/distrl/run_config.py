@@ -99,9 +99,10 @@ class RunConfig:
         choices=("auto", "on", "off"),
     )
     min_actors: int = setting(1, "The fewest actors an autoscaled run keeps.", low=1, high=4096)
-    max_actors: int | None = setting(None, "The most actors an autoscaled run starts; default 4 per core, and on "
-                                           "local no more than half the free shared memory (/dev/shm) holds the "
-                                           "unroll slots of.", low=1, high=4096)
+    max_actors: int | None = setting(None, "The most actors an autoscaled run starts; default 4 per core of the "
+                                           "machine that starts it (on a Ray cluster, give it), and on local no "
+                                           "more than half the free shared memory (/dev/shm) holds the unroll slots "
+                                           "of.", low=1, high=4096)
     max_restarts: int = setting(
         10,
         "Restarts of one component within 5 minutes before the run stops as a crash loop "
