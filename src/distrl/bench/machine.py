@@ -8,7 +8,7 @@ import subprocess
 from importlib import metadata
 from pathlib import Path
 
-PACKAGES = ("distrl", "torch", "numpy", "gymnasium", "ray", "ale-py", "mujoco", "stable-baselines3")
+PACKAGES = ("distrl", "torch", "numpy", "gymnasium", "ray", "ale-py", "envpool", "mujoco", "stable-baselines3")
 
 
 def _cpu_model() -> str:
