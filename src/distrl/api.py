@@ -291,7 +291,7 @@ def plan_run(system: str, env: str | None = None, *, config_file: str | None = N
             raise ConfigError("--resume needs --run-dir naming the run to continue")
         saved = saved_run(read_config(Path(overrides["run_dir"])))
         if saved.get("system") != system:
-            raise ConfigError(f"run dir '{overrides['run_dir']}' holds a {saved.get('system')} run{_was(saved)}, "
+            raise ConfigError(f"run dir '{overrides['run_dir']}' holds a run of {saved.get('system')}{_was(saved)}, "
                               f"not {system}: resume it with distrl train {saved.get('system')} --resume")
         base = saved
     module, run_cfg, sys_cfg = resolve_configs(system, overrides, base)

@@ -162,7 +162,7 @@ def test_an_impala_run_saved_with_appos_passes_loads_and_resumes_as_appo(tmp_pat
     _as_saved_by_0_2(run, "impala")
     assert distrl.load_policy(run).system == "appo"
     assert distrl.evaluate(run, episodes=1)["episodes"] == 1
-    with pytest.raises(ConfigError, match=r"holds a appo run \(saved as impala by distrl 0.2.*distrl train appo"):
+    with pytest.raises(ConfigError, match=r"holds a run of appo \(saved as impala by distrl 0.2.*distrl train appo"):
         distrl.train("impala", resume=True, run_dir=str(run), total_steps=1200, **small)
     s = distrl.train("appo", resume=True, run_dir=str(run), total_steps=1200, **small)
     assert s["env_steps"] >= 1200
