@@ -3,14 +3,14 @@ against the behaviour policy, over several passes of each batch, as RLlib's and 
 
 The defaults are one configuration for the classic suite (CartPole-v1, LunarLander-v3, Pendulum-v1,
 LunarLanderContinuous-v3, seeds 0-2; the training mean reaches the threshold on all but LunarLanderContinuous, there on
-one seed of three at 2M env steps, and a greedy evaluation is below 200 on one seed of each LunarLander): RL Zoo's
-PPO values for LunarLander (16 envs, gamma 0.999,
-lambda 0.98, entropy 0.01, 4 passes) with minibatches of 512 single steps drawn at random where RL Zoo draws 64, and
-Adam's 3e-4 raised to 1e-3 with them (about the square-root rule for adaptive optimisers, 3e-4 * sqrt(512 / 64)):
-an update costs the learner ~2 ms of a CPU core at 512 steps as at 64, so 8x fewer of them let it keep pace with
-the actors, and LunarLander still takes about as many env steps (1024 steps fell short there); the targets are
-fixed once per batch, unrolls are 512 steps (256 fell short on LunarLanderContinuous) and PopArt normalises the
-values, which gamma 0.999 needs on Pendulum. The figures are on the system's docs page (docs/systems/appo.md)."""
+one seed of three at 2M env steps, and a greedy evaluation is below 200 on one seed of each LunarLander): RL Zoo's PPO
+values for LunarLander (16 envs, gamma 0.999, lambda 0.98, entropy 0.01, 4 passes) with minibatches of 512 single steps
+drawn at random where RL Zoo draws 64, and Adam's 3e-4 raised to 1e-3 with them (about the square-root rule for adaptive
+optimisers, 3e-4 * sqrt(512 / 64)): an update costs the learner ~2 ms of a CPU core at 512 steps as at 64, so 8x fewer
+of them let it keep pace with the actors, and LunarLander still takes about as many env steps (1024 steps fell short
+there); the targets are fixed once per batch, unrolls are 512 steps (256 fell short on LunarLanderContinuous) and PopArt
+normalises the values, which gamma 0.999 needs on Pendulum. The figures are on the system's docs page
+(docs/systems/appo.md)."""
 
 from __future__ import annotations
 
