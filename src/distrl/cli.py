@@ -219,8 +219,8 @@ def _build_parser() -> argparse.ArgumentParser:
                                         "frozen snapshots (naive self-play, uniform fictitious self-play or "
                                         "AlphaStar's prioritized fictitious self-play) and keeps the payoff table "
                                         "and Elo ratings.")
-    league.add_argument("system", help="one whose policy honours legal-action masks: a2c, ppo, impala, appo, seed, "
-                                       "apex-dqn")
+    league.add_argument("system", help="one whose policy honours legal-action masks and that has a learner (given "
+                                       "another, the league names them: ppo, appo, apex-dqn, r2d2 and others)")
     league.add_argument("--env", default=None, help="the game: pettingzoo:GAME or openspiel:GAME (e.g. "
                                                     "pettingzoo:classic.tictactoe_v3, openspiel:kuhn_poker); no "
                                                     "default")

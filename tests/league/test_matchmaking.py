@@ -84,6 +84,15 @@ def test_a_schedule_snapshots_every_so_many_steps():
     assert not m.ready_to_snapshot("main", 199) and m.ready_to_snapshot("main", 200)
 
 
+def test_a_player_back_from_an_older_checkpoint_counts_its_schedule_from_there():
+    """A killed league resumes its players from their checkpoints, which may be older than their last snapshot:
+    the next one is snapshot_steps from where the player is, not from where it was."""
+    m = _league()
+    m.snapshot("main", 300)
+    assert not m.ready_to_snapshot("main", 120)  # back at 120 env steps
+    assert not m.ready_to_snapshot("main", 219) and m.ready_to_snapshot("main", 220)
+
+
 def test_the_win_rate_rule_waits_for_the_player_to_beat_its_past_or_twice_the_steps():
     m = _league(rule="win_rate")
     m.snapshot("main", 100)

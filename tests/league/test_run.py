@@ -83,6 +83,33 @@ def test_a_resumed_league_keeps_its_counts_and_its_pool(league, tmp_path):
     assert len(_rows(folder / "league.csv")) == 6 and summary["snapshots"][:4] == league[1]["snapshots"]
 
 
+def test_an_exploiters_reset_is_checkpointed_when_it_happens(league):
+    """state.json records the reset at once; so does the player's checkpoint (a league killed before the next one
+    would otherwise resume the exploiter from the weights it froze)."""
+    import torch
+    from safetensors.torch import load_file
+
+    folder = league[0] / "players" / "main_exploiter"
+    initial = torch.load(folder / "initial.pt", weights_only=True)["modules"]["model"]
+    at_reset = load_file(folder / "checkpoints" / "step-000000001024" / "model.safetensors")
+    assert all(torch.equal(at_reset[name], value) for name, value in initial.items())
+
+
+def test_a_player_killed_before_its_first_checkpoint_starts_anew_when_the_league_resumes(league, tmp_path):
+    """Its config.yaml is written when its trainer is made, its first checkpoint only once it has trained: a league
+    killed in between resumes that player from nothing, and the others from their checkpoints."""
+    import shutil
+
+    folder = tmp_path / "killed"
+    shutil.copytree(league[0], folder)
+    shutil.rmtree(folder / "players" / "main_exploiter" / "checkpoints")
+    summary = run_league("ppo", resume=True, run_dir=str(folder), total_steps=3072)
+    rows = _rows(folder / "league.csv")[4:]
+    assert [(r["player"], int(r["env_steps"])) for r in rows] == [
+        ("main", 3072), ("main_exploiter", 1024), ("main_exploiter", 2048), ("main_exploiter", 3072)]
+    assert [p["env_steps"] for p in summary["players"]] == [3072, 3072]
+
+
 def test_a_league_on_local_plays_its_games_in_actor_processes(tmp_path):
     folder = tmp_path / "local"
     summary = run_league("appo", GAME, total_steps=512, slice_steps=256, snapshot_steps=256, player_runtime="local",
@@ -174,7 +201,8 @@ def test_a_damaged_league_is_one_line_on_resume_and_left_as_it_was(league, tmp_p
                                         (["ppo", "--seed", "3"], "seed 3 (the league's: 0)"),
                                         (["ppo", "--runtime", "ray"], "runtime 'ray'"),
                                         (["ppo", "--set", "lr=0.5"], "--set lr=0.5 (the league's: unset)"),
-                                        (["ppo", "--set", "num_envs=4"], "--set num_envs=4 (the league's: 8)")])
+                                        (["ppo", "--set", "num_envs=4"], "--set num_envs=4 (the league's: 8)"),
+                                        (["ppo", "--total-steps", "1024"], "budget may grow, not shrink")])
 def test_a_resume_with_other_settings_is_refused(league, capsys, argv, says):
     """A resumed league keeps its settings: one given that differs is one line, not silently ignored."""
     before = {p: p.read_bytes() for p in league[0].rglob("*") if p.is_file()}
@@ -259,13 +287,21 @@ def test_sigterm_ends_a_league_with_every_player_checkpointed_and_no_process_lef
     import psutil
 
     folder = tmp_path / "stopped"
-    proc = _league_process(folder, "--total-steps", "10000000", "--slice-steps", "256")
+    proc = _league_process(folder, "--total-steps", "10000000", "--slice-steps", "256", "--fixed", "random")
     family = psutil.Process(proc.pid).children(recursive=True)
     assert family  # the player's actor processes
     proc.send_signal(signal.SIGTERM)
     assert proc.wait(timeout=120) == 130
     summary = json.loads((folder / "summary.json").read_text())
     assert summary["interrupted"] and any((folder / "players" / "main" / "checkpoints").iterdir())
+    # the games of the slice under way are in league.csv too: as many against other players as the payoff table holds
+    state = json.loads((folder / "state.json").read_text())
+    main_index = state["payoff"]["players"].index("main")
+    in_rows = sum(int(n) for r in _rows(folder / "league.csv") for pair in r["opponents"].split()
+                  for opponent, n in [pair.rsplit(":", 1)] if opponent != "main")
+    assert in_rows == sum(state["payoff"]["totals"][0][main_index]) > 0
+    last = max((folder / "players" / "main" / "checkpoints").glob("step-*"))
+    assert summary["players"][0]["env_steps"] == json.loads((last / "state.json").read_text())["counters"]["env_steps"]
     gone, alive = psutil.wait_procs(family, timeout=30)
     assert not alive, [p.cmdline() for p in alive]
 

@@ -180,6 +180,8 @@ class Matchmaker:
     # --- snapshots -------------------------------------------------------------------------------
     def ready_to_snapshot(self, player_id: str, steps: int) -> bool:
         player = self.players[player_id]
+        if steps < player.last_snapshot_steps:  # the player came back from a checkpoint older than its last snapshot
+            player.last_snapshot_steps = steps  # (a killed league resumed): its schedule counts from where it is
         passed = steps - player.last_snapshot_steps
         if passed < self.snapshot_steps:
             return False

@@ -80,6 +80,11 @@ class PayoffTable:
         if counts.shape != (3, n, n) or totals.shape != (3, n, n) or not np.isfinite(counts).all() \
                 or not np.isfinite(totals).all() or (counts < 0).any() or (totals < 0).any():
             raise ValueError(f"a payoff table of {n} players needs finite, non-negative counts of shape (3, {n}, {n})")
+        for name, (games, wins, draws) in (("counts", counts), ("totals", totals)):
+            with np.errstate(over="ignore"):  # counts near the float limit: their sum is inf, and refused
+                excess = wins + draws - games
+            if (excess > 1e-9 * (1 + games)).any():  # beyond a decayed count's rounding
+                raise ValueError(f"a payoff table's {name} hold more wins and draws than games")
         if len(set(players)) != n:
             raise ValueError("a payoff table's players must be distinct")
         for p in players:

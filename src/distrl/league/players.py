@@ -14,6 +14,7 @@ Both are pools of :mod:`distrl.runtime.backends.pools`, shared with PBT's member
 
 from __future__ import annotations
 
+import os
 from functools import partial
 from pathlib import Path
 
@@ -32,8 +33,11 @@ class Player:
         self.folder, self.closed = Path(folder), False
 
         def keep(state) -> None:  # the initial weights and optimizer statistics, for an exploiter's resets
-            if not (self.folder / "initial.pt").is_file():
-                torch.save(state, self.folder / "initial.pt")
+            path = self.folder / "initial.pt"
+            if not path.is_file():  # whole or absent: a start stopped while it was written leaves no torn file
+                partial_ = path.with_name(f".initial.pt.{os.getpid()}")
+                torch.save(state, partial_)
+                os.replace(partial_, path)
 
         self.first = FirstModel(self.trainer, publish, keep)
 
@@ -57,8 +61,11 @@ class Player:
                 "node": node_id()}
 
     def reset(self) -> dict:
-        """Back to the initial weights and optimizer statistics (an exploiter after its snapshot)."""
+        """Back to the initial weights and optimizer statistics (an exploiter after its snapshot), checkpointed at
+        once: the league's state records the reset, and a league killed before the player's next checkpoint would
+        otherwise resume it from the weights it froze."""
         self.trainer.load_state(self.initial)
+        self.trainer.checkpoint()
         return self.model()
 
     def close(self) -> dict | None:

@@ -205,6 +205,9 @@ def run_league(system: str, env: str | None = None, *, players: str | None = Non
                               f"{', '.join(differs)}; a resumed league keeps its settings (only --total-steps may "
                               "grow)")
         if total_steps is not None:  # a larger budget: the players resume with it
+            if isinstance(total_steps, int) and total_steps < saved["total_steps"]:
+                raise ConfigError(f"cannot resume: --total-steps {total_steps:,} is below the league's "
+                                  f"{saved['total_steps']:,}; a resumed league's budget may grow, not shrink")
             saved = {**saved, "total_steps": total_steps}
             _check(saved)
         _check_bind(bind, saved)
@@ -266,6 +269,7 @@ class _League:
         state = read_json_object(league_dir / "state.json") if has_state else None
         self.coordinator = self._coordinator(state)
         self.bind, self.host, self.pool = bind, None, None
+        self.nodes: dict[str, str] = {}  # where each player's latest slice ran
         self.started = time.perf_counter()
         if not (league_dir / "league.csv").is_file():
             append_row(league_dir / "league.csv", ["wall_s", "player", "kind", "env_steps", "games", "wins", "draws",
@@ -325,11 +329,13 @@ class _League:
 
     # --- the players -----------------------------------------------------------------------------
     def _makers(self) -> tuple[dict, dict, dict]:
-        """Each player's trainer maker, its folder, and the maker of one made again after its Ray actor died."""
+        """Each player's trainer maker, its folder, and the maker of one made again after its Ray actor died. A
+        resumed league's player resumes where it wrote a checkpoint and starts anew where it did not (it may have
+        written its config.yaml and been killed before its first checkpoint: its turn had not come)."""
         s, makers, folders, again_makers = self.saved, {}, {}, {}
+        again = None if self.resume else False
         for index, (pid, _) in enumerate(self.players):
             folder = self.dir / "players" / pid
-            again = self.resume and (folder / "config.yaml").is_file()
             env = league_env(s["env"], self.dir, pid)  # the league's folder now (a league may move)
             shared_ = {str(self.dir): self.host.handle}  # the name the env's ?league= gives
             resumed = {"env": env, "run_dir": str(folder), "total_steps": s["total_steps"], "shared": shared_}
@@ -344,6 +350,7 @@ class _League:
         c, steps, model = self.coordinator, report["env_steps"], report["model"]
         with c.lock:
             c.steps[pid] = steps
+        self.nodes[pid] = report["node"]
         c.publish(pid, model)
         wall = round(time.perf_counter() - self.started, 3)
         if c.snapshot_due(pid):
@@ -364,6 +371,22 @@ class _League:
                   + ", ".join(f"{n} {o}" for n, o in zip(tally, ("won", "drawn", "lost"))) +
                   f"), rating {c.ratings.ratings[pid]:.0f}")
         self._save_state()
+
+    def _last_rows(self, closed: dict) -> None:
+        """The games each player played since its last slice's row (a league stopped mid-slice: Ctrl-C, SIGTERM),
+        in a row of league.csv at the env steps of its closing checkpoint, so that the reports count them."""
+        c, wall = self.coordinator, round(time.perf_counter() - self.started, 3)
+        for pid, kind in self.players:
+            summary = closed.get(pid)
+            if summary:
+                with c.lock:
+                    c.steps[pid] = int(summary["env_steps"])
+            games, tally, opponents = c.take(pid)
+            if games:
+                append_row(self.dir / "league.csv", [wall, pid, kind, c.steps.get(pid, 0), games, *map(int, tally),
+                                                     round(c.ratings.ratings[pid], 2),
+                                                     " ".join(f"{k}:{v}" for k, v in sorted(opponents.items())),
+                                                     self.nodes.get(pid, "")])
 
     def _host(self) -> None:
         """The players' programs share the coordinator, hosted for where their games run (on Ray, once connected: at
@@ -409,7 +432,7 @@ class _League:
             interrupted = True
         finally:
             if self.pool is not None:
-                self.pool.close()  # every player's checkpoint and summary
+                self._last_rows(dict(zip(self.pool.workers, self.pool.close())))  # every player's checkpoint
             shared.forget(str(self.dir))  # this process's own games' (inline players)
             Pool.drop(str(self.dir))
             if self.host is not None:
