@@ -97,8 +97,34 @@ def write_json(path: Path, data) -> None:
 
 
 def append_row(path: Path, row: list) -> None:
+    """One CSV row at the end of ``path``; a last line left without its end (a process killed while writing it) is
+    dropped first, so that the new row does not run on from it."""
+    _drop_torn_line(path)
     with path.open("a", newline="") as f:
         csv.writer(f).writerow(row)
+
+
+def _drop_torn_line(path: Path) -> None:
+    try:
+        f = path.open("rb+")
+    except FileNotFoundError:
+        return
+    with f:
+        end = f.seek(0, os.SEEK_END)
+        if end == 0:
+            return
+        f.seek(end - 1)
+        if f.read(1) == b"\n":
+            return
+        start = end
+        while start > 0:  # back to the end of the last whole line, a block at a time
+            start = max(0, start - (1 << 16))
+            f.seek(start)
+            cut = f.read(end - start).rfind(b"\n")
+            if cut >= 0:
+                f.truncate(start + cut + 1)
+                return
+        f.truncate(0)
 
 
 def append_record(path: Path, record: dict[str, Any]) -> None:
@@ -131,10 +157,12 @@ def append_record(path: Path, record: dict[str, Any]) -> None:
 
 
 def read_rows(path: Path) -> list[dict]:
+    """The rows of a CSV file with a header, each a dict; a row of fewer or more fields than the header (a torn last
+    line) is left out."""
     if not path.is_file():
         return []
     with path.open(newline="") as f:
-        return list(csv.DictReader(f))
+        return [r for r in csv.DictReader(f) if None not in r and None not in r.values()]
 
 
 def read_json_object(path: Path, what: str = "") -> dict:
