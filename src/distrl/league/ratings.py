@@ -5,10 +5,11 @@ number in the hundreds of thousands)."""
 
 from __future__ import annotations
 
+from distrl.league.payoff import RESULTS
 from distrl.ops.league import elo_update
 
 INITIAL = 1000.0
-SCORES = {"win": 1.0, "draw": 0.5, "loss": 0.0}
+SCORES = {result: wins + 0.5 * draws for result, (wins, draws) in RESULTS.items()}  # a draw scores half
 
 
 class EloRatings:
