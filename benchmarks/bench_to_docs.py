@@ -106,6 +106,7 @@ BLOCKS: dict[str, tuple[str, list[tuple[str, dict | None]]]] = {
         ("full-r2d2-best-2026-11-30", S(r2d2="r2d2")),
         ("full-minibatch-512-2026-12-06", S(ppo="ppo", appo="appo", seed="seed")),
         ("full-autoscale-2026-12-07", S(appo="appo", impala="impala", seed="seed", **{"apex-dqn": "apex-dqn"})),
+        ("full-appo-obs-norm-2026-12-07", S(appo="appo")),
     ]),
     "beyond-spread": ("spread", [
         ("beyond-value-2026-11-27", {"apex-ddpg": "apex-ddpg", "qt-opt": "qt-opt"}),
@@ -118,6 +119,7 @@ BLOCKS: dict[str, tuple[str, list[tuple[str, dict | None]]]] = {
         ("beyond-minibatch-512-2026-12-06", S(ppo="ppo", appo="appo", seed="seed")),
         ("beyond-ppo-3m-2026-12-06", S(ppo="ppo")),
         ("beyond-autoscale-2026-12-07", S(appo="appo", seed="seed", **{"apex-dqn": "apex-dqn"})),
+        ("beyond-appo-obs-norm-2026-12-07", S(appo="appo")),
     ]),
     "beyond-defaults": ("cells", [("beyond-2026-11-27", S(a2c="a2c", a3c="a3c", impala="impala"))]),
     "quick-cells": ("cells", [("quick-2026-11-27", None)]),
@@ -133,9 +135,9 @@ BLOCKS: dict[str, tuple[str, list[tuple[str, dict | None]]]] = {
     "a2c-beyond": ("spread", [("beyond-paper-defaults-2026-12-01", S(a2c="a2c"))]),
     # appo, impala, seed and apex-dqn autoscale by default on local and ray: their CartPole rows there and their
     # beyond suites re-run with it (2026-12-07)
-    "appo-full": ("spread", [("full-minibatch-512-2026-12-06", S(appo="appo")),
-                             ("full-autoscale-2026-12-07", S(appo="appo"))]),
-    "appo-beyond": ("spread", [("beyond-autoscale-2026-12-07", S(appo="appo"))]),
+    # appo normalises its observations by default since 2026-12-07: both suites re-run with it
+    "appo-full": ("spread", [("full-appo-obs-norm-2026-12-07", S(appo="appo"))]),
+    "appo-beyond": ("spread", [("beyond-appo-obs-norm-2026-12-07", S(appo="appo"))]),
     "impala-full": ("spread", [("full-2026-11-27", S(impala="impala")),
                                ("full-autoscale-2026-12-07", S(impala="impala"))]),
     "impala-beyond": ("spread", [("beyond-autoscale-2026-12-07", S(impala="impala"))]),

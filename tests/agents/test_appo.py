@@ -7,7 +7,8 @@ import distrl
 from distrl.agents.impala import OLDER_RUN_DEFAULTS as ONE_STEP
 
 # IMPALA's one-step config with APPO's one update per batch: what APPO's passes are compared with
-ONE_STEP_APPO = dict(ONE_STEP, optimizer_eps=0.01, ppo_clip=0.0, epochs=1, minibatches=1, minibatch_by="stream")
+ONE_STEP_APPO = dict(ONE_STEP, optimizer_eps=0.01, ppo_clip=0.0, epochs=1, minibatches=1, minibatch_by="stream",
+                     obs_norm=False)
 
 
 def test_appo_local_learns_cartpole(tmp_path):

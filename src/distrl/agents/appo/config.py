@@ -2,15 +2,16 @@
 against the behaviour policy, over several passes of each batch, as RLlib's and Sample Factory's APPO.
 
 The defaults are one configuration for the classic suite (CartPole-v1, LunarLander-v3, Pendulum-v1,
-LunarLanderContinuous-v3, seeds 0-2; the training mean reaches the threshold on all but LunarLanderContinuous, there on
-one seed of three at 2M env steps, and a greedy evaluation is below 200 on one seed of each LunarLander): RL Zoo's PPO
-values for LunarLander (16 envs, gamma 0.999, lambda 0.98, entropy 0.01, 4 passes) with minibatches of 512 single steps
-drawn at random where RL Zoo draws 64, and Adam's 3e-4 raised to 1e-3 with them (about the square-root rule for adaptive
-optimisers, 3e-4 * sqrt(512 / 64)): an update costs the learner ~2 ms of a CPU core at 512 steps as at 64, so 8x fewer
-of them let it keep pace with the actors, and LunarLander still takes about as many env steps (1024 steps fell short
-there); the targets are fixed once per batch, unrolls are 512 steps (256 fell short on LunarLanderContinuous) and PopArt
-normalises the values, which gamma 0.999 needs on Pendulum. The figures are on the system's docs page
-(docs/systems/appo.md)."""
+LunarLanderContinuous-v3; on seeds 0-2 every run's training mean and greedy evaluation reach the threshold): RL Zoo's
+PPO values for LunarLander (16 envs, gamma 0.999, lambda 0.98, entropy 0.01, 4 passes) with minibatches of 512 single
+steps drawn at random where RL Zoo draws 64, and Adam's 3e-4 raised to 1e-3 with them (about the square-root rule for
+adaptive optimisers, 3e-4 * sqrt(512 / 64)): an update costs the learner ~2 ms of a CPU core at 512 steps as at 64, so
+8x fewer of them let it keep pace with the actors, and LunarLander still takes about as many env steps (1024 steps fell
+short there); the targets are fixed once per batch, unrolls are 512 steps (256 fell short on LunarLanderContinuous),
+PopArt normalises the values, which gamma 0.999 needs on Pendulum, and the observations are normalised by running
+statistics (as CleanRL's continuous-action PPO does; without it LunarLanderContinuous's training mean reached 200 on one
+seed of three in 2M env steps, and LunarLander took 1.4-1.7M env steps where it takes 0.6-0.7M). The figures are on the
+system's docs page (docs/systems/appo.md)."""
 
 from __future__ import annotations
 
@@ -34,6 +35,7 @@ class APPOConfig(ImpalaConfig):
     vtrace_lambda: float = setting(0.98, "lambda mixed into V-trace's trace coefficients c (1: the paper's V-trace; "
                                    "on the learner's own policy's data, V-trace with lambda is GAE(lambda)).",
                                    low=0.0, high=1.0)
+    obs_norm: bool = common.obs_norm(True)
     normalize_advantages: bool = setting(True, "Standardise the policy-gradient advantages over each minibatch.")
     value_norm: bool = common.value_norm(True)
     ppo_clip: float = common.ppo_clip(0.2, "the behaviour policy", "V-trace's policy gradient")
