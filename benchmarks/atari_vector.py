@@ -47,17 +47,6 @@ def rate(env, n: int, seconds: float) -> float:
     return steps / elapsed
 
 
-def ale_native(env_id: str, n: int, threads: int):
-    from ale_py.vector_env import AtariVectorEnv
-
-    kwargs = gym.spec(env_id).kwargs
-    return AtariVectorEnv(kwargs["game"], n, num_threads=threads, noop_max=30, frameskip=FRAME_SKIP, img_height=84,
-                          img_width=84, grayscale=True, stack_num=4, maxpool=True, episodic_life=True,
-                          reward_clipping=False, use_fire_reset=False,
-                          repeat_action_probability=kwargs.get("repeat_action_probability", 0.25),
-                          max_num_frames_per_episode=108_000)
-
-
 def envpool_env(env_id: str, n: int, threads: int):
     """EnvPool's Atari task of the same game (``ALE/Pong-v5`` -> ``Pong-v5``), its settings set to ours."""
     import envpool
@@ -90,7 +79,7 @@ def main() -> None:
     backends = {"Gymnasium wrappers, SyncVectorEnv": lambda e, n: gym.vector.SyncVectorEnv(
                     [lambda: _atari_env(e, True) for _ in range(n)]),
                 ALE_ONE: lambda e, n: _atari_vec_env(e, n, True),
-                f"ALE's vector env, {cores} threads": lambda e, n: ale_native(e, n, cores)}
+                f"ALE's vector env, {cores} threads": lambda e, n: _atari_vec_env(e, n, True, num_threads=cores)}
     pool = has_envpool()
     if pool:
         backends[ENVPOOL_ONE] = lambda e, n: envpool_env(e, n, 1)

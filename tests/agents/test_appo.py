@@ -170,6 +170,21 @@ def test_an_impala_run_saved_with_appos_passes_loads_and_resumes_as_appo(tmp_pat
     assert yaml.safe_load((run / "config.yaml").read_text())["system"] == "appo"
 
 
+def test_an_appo_run_saved_before_obs_norm_existed_loads_and_resumes_without_it(tmp_path):
+    """appo normalises its observations by default since 2026-12-07; a run whose config.yaml predates the setting
+    ran without the normaliser (its checkpoint holds none): it loads and resumes so (``OLDER_RUN_DEFAULTS``)."""
+    run = tmp_path / "r"
+    small = dict(env="CartPole-v1", runtime="inline", num_envs=4, unroll_length=8)
+    distrl.train("appo", total_steps=600, run_dir=str(run), obs_norm=False, **small)
+    path = run / "config.yaml"
+    data = yaml.safe_load(path.read_text())
+    data["system_config"].pop("obs_norm")
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    assert distrl.load_policy(run).model.obs_norm is None
+    assert distrl.train("appo", resume=True, run_dir=str(run), total_steps=1200, **small)["env_steps"] >= 1200
+    assert yaml.safe_load(path.read_text())["system_config"]["obs_norm"] is False
+
+
 def test_an_impala_run_saved_with_one_step_stays_impala(tmp_path):
     """A 0.2 ``impala`` run with the one-step values of APPO's settings was IMPALA: it
     resumes as impala, those settings dropped."""

@@ -8,6 +8,7 @@ from functools import partial
 
 import numpy as np
 import pytest
+import yaml
 
 import distrl
 from distrl.cli import main
@@ -110,6 +111,25 @@ def test_a_player_killed_before_its_first_checkpoint_starts_anew_when_the_league
     assert [p["env_steps"] for p in summary["players"]] == [3072, 3072]
 
 
+def test_a_league_resumed_after_a_default_changed_builds_its_opponents_as_its_players_were(tmp_path):
+    """appo's obs_norm became a default after leagues of it were saved: their players resume without the normaliser
+    (the setting absent from config.yaml, OLDER_RUN_DEFAULTS), and the pool must build its opponents so too, or the
+    snapshots' weights would not load in the games."""
+    folder = tmp_path / "old"
+    small = {"num_envs": 4, "unroll_length": 32}
+    run_league("appo", GAME, total_steps=256, slice_steps=128, snapshot_steps=128, player_runtime="inline",
+               run_dir=str(folder), settings={**small, "obs_norm": False})
+    saved = json.loads((folder / "league.json").read_text())
+    del saved["settings"]["obs_norm"]  # as a league saved before the setting's default changed
+    (folder / "league.json").write_text(json.dumps(saved))
+    config = yaml.safe_load((folder / "players" / "main" / "config.yaml").read_text())
+    del config["system_config"]["obs_norm"]
+    (folder / "players" / "main" / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
+    summary = run_league("appo", resume=True, run_dir=str(folder), total_steps=512)
+    assert summary["players"][0]["env_steps"] >= 512 and summary["games"] > 0
+    assert [r["player"] for r in _rows(folder / "league.csv")][-1] == "main"
+
+
 def test_a_league_on_local_plays_its_games_in_actor_processes(tmp_path):
     folder = tmp_path / "local"
     summary = run_league("appo", GAME, total_steps=512, slice_steps=256, snapshot_steps=256, player_runtime="local",
@@ -178,6 +198,9 @@ def test_systems_that_cannot_be_players_are_refused(tmp_path, capsys, system, sa
     (lambda f: next((f / "pool").iterdir()).write_bytes(b"not safetensors"), "state.json or the pool is damaged"),
     (lambda f: (f / "state.json").write_text((f / "state.json").read_text().replace(
         '"main": ', '"main": NaN, "was": ', 1)), "state.json or the pool is damaged"),
+    # a player's checkpoints all damaged: its resume is the error, not a fresh start that would delete them
+    (lambda f: [(c / "state.json").write_text("{") for c in (f / "players" / "main_exploiter" / "checkpoints")
+                .glob("step-*")], "no loadable checkpoint"),
 ])
 def test_a_damaged_league_is_one_line_on_resume_and_left_as_it_was(league, tmp_path, capsys, damage, says):
     import shutil

@@ -98,14 +98,14 @@ def _atari_env(env_id: str, training: bool, render_mode: str | None = None) -> g
     return gym.wrappers.FrameStackObservation(env, 4)
 
 
-def _atari_vec_env(env_id: str, num_envs: int, training: bool) -> gym.vector.VectorEnv:
+def _atari_vec_env(env_id: str, num_envs: int, training: bool, num_threads: int = 1) -> gym.vector.VectorEnv:
     """ALE's own vector env where ale-py has one (0.10+): the same preprocessing as :func:`_atari_env`, done in C++
-    (4.0k against 3.0k env steps/s for 8 Pong envs on one thread of this machine; ``benchmarks/atari_vector.py``).
-    One thread: each actor is a process of its own. Settings as the id's (sticky actions, episode length);
-    rewards unclipped and no FIRE on reset, as the wrappers do; a lost life ends a training episode and the
-    next one starts a new game (checked on ale-py 0.12.1), as the wrappers' ``terminal_on_life_loss`` does.
-    Without it (an older ale-py): one Gymnasium-wrapped env per copy. The resize may differ from OpenCV's by a
-    grey level here and there; single envs (evaluation video, spaces) keep the wrappers."""
+    (``benchmarks/atari_vector.py``: 1.2-1.4x the per-copy wrappers on one thread). One thread by default: each
+    actor is a process of its own (``num_threads``: benchmarks/atari_vector.py's scale). Settings as the id's
+    (sticky actions, episode length); rewards unclipped and no FIRE on reset, as the wrappers do; a lost life ends a
+    training episode and the next one starts a new game (checked on ale-py 0.12.1), as the wrappers'
+    ``terminal_on_life_loss`` does. Without it (an older ale-py): one Gymnasium-wrapped env per copy. The resize may
+    differ from OpenCV's by a grey level here and there; single envs (evaluation video, spaces) keep the wrappers."""
     try:
         from ale_py.vector_env import AtariVectorEnv
     except ImportError:
@@ -114,7 +114,7 @@ def _atari_vec_env(env_id: str, num_envs: int, training: bool) -> gym.vector.Vec
     return AtariVectorEnv(
         kwargs["game"],
         num_envs,
-        num_threads=1,
+        num_threads=num_threads,
         noop_max=30,
         frameskip=4,
         img_height=84,

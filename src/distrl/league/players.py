@@ -35,6 +35,8 @@ class Player:
         def keep(state) -> None:  # the initial weights and optimizer statistics, for an exploiter's resets
             path = self.folder / "initial.pt"
             if not path.is_file():  # whole or absent: a start stopped while it was written leaves no torn file
+                for stale in self.folder.glob(".initial.pt.*"):  # (a start killed while it wrote one)
+                    stale.unlink(missing_ok=True)
                 partial_ = path.with_name(f".initial.pt.{os.getpid()}")
                 torch.save(state, partial_)
                 os.replace(partial_, path)

@@ -205,11 +205,12 @@ def run_league(system: str, env: str | None = None, *, players: str | None = Non
                               f"{', '.join(differs)}; a resumed league keeps its settings (only --total-steps may "
                               "grow)")
         if total_steps is not None:  # a larger budget: the players resume with it
-            if isinstance(total_steps, int) and total_steps < saved["total_steps"]:
-                raise ConfigError(f"cannot resume: --total-steps {total_steps:,} is below the league's "
-                                  f"{saved['total_steps']:,}; a resumed league's budget may grow, not shrink")
+            budget = saved["total_steps"]
             saved = {**saved, "total_steps": total_steps}
             _check(saved)
+            if total_steps < budget:
+                raise ConfigError(f"cannot resume: --total-steps {total_steps:,} is below the league's {budget:,}; "
+                                  "a resumed league's budget may grow, not shrink")
         _check_bind(bind, saved)
         league = _League(league_dir.resolve(), saved, resume=True, bind=bind, log=log)  # checks state.json, pool
         write_json(league_dir / "league.json", saved)
@@ -265,6 +266,8 @@ class _League:
     def __init__(self, league_dir: Path, saved: dict, resume: bool, bind: str | None, log):
         self.dir, self.saved, self.resume, self.log = league_dir, saved, resume, log
         self.players = parse_players(saved["players"])
+        if resume:
+            _check_players_resume(league_dir, self.players)
         has_state = resume and (league_dir / "state.json").is_file()
         state = read_json_object(league_dir / "state.json") if has_state else None
         self.coordinator = self._coordinator(state)
@@ -280,7 +283,9 @@ class _League:
     # --- the league's state ----------------------------------------------------------------------
     def _coordinator(self, state: dict | None) -> Coordinator:
         s = self.saved
-        recipe = {"system": s["system"], "settings": s["settings"], "game": s["env"]}
+        folders = [self.dir / "players" / pid for pid, _ in self.players]
+        recipe = {"system": s["system"], "settings": played_settings(s["system"], s["settings"], folders),
+                  "game": s["env"]}
         ratings = EloRatings(keep_history=False)
         if state is None:
             matchmaker = Matchmaker(s["mode"], s["snapshot_rule"], s["snapshot_steps"], seed=s["seed"],
@@ -356,7 +361,8 @@ class _League:
         if c.snapshot_due(pid):
             frozen, reset = c.snapshot(pid, model, keep=lambda frozen: save_file(
                 {k: v.contiguous() for k, v in model.items()}, self.dir / "pool" / f"{frozen}.safetensors"))
-            if reset:
+            if reset:  # the snapshot in state.json first: a kill before the reset's checkpoint loses neither
+                self._save_state()
                 c.publish(pid, self.pool.reset(pid))
             append_row(self.dir / "joined.csv", [wall, frozen, pid, steps, round(c.ratings.ratings[frozen], 2),
                                                  int(reset)])
@@ -408,7 +414,7 @@ class _League:
             return self._run()
 
     def _run(self) -> dict[str, Any]:
-        interrupted, started_ray, kinds = False, False, dict(self.players)
+        interrupted, started_ray, kinds, closed = False, False, dict(self.players), {}
         try:
             if self.saved["runtime"] == "ray":
                 from distrl.runtime.backends.ray import connect_ray
@@ -432,7 +438,7 @@ class _League:
             interrupted = True
         finally:
             if self.pool is not None:
-                self._last_rows(dict(zip(self.pool.workers, self.pool.close())))  # every player's checkpoint
+                closed = dict(zip(self.pool.workers, self.pool.close()))  # every player's checkpoint and summary
             shared.forget(str(self.dir))  # this process's own games' (inline players)
             Pool.drop(str(self.dir))
             if self.host is not None:
@@ -441,6 +447,7 @@ class _League:
                 import ray
 
                 ray.shutdown()
+        self._last_rows(closed)
         self._save_state()
         from distrl.league.reports import write_reports
 
@@ -472,6 +479,36 @@ def _host_runtime(saved: dict) -> str:
     return "ray" if saved["runtime"] == "ray" else saved["player_runtime"]
 
 
+def _check_players_resume(league_dir: Path, players: list) -> None:
+    """A resumed league's players each resume from a loadable checkpoint or start anew with none written; one whose
+    checkpoints are all damaged is one line before any player is made (the league's files as they were)."""
+    from distrl.runtime.run.checkpoint import latest_checkpoint, list_checkpoints
+
+    for pid, _ in players:
+        root = league_dir / "players" / pid / "checkpoints"
+        if list_checkpoints(root) and latest_checkpoint(root) is None:
+            raise ConfigError(f"cannot resume: player {pid} has no loadable checkpoint in {root}; restore one, or "
+                              "delete the folder to start that player anew")
+
+
+def played_settings(system: str, settings: dict, run_dirs: list[Path]) -> dict:
+    """The settings the pool builds the players' policies with, in the games' processes: those the first player's run
+    was made with (its config.yaml, as a resume reads it: a setting the file predates at the value it ran with), else
+    ``settings`` (a new league: the players are made with them and today's defaults). A default changed since a league
+    started (appo's ``obs_norm``) would otherwise build policies its pool's weights do not fit."""
+    import dataclasses
+
+    from distrl.agents.registry import saved_run
+    from distrl.api import resolve_configs
+    from distrl.runtime.run.run_dir import read_config
+
+    for run_dir in run_dirs:
+        if (run_dir / "config.yaml").is_file():
+            _, _, sys_cfg = resolve_configs(system, {}, saved_run(read_config(run_dir)))
+            return dataclasses.asdict(sys_cfg)
+    return settings
+
+
 def league_env(game: str, league_dir: Path, player: str) -> str:
     """A player's env id: the game (with its ``?opening=`` if any), its games' opponents from the league in
     ``league_dir`` (quoted: a folder may hold ``&`` or ``?``)."""
@@ -480,13 +517,14 @@ def league_env(game: str, league_dir: Path, player: str) -> str:
 
 def make_player_trainer(system: str, fresh: dict, resumed: dict, resume: bool | None):
     """A player's trainer, not started (module-level, so that Ray can send it to the player's actor): a new run with
-    ``fresh`` settings, or its run resumed with ``resumed`` ones; ``resume=None`` (a player made again after its
-    actor died) resumes if it wrote a checkpoint, else starts anew."""
+    ``fresh`` settings, or its run resumed with ``resumed`` ones; ``resume=None`` (a resumed league's player, or one
+    made again after its actor died) resumes if it wrote a checkpoint and starts anew if it wrote none; checkpoints
+    that are there but none loadable are the resume's one-line error, not a start that would delete them."""
     from distrl.api import make_trainer
-    from distrl.runtime.run.checkpoint import latest_checkpoint
+    from distrl.runtime.run.checkpoint import list_checkpoints
 
     if resume is None:
-        resume = latest_checkpoint(Path(resumed["run_dir"]) / "checkpoints") is not None
+        resume = bool(list_checkpoints(Path(resumed["run_dir"]) / "checkpoints"))
     if resume:
         return make_trainer(system, resume=True, **resumed)
     return make_trainer(system, force=True, **fresh)

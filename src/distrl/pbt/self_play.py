@@ -22,7 +22,7 @@ from distrl.league.coordinator import Coordinator
 from distrl.league.matchmaking import Matchmaker
 from distrl.league.opponent import Pool
 from distrl.league.ratings import EloRatings
-from distrl.league.run import league_env
+from distrl.league.run import league_env, played_settings
 from distrl.runtime.backends import share
 
 
@@ -31,7 +31,9 @@ class PopulationGames:
 
     def __init__(self, pop_dir: Path, saved: dict):
         self.dir, self.n = pop_dir, saved["population"]
-        recipe = {"system": saved["system"], "settings": saved["settings"], "game": saved["env"]}
+        folders = [pop_dir / "members" / self.id(i) for i in range(self.n)]
+        recipe = {"system": saved["system"], "settings": played_settings(saved["system"], saved["settings"], folders),
+                  "game": saved["env"]}
         self.coordinator = Coordinator(Matchmaker("pfsp", seed=saved["seed"]), EloRatings(keep_history=False), recipe)
         for i in range(self.n):
             self.coordinator.add_player(self.id(i), "main")

@@ -77,6 +77,7 @@ def test_the_processes_a_failed_start_left_are_ended_before_the_next(monkeypatch
             started.append(subprocess.Popen([*sleeper, ray_file]))
             started.append(subprocess.Popen([*sleeper, "not-its-own"]))  # another thread's child, say
             raise RuntimeError("Timed out waiting for file /tmp/ray/session_x/gcs_server_port_abc")
+        assert started[0].poll() is not None  # ended before this second start, not after it
 
     monkeypatch.setattr(ray, "is_initialized", lambda: False)
     monkeypatch.setattr(ray, "init", init)

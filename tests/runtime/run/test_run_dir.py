@@ -88,7 +88,6 @@ def test_a_row_torn_by_a_killed_writer_is_dropped_before_the_next_and_left_out_w
         append_row(path, row)
     with path.open("ab") as f:
         f.write(torn.encode())  # a writer killed mid-row: no line end
-    if len(torn) < 2**17:  # read as it is (csv's limit on a field aside): no crash, a short torn row left out
-        assert len(read_rows(path)) <= len(rows) + 1
+    assert read_rows(path) == [dict(zip("abc", map(str, r))) for r in rows]  # read as it is: the torn row left out
     append_row(path, [1, 2, 3])
     assert read_rows(path) == [dict(zip("abc", map(str, r))) for r in [*rows, [1, 2, 3]]]

@@ -15,8 +15,9 @@ DOC = ("Asynchronous PPO: IMPALA's actors, V-trace targets and PPO's clipped sur
 
 RENAMED_SETTINGS: dict = {}  # none renamed since runs were first saved
 # appo runs saved by distrl 0.2 were saved as impala (agents/impala: saved_as): a setting such a run lacks ran with
-# impala's value then; one saved before minibatch_size existed cut its minibatches of steps at 64
-OLDER_RUN_DEFAULTS: dict = {**IMPALA_OLDER_RUN_DEFAULTS, **PASSES, "minibatch_size": 64}
+# impala's value then; one saved before minibatch_size existed cut its minibatches of steps at 64, and one saved before
+# obs_norm existed ran without the normaliser (its checkpoint has none)
+OLDER_RUN_DEFAULTS: dict = {**IMPALA_OLDER_RUN_DEFAULTS, **PASSES, "minibatch_size": 64, "obs_norm": False}
 
 __all__ = ["ACTIONS", "DEFAULT_TOTAL_STEPS", "DOC", "LEGAL_ACTION_MASKS", "OLDER_RUN_DEFAULTS", "RENAMED_SETTINGS",
            "Config", "build", "make_model"]

@@ -10,8 +10,8 @@ adaptive optimisers, 3e-4 * sqrt(512 / 64)): an update costs the learner ~2 ms o
 short there); the targets are fixed once per batch, unrolls are 512 steps (256 fell short on LunarLanderContinuous),
 PopArt normalises the values, which gamma 0.999 needs on Pendulum, and the observations are normalised by running
 statistics (as CleanRL's continuous-action PPO does; without it LunarLanderContinuous's training mean reached 200 on one
-seed of three in 2M env steps, and LunarLander took 1.4-1.7M env steps where it takes 0.6-0.7M). The figures are on the
-system's docs page (docs/systems/appo.md)."""
+seed of three in 2M env steps, and LunarLander took 1.4-1.7M env steps where it takes 0.6-0.7M on seeds 0-2). The
+figures are on the system's docs page (docs/systems/appo.md)."""
 
 from __future__ import annotations
 

@@ -109,7 +109,7 @@ def _is_ray(process) -> bool:
     import psutil
     import ray
 
-    package = os.path.dirname(ray.__file__)
+    package = os.path.dirname(ray.__file__) + os.sep
     try:
         line = process.cmdline()
     except psutil.Error:

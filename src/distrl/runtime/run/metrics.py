@@ -10,6 +10,8 @@ from typing import Any
 
 import numpy as np
 
+from distrl.runtime.run.run_dir import append_row
+
 # Columns every metrics.csv starts with, in this order; system-specific loss terms follow.
 BASE_COLUMNS = ["env_steps", "wall_s", "sps", "episode_return_mean", "episodes", "learner_updates",
                 "learner_wait_frac", "policy_lag_mean", "actor_restarts"]
@@ -45,8 +47,7 @@ class MetricsWriter:
                 csv.writer(f).writerow(self.columns)
         elif new := sorted(k for k in row if k not in self.columns):
             self._extend(new)
-        with self.path.open("a", newline="") as f:
-            csv.writer(f).writerow([_fmt(row.get(c)) for c in self.columns])
+        append_row(self.path, [_fmt(row.get(c)) for c in self.columns])  # after a torn last row, if any
         if self.tb is not None:
             step = int(row["env_steps"])
             for key, value in row.items():

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import io
 import json
 import os
 import shutil
@@ -157,12 +158,15 @@ def append_record(path: Path, record: dict[str, Any]) -> None:
 
 
 def read_rows(path: Path) -> list[dict]:
-    """The rows of a CSV file with a header, each a dict; a row of fewer or more fields than the header (a torn last
-    line) is left out."""
+    """The rows of a CSV file with a header, each a dict; a last line without its end (a writer killed mid-row) and
+    a row of fewer or more fields than the header are left out."""
     if not path.is_file():
         return []
     with path.open(newline="") as f:
-        return [r for r in csv.DictReader(f) if None not in r and None not in r.values()]
+        text = f.read()
+    if not text.endswith("\n"):
+        text = text[:text.rfind("\n") + 1]
+    return [r for r in csv.DictReader(io.StringIO(text, newline="")) if None not in r and None not in r.values()]
 
 
 def read_json_object(path: Path, what: str = "") -> dict:
