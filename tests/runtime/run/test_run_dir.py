@@ -91,3 +91,15 @@ def test_a_row_torn_by_a_killed_writer_is_dropped_before_the_next_and_left_out_w
     assert read_rows(path) == [dict(zip("abc", map(str, r))) for r in rows]  # read as it is: the torn row left out
     append_row(path, [1, 2, 3])
     assert read_rows(path) == [dict(zip("abc", map(str, r))) for r in [*rows, [1, 2, 3]]]
+
+
+def test_a_resumed_runs_metrics_continue_after_a_row_its_killed_writer_tore(tmp_path):
+    from distrl.runtime.run.metrics import MetricsWriter
+
+    first = MetricsWriter(tmp_path, tensorboard=False)
+    first.write({"env_steps": 10, "wall_s": 1.0})
+    with (tmp_path / "metrics.csv").open("a") as f:
+        f.write("20,2.")  # killed mid-row
+    resumed = MetricsWriter(tmp_path, tensorboard=False)
+    resumed.write({"env_steps": 30, "wall_s": 3.0})
+    assert [r["env_steps"] for r in read_rows(tmp_path / "metrics.csv")] == ["10", "30"]

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from distrl.runtime.run.run_dir import append_row
+from distrl.runtime.run.run_dir import drop_torn_line
 
 # Columns every metrics.csv starts with, in this order; system-specific loss terms follow.
 BASE_COLUMNS = ["env_steps", "wall_s", "sps", "episode_return_mean", "episodes", "learner_updates",
@@ -29,6 +29,7 @@ class MetricsWriter:
         self.path = Path(run_dir) / "metrics.csv"
         self.columns: list[str] | None = None
         if self.path.is_file() and self.path.stat().st_size > 0:
+            drop_torn_line(self.path)  # once, as the run resumes: its own rows are written whole
             with self.path.open() as f:
                 self.columns = next(csv.reader(f), None)
         self.tb = None
@@ -47,7 +48,8 @@ class MetricsWriter:
                 csv.writer(f).writerow(self.columns)
         elif new := sorted(k for k in row if k not in self.columns):
             self._extend(new)
-        append_row(self.path, [_fmt(row.get(c)) for c in self.columns])  # after a torn last row, if any
+        with self.path.open("a", newline="") as f:
+            csv.writer(f).writerow([_fmt(row.get(c)) for c in self.columns])
         if self.tb is not None:
             step = int(row["env_steps"])
             for key, value in row.items():

@@ -100,12 +100,13 @@ def write_json(path: Path, data) -> None:
 def append_row(path: Path, row: list) -> None:
     """One CSV row at the end of ``path``; a last line left without its end (a process killed while writing it) is
     dropped first, so that the new row does not run on from it."""
-    _drop_torn_line(path)
+    drop_torn_line(path)
     with path.open("a", newline="") as f:
         csv.writer(f).writerow(row)
 
 
-def _drop_torn_line(path: Path) -> None:
+def drop_torn_line(path: Path) -> None:
+    """Cut a last line left without its end (a writer killed mid-row) off ``path``, if it has one."""
     try:
         f = path.open("rb+")
     except FileNotFoundError:
