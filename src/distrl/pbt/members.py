@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from distrl.runtime.backends.pools import FirstModel, LocalTrainers, RayTrainers, node_id
+from distrl.runtime.backends.pools import Answer, FirstModel, LocalTrainers, RayTrainers, node_id
 
 
 def state_checksum(state: Mapping[str, Any]) -> str:
@@ -160,7 +160,7 @@ class _Members:
     def copy(self, source: int, target: int, hyperparameters: Mapping[str, float]) -> str:
         # the source may be training its next slice: its snapshot is the one of its last finished slice
         self.values[target] = dict(hyperparameters)
-        return self.call(target, "load", self.begin(source, "snapshot"), dict(hyperparameters))
+        return self.call(target, "load", Answer(source, "snapshot"), dict(hyperparameters))
 
 
 class LocalPool(_Members, LocalTrainers):

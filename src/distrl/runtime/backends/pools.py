@@ -4,8 +4,9 @@ A worker is any object with ``start()``, ``step(env_steps) -> dict`` and ``close
 :class:`~distrl.pbt.members.TrainerMember`, a :class:`~distrl.league.players.Player`), and ``first_model()`` where the
 pool publishes first weights; a pool keys its workers (a member's index, a player's id) and speaks
 ``submit(key, env_steps)``, ``pending()``, ``wait_any() -> (key, report)`` and ``close()``, and calls any other
-method of a worker with ``call(key, method, *args)`` (its result) or ``begin`` (a handle another call may take as an
-argument, or ``gather`` waits for): the pool's users never learn where their workers run.
+method of a worker with ``call(key, method, *args)`` (its result) or ``begin`` (a handle ``gather`` waits for); an
+argument that is another worker's answer is an :class:`Answer`: the pool's users never learn where their workers
+run.
 
 - :class:`LocalTrainers`: every worker in this process, one slice at a time in the order submitted.
 - :class:`RayTrainers`: every worker a Ray actor with one CPU, spread over the cluster's nodes (``SPREAD``), all
@@ -22,8 +23,19 @@ from __future__ import annotations
 import sys
 import threading
 from collections.abc import Callable, Hashable, Mapping
+from dataclasses import dataclass
 
 MAX_RESTARTS = 3  # per worker and session: a worker that keeps dying ends the pool's run
+
+
+@dataclass(frozen=True)
+class Answer:
+    """An argument of a call that is another worker's answer to ``method()`` (a PBT member's snapshot): on Ray it
+    goes from that worker's node straight to the call's, and a call retried after that worker died asks the worker
+    made in its place."""
+
+    key: Hashable
+    method: str
 
 
 class FirstModel:
@@ -72,6 +84,7 @@ class LocalTrainers:
         self.queue: list[tuple[Hashable, int]] = []
 
     def call(self, key: Hashable, method: str, *args):
+        args = [self.call(a.key, a.method) if isinstance(a, Answer) else a for a in args]
         return getattr(self.workers[key], method)(*args)
 
     def begin(self, key: Hashable, method: str, *args):
@@ -137,21 +150,33 @@ class RayTrainers:
         self.gather(starting)
 
     def call(self, key: Hashable, method: str, *args):
-        """The worker's answer; a worker whose actor died (a reset asked of a player killed meanwhile) is made again
-        first, once, where it may be."""
-        actor = self.workers[key]
+        """The worker's answer. Where an actor died meanwhile (the worker's, as a reset asked of a player killed
+        meanwhile, or the one an :class:`Answer` argument comes from), it is made again, once, where it may be, and
+        the call is made again."""
+        actors = dict(self.workers)
         try:
             return self.ray.get(self.begin(key, method, *args))
         except self.ray.exceptions.RayActorError as e:
-            if not self._may_restart(key):
+            dead = self._key_of(e, actors, default=key)
+            if not self._may_restart(dead):
                 raise
-            if self.workers[key] is actor:
-                self._replace(key, e)
+            if self.workers[dead] is actors[dead]:
+                self._replace(dead, e)
             return self.ray.get(self.begin(key, method, *args))
 
     def begin(self, key: Hashable, method: str, *args):
         """An object reference: Ray hands its value to a call that takes it as an argument, on its own node."""
+        args = [self.begin(a.key, a.method) if isinstance(a, Answer) else a for a in args]
         return getattr(self.workers[key], method).remote(*args)
+
+    @staticmethod
+    def _key_of(error, actors: Mapping, default: Hashable) -> Hashable:
+        """The key of the actor whose death ``error`` reports (Ray names it by id), ``default`` if it names none."""
+        dead = getattr(error, "actor_id", None)
+        for key, actor in actors.items():
+            if dead is not None and actor._actor_id.hex() == dead:
+                return key
+        return default
 
     def gather(self, handles: list) -> list:
         return self.ray.get(handles)
