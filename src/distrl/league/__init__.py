@@ -5,8 +5,8 @@ time (``ratings``), the choice of opponents and snapshots (``matchmaking``: naiv
 AlphaStar's prioritized fictitious self-play with main agents, main exploiters and league exploiters), NashConv
 (``exploitability``) and the pictures (``reports``)."""
 
-from distrl.league.matchmaking import KINDS, MODES, RULES, Matchmaker, Player
+from distrl.league.matchmaking import KINDS, MODES, RULES, Entry, Matchmaker
 from distrl.league.payoff import PayoffTable
 from distrl.league.ratings import EloRatings
 
-__all__ = ["KINDS", "MODES", "RULES", "EloRatings", "Matchmaker", "PayoffTable", "Player"]
+__all__ = ["KINDS", "MODES", "RULES", "EloRatings", "Matchmaker", "PayoffTable", "Entry"]

@@ -44,7 +44,9 @@ LEAGUE_EXPLOITER_RESET = 0.25
 
 
 @dataclass
-class Player:
+class Entry:
+    """A player as the matchmaker knows it (the learning player itself is ``league/players.py``'s ``Player``)."""
+
     id: str
     kind: str  # one of KINDS, "snapshot", or "fixed" (a scripted player: random play, a search, a user's function)
     parent: str | None = None  # a snapshot's learning player
@@ -65,26 +67,26 @@ class Matchmaker:
         self.fixed_share = float(fixed_share)
         self.mode, self.rule, self.snapshot_steps = mode, snapshot_rule, snapshot_steps
         self.payoff = payoff if payoff is not None else PayoffTable()
-        self.players: dict[str, Player] = {}
+        self.players: dict[str, Entry] = {}
         self.rng = np.random.default_rng(seed)
 
     # --- membership ------------------------------------------------------------------------------
-    def add(self, player_id: str, kind: str) -> Player:
+    def add(self, player_id: str, kind: str) -> Entry:
         if kind not in KINDS:
             raise ValueError(f"a learning player's kind is one of {', '.join(KINDS)}; got {kind!r}")
-        return self._join(Player(player_id, kind))
+        return self._join(Entry(player_id, kind))
 
-    def add_fixed(self, player_id: str) -> Player:
+    def add_fixed(self, player_id: str) -> Entry:
         """A scripted player that never learns: frozen from the start, chosen as the snapshots are (``uniform``,
         the PFSP weightings over every frozen player), never as a rival's past."""
-        return self._join(Player(player_id, "fixed"))
+        return self._join(Entry(player_id, "fixed"))
 
-    def _join(self, player: Player) -> Player:
+    def _join(self, player: Entry) -> Entry:
         self.payoff.add(player.id)
         self.players[player.id] = player
         return player
 
-    def restore(self, player: Player) -> Player:
+    def restore(self, player: Entry) -> Entry:
         """A player of a saved league, learning or frozen, back in (its row of the payoff table kept, if there)."""
         if player.id in self.players:
             raise ValueError(f"player {player.id!r} is already in the league")
@@ -97,7 +99,7 @@ class Matchmaker:
         """Freeze ``player_id``'s weights as a new snapshot; returns its id and whether the learning player now
         starts again from its initial weights."""
         player = self.players[player_id]
-        frozen = self._join(Player(self.next_snapshot_id(player_id), "snapshot", parent=player_id))
+        frozen = self._join(Entry(self.next_snapshot_id(player_id), "snapshot", parent=player_id))
         player.last_snapshot_steps = steps
         reset = player.kind == "main_exploiter" or (
             player.kind == "league_exploiter" and self.rng.random() < LEAGUE_EXPLOITER_RESET)

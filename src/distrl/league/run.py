@@ -37,7 +37,7 @@ from distrl.config import comparable_setting
 from distrl.core import shared
 from distrl.errors import ConfigError
 from distrl.league.coordinator import MAX_SEATS, Coordinator
-from distrl.league.matchmaking import KINDS, MODES, RULES, Matchmaker, Player
+from distrl.league.matchmaking import KINDS, MODES, RULES, Entry, Matchmaker
 from distrl.league.opponent import Pool
 from distrl.league.payoff import PayoffTable
 from distrl.league.players import LocalPlayers, RayPlayers
@@ -530,11 +530,11 @@ def make_player_trainer(system: str, fresh: dict, resumed: dict, resume: bool | 
     return make_trainer(system, force=True, **fresh)
 
 
-def _player(p: dict) -> Player:
+def _player(p: dict) -> Entry:
     kind = str(p["kind"])
     if kind not in (*KINDS, "snapshot", "fixed"):
         raise ValueError(f"player kind {kind!r}")
-    return Player(str(p["id"]), kind, None if p["parent"] is None else str(p["parent"]), int(p["last_snapshot_steps"]))
+    return Entry(str(p["id"]), kind, None if p["parent"] is None else str(p["parent"]), int(p["last_snapshot_steps"]))
 
 
 def _rounded(x: float) -> float | None:
