@@ -76,3 +76,22 @@ def test_the_worse_member_copies_the_better_one_and_only_then():
     assert all(target != source for source, target in pool.copies)
     _, pool = best_q(False, True, 0, total=24)
     assert pool.copies == []
+
+
+def test_a_copy_the_pool_could_not_make_is_no_exploit():
+    """A pool's copy answers None where nothing was copied (on Ray: the source's actor died and was made again from
+    its checkpoint): no exploit is counted or logged, the member keeps its hyperparameters and trains on."""
+
+    class NoCopies(ToyPool):
+        def copy(self, source, target, hyper):
+            self.copies.append((source, target))
+            return None
+
+    pool, events = NoCopies(), []
+    records = [MemberRecord({"h0": 1.0, "h1": 0.0}), MemberRecord({"h0": 0.0, "h1": 1.0})]
+    c = Controller(pool, records, ready_steps=4, total_steps=24, perturb=add_noise, rng=np.random.default_rng(0),
+                   fraction=0.5, inherit_hyperparameters=False, on_exploit=events.append)
+    c.run()
+    assert pool.copies and c.exploits == 0 and events == []
+    assert pool.h.tolist() == [[1.0, 0.0], [0.0, 1.0]]  # never perturbed: an exploit's explore did not happen
+    assert all(r.env_steps == 24 for r in records)

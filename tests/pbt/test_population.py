@@ -161,6 +161,11 @@ def test_members_spread_over_a_two_node_ray_cluster(tmp_path):
             ray.kill(dead, no_restart=True)
             again = pool.call(0, "snapshot")
             assert pool.workers[0] is not dead and again is not None and pool.restarts[0] == 1
+            # made again, it holds its checkpoint's state, not the slice that scored: no copy from it until its next
+            assert pool.copy(0, 1, {"lr": 1e-3}) is None
+            pool.submit(0, 500)
+            assert pool.wait_any()[0] == 0
+            assert pool.copy(0, 1, {"lr": 1e-3}) == ray.get(pool.workers[0].snapshot.remote())["checksum"]
         finally:
             pool.close()
         # a population that plays itself on two nodes: each member's games reach the coordinator through the handle

@@ -9,8 +9,9 @@ fixed members. ``inherit_hyperparameters=False`` copies weights only and perturb
 hyperparameters, as in the paper's toy example.
 
 The controller speaks to a pool (:mod:`distrl.pbt.members`): ``submit(i, steps)``, ``wait_any()``,
-``copy(source, target, hyperparameters)``, ``set_hyperparameters(i, values)``; the toy problem in the
-tests brings its own pool, which is how the rule is checked apart from any RL system.
+``copy(source, target, hyperparameters)`` (the copy's checksum, None where nothing was copied),
+``set_hyperparameters(i, values)``; the toy problem in the tests brings its own pool, which is how the rule is
+checked apart from any RL system.
 """
 
 from __future__ import annotations
@@ -79,6 +80,8 @@ class Controller:
             start = self.records[source].hyperparameters if self.inherit_hyperparameters else r.hyperparameters
             new = self.perturb(start, self.rng) if self.explore else dict(start)
             checksum = self.pool.copy(source, i, new)
+            if checksum is None:  # the source's actor died before it answered: no copy, the member trains on
+                return
             self.exploits += 1
             r.hyperparameters = new
             self.on_exploit({"wall_s": round(time.perf_counter() - self.started, 3), "member": i,

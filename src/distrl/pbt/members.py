@@ -157,10 +157,15 @@ class _Members:
         self.values[i] = dict(values)
         self.call(i, "set_hyperparameters", dict(values))
 
-    def copy(self, source: int, target: int, hyperparameters: Mapping[str, float]) -> str:
-        # the source may be training its next slice: its snapshot is the one of its last finished slice
-        self.values[target] = dict(hyperparameters)
-        return self.call(target, "load", Answer(source, "snapshot"), dict(hyperparameters))
+    def copy(self, source: int, target: int, hyperparameters: Mapping[str, float]) -> str | None:
+        """The target takes the source's snapshot (the one of its last finished slice: the source may be training
+        its next) and the hyperparameters; the copy's checksum. None where the source's actor died before it
+        answered: the one made in its place holds its last checkpoint, not the slice that scored, so nothing is
+        copied."""
+        checksum = self.call(target, "load", Answer(source, "snapshot", again=False), dict(hyperparameters))
+        if checksum is not None:
+            self.values[target] = dict(hyperparameters)
+        return checksum
 
 
 class LocalPool(_Members, LocalTrainers):
@@ -179,12 +184,25 @@ class RayPool(_Members, RayTrainers):
     last set."""
 
     def __init__(self, makers: list, resume: list[bool], publish=None):
-        self.values = {}
+        self.values, self.remade = {}, set()  # remade: members made again that have not finished a slice since
         plays = publish is not None
         first = {i: (make, again, plays) for i, (make, again) in enumerate(zip(makers, resume))}
         super().__init__(TrainerMember, first, publish, {i: (make, None, plays) for i, make in enumerate(makers)})
 
     def _replace(self, key: int, error: Exception) -> None:
+        self.remade.add(key)
         super()._replace(key, error)
         if key in self.values:
             self.call(key, "set_hyperparameters", self.values[key])
+
+    def wait_any(self) -> tuple[int, dict]:
+        i, result = super().wait_any()
+        self.remade.discard(i)  # its snapshot is of the slice it reports
+        return i, result
+
+    def copy(self, source: int, target: int, hyperparameters: Mapping[str, float]) -> str | None:
+        """As :meth:`_Members.copy`; None, nothing copied, while the source was made again after its actor died and
+        has not finished a slice since: its snapshot is then its last checkpoint's, not the slice that scored."""
+        if source in self.remade:
+            return None
+        return super().copy(source, target, hyperparameters)

@@ -31,11 +31,12 @@ MAX_RESTARTS = 3  # per worker and session: a worker that keeps dying ends the p
 @dataclass(frozen=True)
 class Answer:
     """An argument of a call that is another worker's answer to ``method()`` (a PBT member's snapshot): on Ray it
-    goes from that worker's node straight to the call's, and a call retried after that worker died asks the worker
-    made in its place."""
+    goes from that worker's node straight to the call's. Where that worker's actor died before it answered, it is
+    made again, and the call is made again with the new one's answer (``again``) or not made (it answers None)."""
 
     key: Hashable
     method: str
+    again: bool = True
 
 
 class FirstModel:
@@ -144,39 +145,31 @@ class RayTrainers:
         starting = [self.begin(key, "start") for key in keys]
         if self.publish is not None:
             for key in keys:  # each learner's first weights, while its start waits for them
-                first = self.call(key, "first_model")
+                first = self.ray.get(self.begin(key, "first_model"))
                 if first is not None:
                     self.publish(key, first)
         self.gather(starting)
 
     def call(self, key: Hashable, method: str, *args):
-        """The worker's answer. Where an actor died meanwhile (the worker's, as a reset asked of a player killed
-        meanwhile, or the one an :class:`Answer` argument comes from), it is made again, once, where it may be, and
-        the call is made again."""
-        actors = dict(self.workers)
-        try:
-            return self.ray.get(self.begin(key, method, *args))
-        except self.ray.exceptions.RayActorError as e:
-            dead = self._key_of(e, actors, default=key)
-            if not self._may_restart(dead):
-                raise
-            if self.workers[dead] is actors[dead]:
-                self._replace(dead, e)
-            return self.ray.get(self.begin(key, method, *args))
+        """The worker's answer. Where an actor of the pool died meanwhile (the worker's, as a reset asked of a player
+        killed meanwhile, or the one an :class:`Answer` argument comes from), it is made again where it may be and
+        the call is made again; None where the dead one was an answer's whose ``again`` is False."""
+        while True:  # ends: each turn answers, raises, or spends one of a worker's MAX_RESTARTS
+            actors = dict(self.workers)
+            try:
+                return self.ray.get(self.begin(key, method, *args))
+            except self.ray.exceptions.RayActorError as e:
+                dead = self._dead(e, actors, key)
+                if dead is None:
+                    raise
+                self._make_again(dead, actors[dead], e)
+                if any(isinstance(a, Answer) and a.key == dead and not a.again for a in args):
+                    return None
 
     def begin(self, key: Hashable, method: str, *args):
         """An object reference: Ray hands its value to a call that takes it as an argument, on its own node."""
         args = [self.begin(a.key, a.method) if isinstance(a, Answer) else a for a in args]
         return getattr(self.workers[key], method).remote(*args)
-
-    @staticmethod
-    def _key_of(error, actors: Mapping, default: Hashable) -> Hashable:
-        """The key of the actor whose death ``error`` reports (Ray names it by id), ``default`` if it names none."""
-        dead = getattr(error, "actor_id", None)
-        for key, actor in actors.items():
-            if dead is not None and actor._actor_id.hex() == dead:
-                return key
-        return default
 
     def gather(self, handles: list) -> list:
         return self.ray.get(handles)
@@ -194,26 +187,47 @@ class RayTrainers:
             try:
                 return key, self.ray.get(ref)
             except self.ray.exceptions.RayActorError as e:  # its process or node is gone (a step that raised is not)
-                if not self._may_restart(key):
-                    raise
-                if self.workers[key] is actor:  # not made again already (by a call that found it dead)
-                    self._replace(key, e)
+                if self._dead(e, {**self.workers, key: actor}, key) != key:
+                    raise  # an actor outside the pool died under the worker's step: the step's own error
+                self._make_again(key, actor, e)
                 self.submit(key, env_steps)
 
-    def _may_restart(self, key: Hashable) -> bool:
-        return self.restart is not None and self.restarts[key] < MAX_RESTARTS
+    def _dead(self, error, actors: Mapping, key: Hashable) -> Hashable | None:
+        """The key of the pool's actor whose death ``error`` reports (Ray names it by id); ``key`` where Ray knew no
+        id of an actor that died under the call; None where the actor that died is none of the pool's (one a worker
+        holds a handle to, whose death its task raised): not the pool's to make again."""
+        dead = getattr(error, "actor_id", None)
+        if dead is None:  # Ray had no data on it: an error raised inside a task is the task's, else the worker died
+            return None if isinstance(error, self.ray.exceptions.RayTaskError) else key
+        return next((k for k, actor in actors.items() if actor._actor_id.hex() == dead), None)
+
+    def _make_again(self, key: Hashable, actor, error: Exception) -> None:
+        """Make worker ``key`` again in place of ``actor``, which died: unless it was already (by another call that
+        found it dead), and within its MAX_RESTARTS (else ``error`` ends the run)."""
+        if self.workers[key] is not actor:
+            return
+        if self.restart is None or self.restarts[key] >= MAX_RESTARTS:
+            raise error
+        self._replace(key, error)
 
     def _replace(self, key: Hashable, error: Exception) -> None:
-        self.restarts[key] += 1
-        reason = str(error).strip().splitlines()[0][:160] if str(error).strip() else type(error).__name__
-        print(f"distrl: {key}'s Ray actor died ({reason}); made again, from its last checkpoint if it wrote one "
-              f"(restart {self.restarts[key]} of {MAX_RESTARTS})", file=sys.stderr, flush=True)
-        try:
-            self.ray.kill(self.workers[key], no_restart=True)
-        except Exception:
-            pass
-        self.workers[key] = self.actor.remote(*self.restart[key])
-        self.started([key])
+        while True:  # a worker that dies again while it starts is made again, within its MAX_RESTARTS
+            self.restarts[key] += 1
+            reason = str(error).strip().splitlines()[0][:160] if str(error).strip() else type(error).__name__
+            print(f"distrl: {key}'s Ray actor died ({reason}); made again, from its last checkpoint if it wrote one "
+                  f"(restart {self.restarts[key]} of {MAX_RESTARTS})", file=sys.stderr, flush=True)
+            try:
+                self.ray.kill(self.workers[key], no_restart=True)
+            except Exception:
+                pass
+            self.workers[key] = self.actor.remote(*self.restart[key])
+            try:
+                self.started([key])
+                return
+            except self.ray.exceptions.RayActorError as e:
+                if self._dead(e, {key: self.workers[key]}, key) != key or self.restarts[key] >= MAX_RESTARTS:
+                    raise
+                error = e
 
     def close(self) -> list[dict | None]:
         """As :meth:`LocalTrainers.close`; then each actor is ended."""
