@@ -246,6 +246,27 @@ def test_a_checkpoint_with_bad_counters_is_neither_evaluated_nor_resumed(tmp_pat
     assert sorted((p.relative_to(run), p.stat().st_mtime_ns) for p in run.rglob("*")) == before
 
 
+@pytest.mark.parametrize("episodes", [[], {"returns": ["1"]}, {"returns": [float("nan")]}, {"lengths": [True]},
+                                      {"count": -1}, {"count": 2.5}, {"total": "9"}, {"total": float("inf")}])
+def test_a_checkpoint_with_a_damaged_episode_record_is_neither_evaluated_nor_resumed(tmp_path, episodes):
+    import json
+
+    from distrl.errors import ConfigError
+
+    run = tmp_path / "r"
+    distrl.train("a2c", env="CartPole-v1", total_steps=1000, num_envs=4, run_dir=str(run))
+    path, state = _checkpoint_state(run)
+    state["counters"]["episodes"] = {**state["counters"]["episodes"], **episodes} if episodes else episodes
+    path.write_text(json.dumps(state))
+    before = sorted((p.relative_to(run), p.stat().st_mtime_ns) for p in run.rglob("*"))
+    for attempt in (lambda: distrl.evaluate(run, episodes=1),
+                    lambda: distrl.train("a2c", env="CartPole-v1", total_steps=2000, num_envs=4, run_dir=str(run),
+                                         resume=True)):
+        with pytest.raises(ConfigError, match="episodes are not"):
+            attempt()
+    assert sorted((p.relative_to(run), p.stat().st_mtime_ns) for p in run.rglob("*")) == before
+
+
 @pytest.mark.parametrize("poison", ["nan", "int8"])
 def test_best_weights_that_are_not_finite_float32_are_not_played(tmp_path, poison):
     """A ``best/`` whose weights hold NaN, or are of another dtype, is one line pointing at ``--snapshot last``; the

@@ -30,7 +30,11 @@ class _Help(argparse.ArgumentDefaultsHelpFormatter):
 
     def _get_help_string(self, action: argparse.Action) -> str:
         text = action.help or ""
-        return text if "default" in text.lower() else super()._get_help_string(action)
+        if "default" in text.lower():
+            return text
+        if action.nargs == 0 and action.default is None:  # a switch whose None means "not given" (a resume's own)
+            return f"{text} (default: off)"
+        return super()._get_help_string(action)
 
 
 def _with_default(doc: str, default) -> str:

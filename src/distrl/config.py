@@ -198,6 +198,27 @@ def comparable_setting(x):
     return json.loads(json.dumps(x))
 
 
+def resume_conflicts(given: dict, saved: dict, own: dict, settings: dict, flags: dict | None = None) -> list[str]:
+    """What a resumed league's or population's command gives that differs from what it was started with: each as
+    the command line says it, with the value it was started with (``--mode 'pfsp' (started with 'naive')``).
+    ``given``/``saved``: its own arguments by name (None: not given); ``settings``/``own``: the systems' ``--set``
+    values; ``flags``: an argument's flag where it is not its name's (``explore_hyperparameters`` -> ``explore``)."""
+    def said(key: str, value) -> str:
+        if key in ("system",):
+            return f"{key} {value!r}"
+        flag = (flags or {}).get(key, key).replace("_", "-")
+        if isinstance(value, bool):
+            return f"--{flag}" if value else f"--no-{flag}"
+        if isinstance(value, (list, tuple)):
+            return " ".join(f"--{flag} {v!r}" for v in value) or f"--{flag} (none)"
+        return f"--{flag} {value!r}"
+
+    out = [f"{said(k, v)} (started with {saved.get(k)!r})" for k, v in given.items()
+           if v is not None and comparable_setting(v) != comparable_setting(saved.get(k))]
+    return out + [f"--set {k}={v} (started with {own.get(k, 'unset')})" for k, v in settings.items()
+                  if comparable_setting(v) != comparable_setting(own.get(k))]
+
+
 class _UniqueKeys(yaml.SafeLoader):
     """YAML's safe loader, refusing a key given twice in one mapping (PyYAML keeps the last one silently)."""
 

@@ -215,16 +215,16 @@ def test_a_damaged_league_is_one_line_on_resume_and_left_as_it_was(league, tmp_p
     assert {p: p.read_bytes() for p in folder.rglob("*") if p.is_file()} == before  # league.json too
 
 
-@pytest.mark.parametrize("argv, says", [(["appo"], "another system 'appo'"),
-                                        (["ppo", "--env", "openspiel:kuhn_poker"], "another env"),
-                                        (["ppo", "--mode", "naive"], "mode 'naive' (the league's: 'pfsp')"),
-                                        (["ppo", "--fixed", "minimax"], "fixed 'minimax' (the league's: 'random')"),
-                                        (["ppo", "--fixed-share", "0.3"], "fixed_share 0.3"),
-                                        (["ppo", "--players", "main=2"], "players 'main=2'"),
-                                        (["ppo", "--seed", "3"], "seed 3 (the league's: 0)"),
-                                        (["ppo", "--runtime", "ray"], "runtime 'ray'"),
-                                        (["ppo", "--set", "lr=0.5"], "--set lr=0.5 (the league's: unset)"),
-                                        (["ppo", "--set", "num_envs=4"], "--set num_envs=4 (the league's: 8)"),
+@pytest.mark.parametrize("argv, says", [(["appo"], "this command gives system 'appo' (started with 'ppo')"),
+                                        (["ppo", "--env", "openspiel:kuhn_poker"], "--env 'openspiel:kuhn_poker'"),
+                                        (["ppo", "--mode", "naive"], "--mode 'naive' (started with 'pfsp')"),
+                                        (["ppo", "--fixed", "minimax"], "--fixed 'minimax' (started with 'random')"),
+                                        (["ppo", "--fixed-share", "0.3"], "--fixed-share 0.3"),
+                                        (["ppo", "--players", "main=2"], "--players 'main=2'"),
+                                        (["ppo", "--seed", "3"], "--seed 3 (started with 0)"),
+                                        (["ppo", "--runtime", "ray"], "--runtime 'ray'"),
+                                        (["ppo", "--set", "lr=0.5"], "--set lr=0.5 (started with unset)"),
+                                        (["ppo", "--set", "num_envs=4"], "--set num_envs=4 (started with 8)"),
                                         (["ppo", "--total-steps", "1024"], "budget may grow, not shrink")])
 def test_a_resume_with_other_settings_is_refused(league, capsys, argv, says):
     """A resumed league keeps its settings: one given that differs is one line, not silently ignored."""

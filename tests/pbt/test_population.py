@@ -89,6 +89,14 @@ def test_an_interrupted_population_resumes_where_it_stopped(tmp_path):
     for i in ("0", "1"):  # each member went on from its checkpoint: its env steps never go back
         steps = [int(r["env_steps"]) for r in after if r["member"] == i]
         assert steps == sorted(steps) and steps[-1] >= 24_000
+    # a finished population resumed trains nothing and keeps its members' last scores in its summary and state
+    state = json.loads((pop / "state.json").read_text())
+    again = run_pbt("a2c", run_dir=str(pop), resume=True)
+    assert [m["score"] for m in again["members"]] == [m["score"] for m in summary["members"]]
+    assert all(m["score"] is not None for m in again["members"])
+    assert (again["best_member"], again["best_score"]) == (summary["best_member"], summary["best_score"])
+    assert json.loads((pop / "summary.json").read_text())["best_score"] == summary["best_score"]
+    assert json.loads((pop / "state.json").read_text()) == state and rows(pop / "population.csv") == after
 
 
 @pytest.mark.parametrize("argv, says", [
@@ -245,13 +253,14 @@ def test_a_damaged_population_is_one_line_on_resume_and_left_as_it_was(stopped_p
 
 
 @pytest.mark.parametrize("argv, says", [
-    (["--population", "3"], "population 3 (the population's: 2)"),
-    (["--explore", "lr=loguniform(1e-5,1e-3)"], "explore ['lr=loguniform(1e-5,1e-3)']"),
-    (["--fraction", "0.5"], "fraction 0.5"),
-    (["--no-exploit"], "exploit False (the population's: True)"),
-    (["--total-steps", "99999"], "total_steps 99999 (the population's: 24000)"),
-    (["--set", "unroll_length=64"], "--set unroll_length=64 (the population's: 32)"),
-    (["--env", "Acrobot-v1"], "env 'Acrobot-v1'"),
+    (["--population", "3"], "this command gives --population 3 (started with 2)"),
+    (["--explore", "lr=loguniform(1e-5,1e-3)"], "--explore 'lr=loguniform(1e-5,1e-3)' (started with ['lr="),
+    (["--fraction", "0.5"], "--fraction 0.5 (started with 0.2)"),
+    (["--no-exploit"], "--no-exploit (started with True)"),
+    (["--no-explore"], "--no-explore (started with True)"),
+    (["--total-steps", "99999"], "--total-steps 99999 (started with 24000)"),
+    (["--set", "unroll_length=64"], "--set unroll_length=64 (started with 32)"),
+    (["--env", "Acrobot-v1"], "--env 'Acrobot-v1' (started with 'CartPole-v1')"),
 ])
 def test_a_resume_with_other_settings_is_refused_and_leaves_the_population_as_it_was(stopped_population, capsys, argv,
                                                                                     says):

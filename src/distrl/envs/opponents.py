@@ -210,4 +210,4 @@ def opponent(name: str, env_id: str, seed: int = 0, **args) -> Callable:
     if ":" not in name:
         raise ConfigError(f"an opponent (--opponent, --fixed, ?opponent=) is random, {', '.join(NAMED)} or "
                           f"module:function; got {name!r}")
-    return import_function(name, "--opponent", "mygame.players:greedy")
+    return import_function(name, "the opponent", "mygame.players:greedy")

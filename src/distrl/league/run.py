@@ -33,7 +33,7 @@ from urllib.parse import quote
 
 from safetensors.torch import load_file, save_file
 
-from distrl.config import comparable_setting
+from distrl.config import resume_conflicts
 from distrl.core import shared
 from distrl.errors import ConfigError
 from distrl.league.coordinator import MAX_SEATS, Coordinator
@@ -195,15 +195,11 @@ def run_league(system: str, env: str | None = None, *, players: str | None = Non
         given = {"system": system, "env": env, "players": players, "fixed": fixed, "fixed_share": fixed_share,
                  "mode": mode, "snapshot_rule": snapshot_rule, "snapshot_steps": snapshot_steps,
                  "slice_steps": slice_steps, "runtime": runtime, "player_runtime": player_runtime, "seed": seed}
-        differs = [f"{k} {v!r} (the league's: {saved.get(k, DEFAULTS.get(k))!r})" for k, v in given.items()
-                   if v is not None and comparable_setting(v) != comparable_setting(saved.get(k, DEFAULTS.get(k)))]
         own = saved["settings"] if isinstance(saved["settings"], dict) else {}
-        differs += [f"--set {k}={v} (the league's: {own.get(k, 'unset')})" for k, v in (settings or {}).items()
-                    if comparable_setting(v) != comparable_setting(own.get(k))]
+        differs = resume_conflicts(given, {k: saved.get(k, DEFAULTS.get(k)) for k in given}, own, settings or {})
         if differs:
-            raise ConfigError(f"cannot resume: the league in {league_dir} was started with another "
-                              f"{', '.join(differs)}; a resumed league keeps its settings (only --total-steps may "
-                              "grow)")
+            raise ConfigError(f"cannot resume: the league in {league_dir} keeps the settings it was started with "
+                              f"(only --total-steps may grow); this command gives {', '.join(differs)}")
         if total_steps is not None:  # a larger budget: the players resume with it
             budget = saved["total_steps"]
             saved = {**saved, "total_steps": total_steps}

@@ -27,7 +27,6 @@ from collections.abc import Mapping
 from functools import partial
 from typing import Any
 
-import numpy as np
 import torch
 
 from distrl.runtime.backends.pools import Answer, FirstModel, LocalTrainers, RayTrainers, node_id
@@ -98,11 +97,11 @@ class TrainerMember:
 
     def _step(self, env_steps: int) -> dict[str, Any]:
         t = self.trainer
-        episodes_before = t.ledger.episodes.count
+        episodes = t.ledger.episodes
+        count_before, total_before = episodes.count, episodes.total
         t.step(env_steps=env_steps)
-        finished = min(t.ledger.episodes.count - episodes_before, len(t.ledger.episodes.returns))
-        recent = list(t.ledger.episodes.returns)[-finished:] if finished > 0 else []
-        score = float(np.mean(recent)) if recent else t.ledger.episodes.mean_return
+        finished = episodes.count - count_before  # the mean over every episode the slice finished
+        score = (episodes.total - total_before) / finished if finished > 0 else episodes.mean_return
         state = t.state()
         self._snapshot = {"state": state, "checksum": state_checksum(state)}
         report = {"score": score if math.isfinite(score) else float("-inf"), "env_steps": t.env_steps,

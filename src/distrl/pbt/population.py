@@ -21,6 +21,7 @@ in this process on ``local`` or as Ray actors on ``ray`` (``members.py``).
 from __future__ import annotations
 
 import csv
+import dataclasses
 import json
 import math
 import os
@@ -73,17 +74,16 @@ def perturber(specs: list[Explore], resample_prob: float):
 def _refuse_other_settings(pop_dir: Path, saved: dict, given: dict, settings: dict) -> None:
     """A resumed population keeps the settings it was started with: one given again with another value is one line,
     not silently ignored (the system as saved, before ``_migrated`` renames it, or as it is now)."""
-    from distrl.config import comparable_setting as comparable
+    from distrl.config import resume_conflicts
 
-    differs = [f"{k} {v!r} (the population's: {saved.get(k, DEFAULTS.get(k))!r})" for k, v in given.items()
-               if v is not None and comparable(v) != comparable(saved.get(k, DEFAULTS.get(k)))
-               and not (k == "system" and v == _migrated(pop_dir, saved).get("system"))]
+    if given.get("system") is not None and given["system"] == _migrated(pop_dir, saved).get("system"):
+        given = {**given, "system": None}  # the system as it is named now
     own = saved.get("settings") if isinstance(saved.get("settings"), dict) else {}
-    differs += [f"--set {k}={v} (the population's: {own.get(k, 'unset')})" for k, v in settings.items()
-                if comparable(v) != comparable(own.get(k))]
+    differs = resume_conflicts(given, {k: saved.get(k, DEFAULTS.get(k)) for k in given}, own, settings,
+                               flags={"explore_hyperparameters": "explore"})
     if differs:
-        raise ConfigError(f"cannot resume: the population in {pop_dir} was started with another {', '.join(differs)}; "
-                          "a resumed population keeps its settings")
+        raise ConfigError(f"cannot resume: the population in {pop_dir} keeps the settings it was started with; this "
+                          f"command gives {', '.join(differs)}")
 
 
 def _migrated(pop_dir: Path, saved: dict) -> dict:
@@ -203,8 +203,7 @@ def run_pbt(system: str, env: str | None = None, *, population: int | None = Non
         raise ConfigError("autoscale=on sizes one run; PBT's members train in slices and cannot autoscale yet")
     if program.make_learner is None:
         raise ConfigError(f"pbt copies a learner's state in memory, and {system} learns in its workers "
-                          "(a parameter server); systems with a learner: a2c, ppo, impala, appo, seed, apex-dqn, "
-                          "apex-ddpg, es")
+                          "(a parameter server); systems with a learner: every one but a3c and gorila")
     if run_cfg.num_learners > 1:  # an exploit copies one learner's state in memory; replicas would keep theirs
         raise ConfigError(f"pbt runs one learner per member; num_learners={run_cfg.num_learners} is not supported "
                           "(valid: 1)")
@@ -247,16 +246,20 @@ def _run(pop_dir: Path, saved: dict, resume: bool, log) -> dict[str, Any]:
     n = saved["population"]
     rng = np.random.default_rng(saved["seed"])
     state = _read_json(pop_dir / "state.json", "") if resume and (pop_dir / "state.json").is_file() else None
+    reported = [None] * n  # each member's score as the session before last reported it (state.json)
     if state is not None:
         try:
-            # scores are not carried over: a member is ranked once it has reported (and kept a snapshot) in
-            # this session; env steps and done come from each member's own checkpoint as it reports
+            # scores are not carried over for the ranking: a member is ranked once it has reported (and kept a
+            # snapshot) in this session; env steps and done come from each member's own checkpoint as it reports.
+            # A member that reports nothing in this session (a finished population resumed) keeps its last score
+            # in state.json and the summary.
             records = [MemberRecord({k: float(v) for k, v in r["hyperparameters"].items()}, int(r["env_steps"]))
                        for r in state["members"]]
+            reported = [_score(r.get("score")) for r in state["members"]]
             rng.bit_generator.state = state["rng"]
         except (KeyError, TypeError, ValueError):
             raise ConfigError(f"cannot resume: {pop_dir / 'state.json'} is not a population state") from None
-        if len(records) != n:
+        if len(records) != n or len(reported) != n:
             raise ConfigError(f"cannot resume: state.json holds {len(records)} members, pbt.json {n}")
         from distrl import config as config_mod
         from distrl.agents.registry import get_system
@@ -303,10 +306,10 @@ def _run(pop_dir: Path, saved: dict, resume: bool, log) -> dict[str, Any]:
                     {
                         "hyperparameters": m.hyperparameters,
                         "env_steps": m.env_steps,
-                        "score": _fmt(m.score),
+                        "score": _fmt(m.score) if math.isfinite(m.score) else _fmt(reported[i]),
                         "node": m.node,
                     }
-                    for m in records
+                    for i, m in enumerate(records)
                 ],
                 "rng": rng.bit_generator.state,
             },
@@ -357,7 +360,9 @@ def _run(pop_dir: Path, saved: dict, resume: bool, log) -> dict[str, Any]:
             import ray
 
             ray.shutdown()
-    summary = _summary(pop_dir, saved, records, logs, interrupted)
+    shown = [r if math.isfinite(r.score) or last is None else dataclasses.replace(r, score=last)
+             for r, last in zip(records, reported)]
+    summary = _summary(pop_dir, saved, shown, logs, interrupted)
     if games is not None:
         summary["self_play"] = games.summary()
     _write_json(pop_dir / "summary.json", summary)
@@ -442,6 +447,15 @@ def _summary(pop_dir: Path, saved: dict, records: list[MemberRecord], logs: _Log
         "interrupted": interrupted,
         "run_dir": str(pop_dir),
     }
+
+
+def _score(x) -> float | None:
+    """A score state.json holds: a finite number, or None (none reported yet)."""
+    if x is None:
+        return None
+    if isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(x):
+        raise ValueError(f"a member's score is {x!r}")
+    return float(x)
 
 
 def _fmt(x):

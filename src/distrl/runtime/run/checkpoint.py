@@ -9,6 +9,7 @@ crash mid-write never leaves a half checkpoint behind the ``latest`` one.
 from __future__ import annotations
 
 import json
+import math
 import os
 import shutil
 from pathlib import Path
@@ -171,3 +172,15 @@ def check_counters(saved: dict, identity: dict, folder: Path, former: dict | Non
         value = saved.get(key)
         if not isinstance(value, kind) or isinstance(value, bool) or not (value >= 0) or value != value:
             raise ConfigError(f"checkpoint {folder}: state.json holds {key}={value!r}, not a count >= 0")
+    episodes = saved.get("episodes", {})
+    if not (isinstance(episodes, dict) and _numbers(episodes.get("returns", []))
+            and _numbers(episodes.get("lengths", [])) and _numbers([episodes.get("count", 0)], int)
+            and _numbers([episodes.get("total", 0.0)]) and episodes.get("count", 0) >= 0):
+        raise ConfigError(f"checkpoint {folder}: state.json's episodes are not finished episodes' returns, lengths "
+                          "and counts")
+
+
+def _numbers(values, kind=(int, float)) -> bool:
+    """A list of finite numbers of ``kind`` (no bools)."""
+    return isinstance(values, list) and all(
+        isinstance(v, kind) and not isinstance(v, bool) and math.isfinite(v) for v in values)
