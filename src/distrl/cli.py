@@ -191,9 +191,8 @@ def _build_parser() -> argparse.ArgumentParser:
         "--ready-steps", type=int, default=None, help="env steps a member trains between exploit/explore (default: "
                                                       "20,000)"
     )
-    pbt.add_argument(
-        "--total-steps", type=int, default=None, help="env steps per member (default: the system's budget)"
-    )
+    pbt.add_argument("--total-steps", type=_count(1), default=None,
+                     help="env steps per member (default: the system's budget; with --resume: raise the budget)")
     pbt.add_argument("--runtime", default=None, help="local (members in turn on this machine; the default) or ray (one "
                                                      "Ray actor each)")
     pbt.add_argument("--member-runtime", default=None, help="each member's own runtime (default: the system's; inline "

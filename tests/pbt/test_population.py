@@ -97,6 +97,14 @@ def test_an_interrupted_population_resumes_where_it_stopped(tmp_path):
     assert (again["best_member"], again["best_score"]) == (summary["best_member"], summary["best_score"])
     assert json.loads((pop / "summary.json").read_text())["best_score"] == summary["best_score"]
     assert json.loads((pop / "state.json").read_text()) == state and rows(pop / "population.csv") == after
+    # its budget may grow, not shrink: the members go on to the new one
+    from distrl.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="may grow, not shrink"):
+        run_pbt("a2c", run_dir=str(pop), resume=True, total_steps=8000)
+    grown = run_pbt("a2c", run_dir=str(pop), resume=True, total_steps=32_000)
+    assert all(m["env_steps"] >= 32_000 for m in grown["members"])
+    assert json.loads((pop / "pbt.json").read_text())["total_steps"] == 32_000
 
 
 @pytest.mark.parametrize("argv, says", [
@@ -258,7 +266,7 @@ def test_a_damaged_population_is_one_line_on_resume_and_left_as_it_was(stopped_p
     (["--fraction", "0.5"], "--fraction 0.5 (started with 0.2)"),
     (["--no-exploit"], "--no-exploit (started with True)"),
     (["--no-explore"], "--no-explore (started with True)"),
-    (["--total-steps", "99999"], "--total-steps 99999 (started with 24000)"),
+    (["--total-steps", "1000"], "--total-steps 1,000 is below the population's 24,000"),
     (["--set", "unroll_length=64"], "--set unroll_length=64 (started with 32)"),
     (["--env", "Acrobot-v1"], "--env 'Acrobot-v1' (started with 'CartPole-v1')"),
 ])

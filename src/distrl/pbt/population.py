@@ -53,7 +53,8 @@ def make_member_trainer(system: str, settings: dict[str, Any], resume: bool | No
         resume = latest_checkpoint(Path(settings["run_dir"]) / "checkpoints") is not None
     if resume:  # a member of a population that plays itself gets its games' env (the folder now) and handle again
         playing = {k: settings[k] for k in ("env", "shared")} if "shared" in settings else {}
-        return make_trainer(system, resume=True, run_dir=settings["run_dir"], **playing)
+        return make_trainer(system, resume=True, run_dir=settings["run_dir"], total_steps=settings["total_steps"],
+                            **playing)
     return make_trainer(system, force=True, **settings)
 
 
@@ -167,8 +168,17 @@ def run_pbt(system: str, env: str | None = None, *, population: int | None = Non
                    "fraction", "resample_prob", "exploit", "explore_hyperparameters", "seed", "settings"} - set(saved)
         if missing:
             raise ConfigError(f"cannot resume: {Path(run_dir) / 'pbt.json'} lacks {', '.join(sorted(missing))}")
-        _refuse_other_settings(Path(run_dir), saved, {**given, "system": system, "env": env, "total_steps": total_steps,
+        _refuse_other_settings(Path(run_dir), saved, {**given, "system": system, "env": env,
                                                       "member_runtime": member_runtime}, settings or {})
+        budget = saved["total_steps"]
+        if total_steps is not None and (isinstance(total_steps, bool) or not isinstance(total_steps, int)
+                                        or total_steps < 1):
+            raise ConfigError(f"--total-steps must be a whole number of env steps >= 1; got {total_steps!r}")
+        if total_steps is not None and total_steps != budget:  # a larger budget: the members resume with it
+            if isinstance(budget, int) and not isinstance(total_steps, bool) and total_steps < budget:
+                raise ConfigError(f"cannot resume: --total-steps {total_steps:,} is below the population's "
+                                  f"{budget:,}; a resumed population's budget may grow, not shrink")
+            saved = {**saved, "total_steps": total_steps}
         saved = _migrated(Path(run_dir), saved)
         try:  # a hand-edited or damaged pbt.json gets the checks a new population's arguments get
             _check_numbers(saved["population"], saved["ready_steps"], saved["fraction"], saved["resample_prob"])
@@ -346,6 +356,9 @@ def _run(pop_dir: Path, saved: dict, resume: bool, log) -> dict[str, Any]:
 
             pool = LocalPool(makers, again, games.publish if games is not None else None)
         controller.pool = pool
+        if resume and saved["total_steps"] != _read_json(pop_dir / "pbt.json", "")["total_steps"]:
+            _write_json(pop_dir / "pbt.json", {**_read_json(pop_dir / "pbt.json", ""),
+                                               "total_steps": saved["total_steps"]})  # grown, once every check passed
         for i, r in enumerate(records):  # the drawn (or last explored) values reach each member before it trains
             pool.set_hyperparameters(i, r.hyperparameters)
         controller.run()
