@@ -113,6 +113,7 @@ def test_an_interrupted_population_resumes_where_it_stopped(tmp_path):
     (["--explore", "lr=uniform(1e-4,1e-2)", "--population", "1"], "at least 2"),
     ([], "at least one --explore"),
     (["--explore", "lr=uniform(1e-4,1e-2)", "--runtime", "k8s"], "valid: local, ray"),
+    (["--explore", "lr=uniform(1e-4,1e-2)", "--member-runtime", "k8s"], "--member-runtime must be one of inline,"),
     (["--explore", "lr=uniform(1e-4,1e-2)", "--set", "seed=3"], "set by pbt itself"),
     (["--explore", "lr=uniform(-1,-0.5)"], "setting 'lr' must be > 0.0"),
     (["--explore", "lr=loguniform(1e-4,1e308)"], "setting 'lr' must be <= 10.0"),

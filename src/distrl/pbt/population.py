@@ -207,6 +207,10 @@ def run_pbt(system: str, env: str | None = None, *, population: int | None = Non
         from distrl.league.run import check_game
 
         check_game(env, "a population that plays itself")
+    from distrl.core.program import RUNTIMES
+
+    if member_runtime is not None and member_runtime not in RUNTIMES:
+        raise ConfigError(f"--member-runtime must be one of {', '.join(RUNTIMES)}; got {member_runtime!r}")
     module, run_cfg, sys_cfg, spec, program = plan_run(system, env, total_steps=total_steps, runtime=member_runtime,
                                                        **{**SLICED, **settings})
     if run_cfg.autoscale == "on":  # members train in slices, in turn: an idle member's windows would mislead it
