@@ -246,8 +246,8 @@ def test_a_checkpoint_with_bad_counters_is_neither_evaluated_nor_resumed(tmp_pat
     assert sorted((p.relative_to(run), p.stat().st_mtime_ns) for p in run.rglob("*")) == before
 
 
-@pytest.mark.parametrize("episodes", [[], {"returns": ["1"]}, {"returns": [float("nan")]}, {"lengths": [True]},
-                                      {"count": -1}, {"count": 2.5}, {"total": "9"}, {"total": float("inf")}])
+@pytest.mark.parametrize("episodes", [[], {"returns": ["1"]}, {"returns": [True]}, {"lengths": [1.5]}, {"count": -1},
+                                      {"count": 2.5}, {"summed": -1}, {"total": "9"}, {"total": float("inf")}])
 def test_a_checkpoint_with_a_damaged_episode_record_is_neither_evaluated_nor_resumed(tmp_path, episodes):
     import json
 

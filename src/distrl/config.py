@@ -198,22 +198,27 @@ def comparable_setting(x):
     return json.loads(json.dumps(x))
 
 
-def resume_conflicts(given: dict, saved: dict, own: dict, settings: dict, flags: dict | None = None) -> list[str]:
+def resume_conflicts(given: dict, saved: dict, own: dict, settings: dict, switches: dict | None = None) -> list[str]:
     """What a resumed league's or population's command gives that differs from what it was started with: each as
     the command line says it, with the value it was started with (``--mode 'pfsp' (started with 'naive')``).
     ``given``/``saved``: its own arguments by name (None: not given); ``settings``/``own``: the systems' ``--set``
-    values; ``flags``: an argument's flag where it is not its name's (``explore_hyperparameters`` -> ``explore``)."""
+    values; ``switches``: a yes/no argument's flags for yes and for no, where it has them (``exploit``: ``(None,
+    "--no-exploit")``); a value no flag gives is said as ``name=value`` (the Python API's)."""
     def said(key: str, value) -> str:
-        if key in ("system",):
-            return f"{key} {value!r}"
-        flag = (flags or {}).get(key, key).replace("_", "-")
         if isinstance(value, bool):
-            return f"--{flag}" if value else f"--no-{flag}"
+            on, off = (switches or {}).get(key, (None, None))
+            return (on if value else off) or f"{key}={value}"
+        if key == "system":
+            return f"system {value!r}"
+        flag = key.replace("_", "-")
         if isinstance(value, (list, tuple)):
             return " ".join(f"--{flag} {v!r}" for v in value) or f"--{flag} (none)"
         return f"--{flag} {value!r}"
 
-    out = [f"{said(k, v)} (started with {saved.get(k)!r})" for k, v in given.items()
+    def was(key: str) -> str:
+        return f"{key}={saved.get(key)}" if isinstance(saved.get(key), bool) else repr(saved.get(key))
+
+    out = [f"{said(k, v)} (started with {was(k)})" for k, v in given.items()
            if v is not None and comparable_setting(v) != comparable_setting(saved.get(k))]
     return out + [f"--set {k}={v} (started with {own.get(k, 'unset')})" for k, v in settings.items()
                   if comparable_setting(v) != comparable_setting(own.get(k))]

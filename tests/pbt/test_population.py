@@ -102,7 +102,11 @@ def test_an_interrupted_population_resumes_where_it_stopped(tmp_path):
 
     with pytest.raises(ConfigError, match="may grow, not shrink"):
         run_pbt("a2c", run_dir=str(pop), resume=True, total_steps=8000)
-    grown = run_pbt("a2c", run_dir=str(pop), resume=True, total_steps=32_000)
+    seen_scores = []  # state.json's scores as each member reports: one not reported yet keeps its last
+    grown = run_pbt("a2c", run_dir=str(pop), resume=True, total_steps=32_000,
+                    log=lambda line: seen_scores.append([m["score"] for m in
+                                                         json.loads((pop / "state.json").read_text())["members"]]))
+    assert seen_scores and all(None not in scores for scores in seen_scores)
     assert all(m["env_steps"] >= 32_000 for m in grown["members"])
     assert json.loads((pop / "pbt.json").read_text())["total_steps"] == 32_000
 
@@ -242,6 +246,10 @@ DAMAGES = {
         pop / "state.json", lambda d: d["members"][0]["hyperparameters"].update(lr=-5.0)),
     "a fraction of 9 in pbt.json": lambda pop: _edit_json(pop / "pbt.json", lambda d: d.update(fraction=9)),
     "a population of 'two' in pbt.json": lambda pop: _edit_json(pop / "pbt.json", lambda d: d.update(population="two")),
+    "a budget of null in pbt.json": lambda pop: _edit_json(pop / "pbt.json", lambda d: d.update(total_steps=None)),
+    "a budget of 1e9 in pbt.json": lambda pop: _edit_json(pop / "pbt.json", lambda d: d.update(total_steps=1e9)),
+    "a member's score of 'high' in state.json": lambda pop: _edit_json(
+        pop / "state.json", lambda d: d["members"][0].update(score="high")),
     "a damaged population.csv": lambda pop: (pop / "population.csv").write_text("wall_s,member\n1.0,zero\n"),
     "a damaged lineage.csv": lambda pop: (pop / "lineage.csv").write_bytes(b"\x00\xff,\n"),
     "a damaged state.json": lambda pop: (pop / "state.json").write_text('{"members": 3}'),
@@ -265,8 +273,9 @@ def test_a_damaged_population_is_one_line_on_resume_and_left_as_it_was(stopped_p
     (["--population", "3"], "this command gives --population 3 (started with 2)"),
     (["--explore", "lr=loguniform(1e-5,1e-3)"], "--explore 'lr=loguniform(1e-5,1e-3)' (started with ['lr="),
     (["--fraction", "0.5"], "--fraction 0.5 (started with 0.2)"),
-    (["--no-exploit"], "--no-exploit (started with True)"),
-    (["--no-explore"], "--no-explore (started with True)"),
+    (["--no-exploit"], "--no-exploit (started with exploit=True)"),
+    (["--no-explore"], "--no-explore (started with explore_hyperparameters=True)"),
+    (["--self-play"], "--self-play (started with self_play=False)"),
     (["--total-steps", "1000"], "--total-steps 1,000 is below the population's 24,000"),
     (["--set", "unroll_length=64"], "--set unroll_length=64 (started with 32)"),
     (["--env", "Acrobot-v1"], "--env 'Acrobot-v1' (started with 'CartPole-v1')"),

@@ -98,9 +98,9 @@ class TrainerMember:
     def _step(self, env_steps: int) -> dict[str, Any]:
         t = self.trainer
         episodes = t.ledger.episodes
-        count_before, total_before = episodes.count, episodes.total
+        summed_before, total_before = episodes.summed, episodes.total
         t.step(env_steps=env_steps)
-        finished = episodes.count - count_before  # the mean over every episode the slice finished
+        finished = episodes.summed - summed_before  # the mean over every episode the slice finished (finite returns)
         score = (episodes.total - total_before) / finished if finished > 0 else episodes.mean_return
         state = t.state()
         self._snapshot = {"state": state, "checksum": state_checksum(state)}

@@ -81,7 +81,9 @@ def _refuse_other_settings(pop_dir: Path, saved: dict, given: dict, settings: di
         given = {**given, "system": None}  # the system as it is named now
     own = saved.get("settings") if isinstance(saved.get("settings"), dict) else {}
     differs = resume_conflicts(given, {k: saved.get(k, DEFAULTS.get(k)) for k in given}, own, settings,
-                               flags={"explore_hyperparameters": "explore"})
+                               switches={"exploit": (None, "--no-exploit"),
+                                         "explore_hyperparameters": (None, "--no-explore"),
+                                         "self_play": ("--self-play", None)})
     if differs:
         raise ConfigError(f"cannot resume: the population in {pop_dir} keeps the settings it was started with; this "
                           f"command gives {', '.join(differs)}")
@@ -171,11 +173,13 @@ def run_pbt(system: str, env: str | None = None, *, population: int | None = Non
         _refuse_other_settings(Path(run_dir), saved, {**given, "system": system, "env": env,
                                                       "member_runtime": member_runtime}, settings or {})
         budget = saved["total_steps"]
-        if total_steps is not None and (isinstance(total_steps, bool) or not isinstance(total_steps, int)
-                                        or total_steps < 1):
+        if not _whole(budget):
+            raise ConfigError(f"cannot resume: {Path(run_dir) / 'pbt.json'}: total_steps is {budget!r}, not a whole "
+                              "number of env steps >= 1")
+        if total_steps is not None and not _whole(total_steps):
             raise ConfigError(f"--total-steps must be a whole number of env steps >= 1; got {total_steps!r}")
         if total_steps is not None and total_steps != budget:  # a larger budget: the members resume with it
-            if isinstance(budget, int) and not isinstance(total_steps, bool) and total_steps < budget:
+            if total_steps < budget:
                 raise ConfigError(f"cannot resume: --total-steps {total_steps:,} is below the population's "
                                   f"{budget:,}; a resumed population's budget may grow, not shrink")
             saved = {**saved, "total_steps": total_steps}
@@ -267,7 +271,8 @@ def _run(pop_dir: Path, saved: dict, resume: bool, log) -> dict[str, Any]:
             # snapshot) in this session; env steps and done come from each member's own checkpoint as it reports.
             # A member that reports nothing in this session (a finished population resumed) keeps its last score
             # in state.json and the summary.
-            records = [MemberRecord({k: float(v) for k, v in r["hyperparameters"].items()}, int(r["env_steps"]))
+            records = [MemberRecord({k: float(v) for k, v in r["hyperparameters"].items()}, int(r["env_steps"]),
+                                    node=str(r.get("node", "")))
                        for r in state["members"]]
             reported = [_score(r.get("score")) for r in state["members"]]
             rng.bit_generator.state = state["rng"]
@@ -464,6 +469,11 @@ def _summary(pop_dir: Path, saved: dict, records: list[MemberRecord], logs: _Log
         "interrupted": interrupted,
         "run_dir": str(pop_dir),
     }
+
+
+def _whole(x) -> bool:
+    """A budget: a whole number of env steps, at least 1."""
+    return isinstance(x, int) and not isinstance(x, bool) and x >= 1
 
 
 def _score(x) -> float | None:

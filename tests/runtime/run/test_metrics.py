@@ -22,3 +22,15 @@ def test_a_slices_score_is_the_mean_of_every_episode_it_finished():
     again = EpisodeStats()
     again.load(old)
     assert again.total == pytest.approx(span[-100:].sum())
+
+
+def test_a_non_finite_return_is_reported_in_the_window_and_left_out_of_the_sums():
+    stats = EpisodeStats()
+    stats.add([1.0, float("nan"), 3.0], [1, 1, 1])
+    summed, total = stats.summed, stats.total
+    assert (stats.count, summed, total) == (3, 2, 4.0) and np.isnan(stats.mean_return)
+    stats.add([float("-inf"), 5.0], [1, 1])
+    assert (stats.total - total) / (stats.summed - summed) == 5.0  # the next span's mean is not ruined
+    again = EpisodeStats()
+    again.load({k: v for k, v in stats.state().items() if k not in ("total", "summed")})  # an older checkpoint
+    assert (again.total, again.summed) == (9.0, 3)

@@ -173,14 +173,17 @@ def check_counters(saved: dict, identity: dict, folder: Path, former: dict | Non
         if not isinstance(value, kind) or isinstance(value, bool) or not (value >= 0) or value != value:
             raise ConfigError(f"checkpoint {folder}: state.json holds {key}={value!r}, not a count >= 0")
     episodes = saved.get("episodes", {})
-    if not (isinstance(episodes, dict) and _numbers(episodes.get("returns", []))
-            and _numbers(episodes.get("lengths", [])) and _numbers([episodes.get("count", 0)], int)
-            and _numbers([episodes.get("total", 0.0)]) and episodes.get("count", 0) >= 0):
+    counts = [episodes.get(k, 0) for k in ("count", "summed")] if isinstance(episodes, dict) else [None]
+    if not (isinstance(episodes, dict) and _numbers(episodes.get("returns", []), finite=False)
+            and _numbers(episodes.get("lengths", []), int) and _numbers(counts, int) and min(counts) >= 0
+            and _numbers([episodes.get("total", 0.0)])):
         raise ConfigError(f"checkpoint {folder}: state.json's episodes are not finished episodes' returns, lengths "
                           "and counts")
 
 
-def _numbers(values, kind=(int, float)) -> bool:
-    """A list of finite numbers of ``kind`` (no bools)."""
+def _numbers(values, kind=(int, float), finite: bool = True) -> bool:
+    """A list of numbers of ``kind`` (no bools), finite unless told (a return may be NaN: it is reported, not
+    summed)."""
     return isinstance(values, list) and all(
-        isinstance(v, kind) and not isinstance(v, bool) and math.isfinite(v) for v in values)
+        isinstance(v, kind) and not isinstance(v, bool) and (not finite or isinstance(v, int) or math.isfinite(v))
+        for v in values)

@@ -82,33 +82,39 @@ def _fmt(v):
 
 
 class EpisodeStats:
-    """Returns and lengths of the most recent ``window`` finished episodes; ``count`` and ``total`` (the sum of every
-    return) over all of them, so that the mean of any span of episodes is a difference of two readings."""
+    """Returns and lengths of the most recent ``window`` finished episodes; ``count`` over all of them, and
+    ``total``/``summed`` (the sum of every finite return, and how many those were), so that the mean of any span of
+    episodes is a difference of two readings (a non-finite return is left out of it, not carried forever)."""
 
     def __init__(self, window: int = 100):
         self.returns: deque[float] = deque(maxlen=window)
         self.lengths: deque[int] = deque(maxlen=window)
         self.count = 0
-        self.total = 0.0
+        self.total, self.summed = 0.0, 0
 
     def add(self, returns, lengths) -> None:
         self.returns.extend(float(r) for r in returns)
         self.lengths.extend(int(n) for n in lengths)
         self.count += len(returns)
-        self.total += float(np.sum(returns)) if len(returns) else 0.0
+        finite = np.asarray(returns, dtype=np.float64)
+        finite = finite[np.isfinite(finite)]
+        self.total += float(finite.sum())
+        self.summed += len(finite)
 
     @property
     def mean_return(self) -> float:
         return float(np.mean(self.returns)) if self.returns else float("nan")
 
     def state(self) -> dict:
-        return {"returns": list(self.returns), "lengths": list(self.lengths), "count": self.count, "total": self.total}
+        return {"returns": list(self.returns), "lengths": list(self.lengths), "count": self.count, "total": self.total,
+                "summed": self.summed}
 
     def load(self, state: dict) -> None:
         self.returns.extend(state.get("returns", []))
         self.lengths.extend(state.get("lengths", []))
         self.count = state.get("count", 0)
-        self.total = float(state.get("total", sum(self.returns)))  # a checkpoint from before the total was kept
+        window = [r for r in self.returns if math.isfinite(r)]  # a checkpoint from before the total was kept
+        self.total, self.summed = float(state.get("total", sum(window))), int(state.get("summed", len(window)))
 
 
 def learner_waits(frac: float) -> str:
