@@ -27,7 +27,7 @@ def write_reports(league_dir: Path, coordinator) -> list[Path]:
     ax.set_yticks(range(len(names)), names, fontsize=8)
     ax.set_xlabel("opponent")
     ax.set_ylabel("player")
-    ax.set_title("P[player beats opponent] (draws count half; blank: never played)")
+    ax.set_title("P[player beats opponent]\n(draws count half; blank: never played)", fontsize=10)
     fig.colorbar(image, ax=ax, fraction=0.046)
     fig.tight_layout()
     fig.savefig(league_dir / "payoff.png", dpi=100)
