@@ -365,9 +365,9 @@ def _run(pop_dir: Path, saved: dict, resume: bool, log) -> dict[str, Any]:
 
             pool = LocalPool(makers, again, games.publish if games is not None else None)
         controller.pool = pool
-        if resume and saved["total_steps"] != _read_json(pop_dir / "pbt.json", "")["total_steps"]:
-            _write_json(pop_dir / "pbt.json", {**_read_json(pop_dir / "pbt.json", ""),
-                                               "total_steps": saved["total_steps"]})  # grown, once every check passed
+        on_disk = _read_json(pop_dir / "pbt.json", "") if resume else saved
+        if on_disk["total_steps"] != saved["total_steps"]:  # grown: recorded once every check passed
+            _write_json(pop_dir / "pbt.json", {**on_disk, "total_steps": saved["total_steps"]})
         for i, r in enumerate(records):  # the drawn (or last explored) values reach each member before it trains
             pool.set_hyperparameters(i, r.hyperparameters)
         controller.run()
