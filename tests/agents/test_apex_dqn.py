@@ -198,3 +198,37 @@ def test_stored_actions_outside_the_action_space_are_refused_on_resume(tmp_path,
         with pytest.raises(ConfigError, match=r"stored action values .* the action space takes 0..1"):
             distrl.train(system, env=env, runtime="inline", total_steps=4000, run_dir=str(copy), resume=True,
                          progress=False)
+
+
+def test_a_game_against_a_fixed_player_trains_both_heads(tmp_path, monkeypatch):
+    """``fixed_head_slack`` on a game outside a league: its opponent is a fixed one, so every sampled transition says
+    ``versus_fixed`` and both heads learn; the run's policy plays with two heads."""
+    from distrl.agents.apex_dqn.learner import ApexDQNLearner
+
+    seen = []
+    update = ApexDQNLearner.update
+
+    def watched(self, batch):
+        seen.append(batch.items["versus_fixed"].copy())
+        return update(self, batch)
+
+    monkeypatch.setattr(ApexDQNLearner, "update", watched)
+    s = distrl.train("apex-dqn", env="pettingzoo:classic.tictactoe_v3?opponent=random", runtime="inline",
+                     total_steps=3000, run_dir=str(tmp_path / "r"), fixed_head_slack=0.05, **SMALL)
+    assert s["learner_updates"] > 0 and seen and all(b.dtype == bool and b.all() for b in seen)
+    policy = distrl.load_policy(tmp_path / "r")
+    assert policy.model.num_heads == 2 and policy.model.slack == 0.05
+
+
+@pytest.mark.parametrize("argv, says", [
+    (["--env", "CartPole-v1"], "a PettingZoo or OpenSpiel game of one learning seat; 'CartPole-v1' is not one"),
+    (["--env", "pettingzoo:classic.tictactoe_v3", "--set", "demos=nowhere"], "a demonstration says nothing"),
+    (["--env", "pettingzoo:classic.tictactoe_v3", "--set", "fixed_head_slack=-1"], "fixed_head_slack"),
+])
+def test_a_second_head_where_it_cannot_learn_is_one_line(tmp_path, capsys, argv, says):
+    from distrl.cli import main
+
+    run = tmp_path / "r"
+    assert main(["train", "apex-dqn", "--set", "fixed_head_slack=0.05", *argv, "--run-dir", str(run)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert says in err and len(err.splitlines()) == 1 and not run.exists()

@@ -323,7 +323,7 @@ def test_an_illegal_move_is_a_loss_against_every_seat_and_an_unfinished_seat_has
     env.step(int(np.flatnonzero(obs[-9:])[0]))
     taken = int(np.flatnonzero(obs[-9:])[0])
     _, reward, terminated, _, step_info = env.step(taken)  # a square already played
-    assert reward == -1.0 and terminated and step_info == {"illegal": True}
+    assert reward == -1.0 and terminated and step_info["illegal"] is True
     env.reset(seed=2)
     assert opponent.starts[-1][1] == {"player_2": "loss"}
     for seat, results in (("p2", set()), ("p0", {"p1", "p2"})):  # p2 leaves echo_team after round 2 of 4

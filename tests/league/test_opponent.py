@@ -158,3 +158,32 @@ def _play_two_recurrent_games(c, model, folder) -> None:
         for _, opponent, seen in games:
             assert seen and same(_state(opponent), alone(seen))
     assert _state(games[0][1]) is not _state(games[1][1]) and c.calls["pull"] == 1  # one policy, pulled once
+
+
+def test_each_step_says_whether_its_games_opponent_is_a_fixed_player(tmp_path):
+    """A league with a fixed random player in half its games: every step's ``versus_fixed`` is the choice the
+    coordinator made for that episode (what Ape-X DQN's second head learns from), and an evaluation env, which plays
+    random in the league's place, says so too."""
+    with hosted(tmp_path, "apex-dqn", "uniform") as (c, model):
+        c.snapshot("main", model.state_dict())
+        c.matchmaker.fixed_share = 0.5
+        c.add_fixed("random")
+        env = make_env(f"{GAME}?league={tmp_path}&player=main", training=True)
+        rng = np.random.default_rng(0)
+        kinds = []
+        for _ in range(30):
+            obs, info = env.reset()
+            opponent = env.unwrapped.opponent
+            fixed = opponent.versus_fixed
+            assert info["versus_fixed"] is fixed and fixed == (opponent.seats[next(iter(opponent.seats))].id
+                                                                == "random")
+            done = False
+            while not done:
+                obs, _, terminated, truncated, info = env.step(int(rng.choice(np.flatnonzero(obs[-9:]))))
+                assert info["versus_fixed"] is fixed
+                done = terminated or truncated
+            kinds.append(fixed)
+        env.close()
+        assert 0 < sum(kinds) < 30
+    _, info = make_env(f"{GAME}?league={tmp_path}&player=main").reset(seed=0)
+    assert info["versus_fixed"] is True

@@ -378,3 +378,15 @@ def test_a_league_plays_an_openspiel_game_and_its_main_agent_is_scored_by_nash_c
     assert summary["games"] > 500 and summary["snapshots"] == ["main@0", "main@1"]
     score = nash_conv(distrl.load_policy(folder / "players" / "main").model, "kuhn_poker")
     assert np.isfinite(score) and score >= 0.0  # what NashConv is; its value at scale: benchmarks/league_kuhn.py
+
+
+@pytest.mark.parametrize("argv", [[], ["--fixed", "random"]])
+def test_a_second_head_in_a_league_without_fixed_games_is_one_line(tmp_path, capsys, argv):
+    """Ape-X DQN's ``fixed_head_slack`` learns its second head from the games against the league's fixed players: a
+    league without them (no --fixed, or no share of games) is refused before it starts."""
+    folder = tmp_path / "league"
+    assert main(["league", "apex-dqn", "--env", GAME, "--run-dir", str(folder), "--set", "fixed_head_slack=0.05",
+                 *argv]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "give --fixed (e.g. random) and a --fixed-share above 0" in err and len(err.splitlines()) == 1
+    assert not folder.exists()

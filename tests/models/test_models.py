@@ -132,3 +132,33 @@ def test_qt_opts_greedy_action_for_an_observation_does_not_depend_on_the_rest_of
     batch = q.greedy(obs)
     for i in range(5):
         torch.testing.assert_close(batch[i:i + 1], q.greedy(obs[i:i + 1]))
+
+
+def test_a_one_head_q_network_is_the_q_network_it_was():
+    """One head (no ``fixed_head_slack``): the parameters a saved run holds and the values they give, unchanged."""
+    torch.manual_seed(0)
+    q = QNetwork((4,), 3, dueling=True, action_mask_size=3)
+    assert {k: tuple(v.shape) for k, v in q.state_dict().items() if "torso" not in k} == {
+        "advantage.weight": (3, 64), "advantage.bias": (3,), "value.weight": (1, 64), "value.bias": (1,)}
+    obs = torch.tensor([[0.3, 1.0, 0.0, 1.0], [-1.0, 1.0, 1.0, 1.0]])  # the last three: the legal moves
+    feat = q.torso(obs)
+    adv = q.advantage(feat)
+    expected = torch.where(obs[:, 1:] > 0.5, q.value(feat) + adv - adv.mean(-1, keepdim=True), -1e30)
+    torch.testing.assert_close(q(obs), expected)
+
+
+def test_two_heads_act_lexicographically_on_legal_moves():
+    """``fixed_head_slack``: ``heads`` gives both tables (illegal moves masked in each), ``forward`` the lexicographic
+    acting values over them (``ops/lexicographic.py``) and ``greedy`` their argmax."""
+    from distrl.models.q_networks import ILLEGAL_Q
+    from distrl.ops.lexicographic import lexicographic_values
+
+    torch.manual_seed(1)
+    q = QNetwork((5,), 3, hidden=(16,), dueling=True, action_mask_size=3, fixed_head_slack=0.1)
+    obs = torch.cat([torch.randn(64, 2), (torch.rand(64, 3) < 0.6).float()], dim=1)
+    obs[:, 2] = 1.0  # one legal move at least
+    heads = q.heads(obs)
+    assert heads.shape == (64, 2, 3)
+    assert torch.all((heads == ILLEGAL_Q) == (obs[:, None, 2:] < 0.5))
+    torch.testing.assert_close(q(obs), lexicographic_values(heads[:, 0], heads[:, 1], 0.1, ILLEGAL_Q))
+    assert torch.all(obs[torch.arange(64), 2 + q.greedy(obs)] == 1.0)

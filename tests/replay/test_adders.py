@@ -55,3 +55,16 @@ def test_envs_are_independent_and_vectorised():
 def test_bad_n():
     with pytest.raises(ValueError):
         NStepAdder(1, 0, 0.9, (1,), np.float32)
+
+
+def test_a_tag_rides_with_the_transition_that_starts_at_its_step():
+    """Two envs, n = 2: each transition keeps the tag of its first step, through full windows and a flush."""
+    ad = NStepAdder(2, 2, 1.0, (1,), np.float32, tags=("versus_fixed",))
+    got = []
+    for t, (tag, term) in enumerate([([True, False], [False, False]), ([True, False], [False, True]),
+                                     ([True, True], [True, False])]):
+        out = ad.step(np.array([[t], [10 + t]], np.float32), np.zeros(2, int), np.ones(2), np.zeros((2, 1), np.float32),
+                      np.array(term), np.zeros(2, bool), np.array([True, t != 2]), {"versus_fixed": np.array(tag)})
+        assert out["versus_fixed"].dtype == bool and len(out["versus_fixed"]) == len(out["obs"])
+        got += [(float(o[0]), bool(f)) for o, f in zip(out["obs"], out["versus_fixed"])]
+    assert sorted(got) == [(0.0, True), (1.0, True), (2.0, True), (10.0, False), (11.0, False)]

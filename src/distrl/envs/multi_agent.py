@@ -330,7 +330,7 @@ class SeatedGame(gym.Env):
         self._start(None if seed is None else int(seed))
         self._ended = self._done()
         self._finished = self._finished_agents() if self._ended else set()
-        return self._obs(), {"seat": agents.index(self.me)}
+        return self._obs(), {"seat": agents.index(self.me), **self._opponent_info()}
 
     def step(self, action):
         _, mask = self._observe(self.me)
@@ -338,7 +338,7 @@ class SeatedGame(gym.Env):
         if not 0 <= action < self.action_mask_size or mask[action] < 0.5:  # an illegal move loses
             self._return, self._ended, self._illegal = -1.0, True, True
             self._finished = set(self.game.possible_agents)
-            return self._obs(), -1.0, True, False, {"illegal": True}
+            return self._obs(), -1.0, True, False, {"illegal": True, **self._opponent_info()}
         self.game.step(action)
         self._count_rewards()
         reward = float(self.game.rewards.get(self.me, 0.0)) + self._opponent_moves()
@@ -348,7 +348,13 @@ class SeatedGame(gym.Env):
         self._ended = terminated
         if terminated or truncated:
             self._finished = self._finished_agents()
-        return self._obs(), reward, terminated, truncated, {}
+        return self._obs(), reward, terminated, truncated, self._opponent_info()
+
+    def _opponent_info(self) -> dict:
+        """Whether this episode's opponents are all fixed players (``versus_fixed``, which a transition actor may keep
+        with each transition): a league's game asks the league's choice (``league/opponent.py``); any other game's
+        opponent is a fixed one."""
+        return {"versus_fixed": bool(getattr(self.opponent, "versus_fixed", True))}
 
     def close(self):
         self.game.close()

@@ -123,6 +123,12 @@ class LeagueOpponent:
                       _Seat(c["opponent"], pool.policy(c["opponent"], int(c["version"])))
                       for agent, c in zip(others, chosen)}
 
+    @property
+    def versus_fixed(self) -> bool:
+        """Every other seat's opponent this episode is one of the league's fixed players (its games are the ones a
+        player's second Q head learns from: Ape-X DQN's ``fixed_head_slack``)."""
+        return bool(self.seats) and all(seat.model is None for seat in self.seats.values())
+
     def game_restarts(self) -> None:
         """The env drew its opening again: a recurrent opponent's memory of the discarded one goes."""
         for seat in self.seats.values():

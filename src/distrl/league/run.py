@@ -135,7 +135,8 @@ def check_players(system: str, module, spec, sys_cfg, program, run_cfg, who: str
         raise ConfigError(f"{who}'s player runs one learner; num_learners={run_cfg.num_learners} (valid: 1)")
 
 
-def _plan(system: str, env: str, runtime: str, total_steps: int, settings: dict, fixed: list[str]):
+def _plan(system: str, env: str, runtime: str, total_steps: int, settings: dict, fixed: list[str],
+          fixed_share: float):
     """The players' run, checked as ``distrl train`` checks it: the system, the game, the settings."""
     from distrl.api import plan_run
 
@@ -149,6 +150,9 @@ def _plan(system: str, env: str, runtime: str, total_steps: int, settings: dict,
     for name in fixed:  # each is one a game's env can build: one line now, not a crash in a player's env later
         opponent(name, env)
     check_players(system, module, spec, sys_cfg, program, run_cfg)
+    if getattr(sys_cfg, "fixed_head_slack", None) is not None and not (fixed and fixed_share > 0):
+        raise ConfigError("fixed_head_slack's second head learns from the games against the league's fixed players, "
+                          "and this league plays none: give --fixed (e.g. random) and a --fixed-share above 0")
     return run_cfg
 
 
@@ -231,7 +235,7 @@ def run_league(system: str, env: str | None = None, *, players: str | None = Non
         player_runtime = "inline"
     # None: the system's default
     saved["player_runtime"] = _plan(system, env, player_runtime, saved["total_steps"], settings,
-                                    fixed_players(fixed)).runtime
+                                    fixed_players(fixed), saved.get("fixed_share", 0.0)).runtime
     _check_bind(bind, saved)
     league_dir = Path(run_dir) if run_dir else \
         Path("runs") / f"league-{system}-{env.split(':', 1)[1]}-{time.strftime('%Y%m%d-%H%M%S')}"

@@ -5,7 +5,7 @@ import pytest
 import torch
 
 from distrl.agents.apex_dqn.actor import dqn_priorities
-from distrl.agents.common.dqn_loss import dqn_loss
+from distrl.agents.common.dqn_loss import dqn_loss, head_deltas, two_head_dqn_loss
 
 
 def table(rows: dict[float, list[float]]):
@@ -89,3 +89,61 @@ def test_an_actors_initial_priority_is_the_learners_td_error_for_its_copy(eps):
     np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-5)
     if eps is not None:  # and the scale is h's: the raw errors of rewards of ~50 are far larger
         assert got.max() < 0.5 * raw.max()
+
+
+class TwoHeads(torch.nn.Module):
+    """A two-head 'network' of fixed rows per one-number observation, acting lexicographically as QNetwork's does."""
+
+    def __init__(self, first: dict, second: dict, slack: float = 0.1):
+        super().__init__()
+        self.first, self.second, self.slack, self.num_heads = table(first), table(second), slack, 2
+
+    def heads(self, obs):
+        return torch.stack([self.first(obs), self.second(obs)], dim=1)
+
+    def forward(self, obs):
+        from distrl.ops.lexicographic import lexicographic_values
+
+        return lexicographic_values(self.first(obs), self.second(obs), self.slack, -1e30)
+
+
+def test_two_heads_by_hand():
+    """At x' = 1 the online first head accepts action 0 alone (0.5 against -1.0, slack 0.1), so both heads' targets
+    take the target network's values of action 0 (7 and 20) though the second head prefers action 1 there. Row 0 was
+    played against the league: its second head does not learn (no loss, no priority); row 1 against a fixed player:
+    both learn, and its priority is the larger error."""
+    online = TwoHeads({0.0: [0.0, 0.0], 1.0: [0.5, -1.0]}, {0.0: [1.0, 3.0], 1.0: [2.0, 9.0]})
+    target = TwoHeads({0.0: [5.0, 6.0], 1.0: [7.0, 10.0]}, {0.0: [50.0, 60.0], 1.0: [20.0, 30.0]})
+    batch = {"obs": torch.tensor([[0.0], [0.0]]), "action": torch.tensor([1, 0]), "reward": torch.tensor([1.0, 2.0]),
+             "discount": torch.tensor([0.9, 0.5]), "next_obs": torch.tensor([[1.0], [1.0]]),
+             "versus_fixed": torch.tensor([False, True])}
+    delta, learns = head_deltas(online, target, batch)
+    np.testing.assert_allclose(delta.numpy(), [[7.3 - 0.0, 19.0 - 3.0], [5.5 - 0.0, 12.0 - 1.0]], rtol=1e-6)  # y - Q
+    assert learns.tolist() == [[1.0, 0.0], [1.0, 1.0]]
+    loss, priority = two_head_dqn_loss(online, target, batch, torch.ones(2))
+    np.testing.assert_allclose(priority.numpy(), [7.3, 11.0], rtol=1e-6)
+    assert float(loss) == pytest.approx(((7.3 - 0.5) + (5.5 - 0.5) + (11.0 - 0.5)) / 2)
+
+
+def test_games_against_the_league_leave_the_second_head_alone():
+    """Transitions none of which was against a fixed player give the second head's own parameters no gradient; the
+    actor's priorities with its copy as both networks are the learner's."""
+    from distrl.models import QNetwork
+
+    torch.manual_seed(0)
+    model = QNetwork((6,), 3, hidden=(16,), dueling=True, action_mask_size=3, fixed_head_slack=0.05)
+    rng = np.random.default_rng(0)
+    obs = np.concatenate([rng.normal(size=(12, 3)), np.ones((12, 3))], 1).astype(np.float32)
+    out = {"obs": obs, "next_obs": obs[::-1].copy(), "action": rng.integers(0, 3, 12),
+           "reward": rng.normal(size=12).astype(np.float32), "discount": np.full(12, 0.9, np.float32),
+           "versus_fixed": np.zeros(12, bool)}
+    batch = {k: torch.from_numpy(v) for k, v in out.items()}
+    loss, priority = two_head_dqn_loss(model, model, batch, torch.ones(12))
+    loss.backward()
+    assert float(model.advantage.weight.grad[3:].abs().max()) == 0.0 and float(model.value.weight.grad[1].abs()
+                                                                                .max()) == 0.0
+    assert float(model.advantage.weight.grad[:3].abs().max()) > 0.0
+    out["versus_fixed"][::2] = True
+    with torch.no_grad():
+        _, learner = two_head_dqn_loss(model, model, {k: torch.from_numpy(v) for k, v in out.items()}, torch.ones(12))
+        np.testing.assert_allclose(dqn_priorities(model, out, 12), learner.numpy(), rtol=1e-6)

@@ -41,8 +41,13 @@ def _actor(env_id, env, cfg, index, seed, handles, interleaved=False):
         index, cfg.num_actors, cfg.num_envs, cfg.epsilon, cfg.epsilon_alpha, env.action_space.n, interleaved
     )
     priorities = partial(dqn_priorities, rescale_eps=cfg.value_rescale_eps)
-    return TransitionActor(env_id, env, TransitionSettings.of(cfg, cfg.actor_sync_steps), seed, make_model(env, cfg),
-                           explore, priorities, handles["weights"])
+    return TransitionActor(env_id, env, TransitionSettings.of(cfg, cfg.actor_sync_steps, tags(cfg)), seed,
+                           make_model(env, cfg), explore, priorities, handles["weights"])
+
+
+def tags(cfg) -> tuple[str, ...]:
+    """What a transition keeps beside itself: with two heads, whether its game was against fixed players."""
+    return ("versus_fixed",) if getattr(cfg, "fixed_head_slack", None) is not None else ()
 
 
 def _learner(env, cfg, handles):
@@ -52,7 +57,7 @@ def _learner(env, cfg, handles):
 def replay_service(env: EnvSpec, cfg) -> ReplayService:
     """Prioritized, with a hard capacity above the soft one (actors may overfill it between trims, Ape-X
     section 3); pixel frame stacks keep each frame once."""
-    items = item_spec(chunk_spec(env, cfg.num_envs, cfg.unroll_length, cfg.n_step))
+    items = item_spec(chunk_spec(env, cfg.num_envs, cfg.unroll_length, cfg.n_step, tags(cfg)))
     make = partial(Replay.prioritized, items, int(cfg.replay_size * 1.25) + 1, alpha=cfg.priority_alpha,
                    soft_capacity=cfg.replay_size, frame_stacks=("obs", "next_obs") if env.pixel_stacks else None,
                    bounds=_action_bounds(env))
@@ -65,6 +70,20 @@ def demo_replay_for(env: EnvSpec, cfg, episodes):
     items = item_spec(chunk_spec(env, cfg.num_envs, cfg.unroll_length, cfg.n_step))
     return partial(Replay.prioritized, items, episodes.steps + 1, alpha=cfg.priority_alpha,
                    frame_stacks=("obs", "next_obs") if env.pixel_stacks else None, bounds=_action_bounds(env))
+
+
+def _check_heads(cfg, env_id: str) -> None:
+    """A second head learns from a game's fixed opponents: a game of one seat against others (no team), no demos
+    (their transitions say nothing of an opponent)."""
+    if cfg.fixed_head_slack is None:
+        return
+    from distrl.envs import multi_agent, teams
+
+    if not multi_agent.is_game(env_id) or teams.team_of(env_id) is not None:
+        raise ConfigError(f"fixed_head_slack learns a second Q head from a game's fixed opponents: a PettingZoo or "
+                          f"OpenSpiel game of one learning seat; '{env_id}' is not one (unset it, or play a game)")
+    if cfg.demos:
+        raise ConfigError("fixed_head_slack and demos: a demonstration says nothing of its opponent; use one of them")
 
 
 def _action_bounds(env: EnvSpec) -> dict[str, int] | None:
@@ -89,7 +108,8 @@ def build(cfg: ApexDQNConfig, ctx: BuildContext) -> Program:
     if not env.discrete:
         raise ConfigError(f"apex-dqn needs one Discrete action (Q-values over its options); '{ctx.env_id}' has "
                           f"{env.action_space}" + (" (use apex-ddpg)" if env.continuous else MULTI_HINT))
-    chunk = chunk_spec(env, cfg.num_envs, cfg.unroll_length, cfg.n_step)
+    _check_heads(cfg, ctx.env_id)
+    chunk = chunk_spec(env, cfg.num_envs, cfg.unroll_length, cfg.n_step, tags(cfg))
     actors = Role("actor", partial(_actor, ctx.env_id, env, cfg, interleaved=ctx.autoscale), count=cfg.num_actors,
                   uses=("weights",), emits="replay", output=chunk, elastic=True)
     used = services(env, cfg, ctx)

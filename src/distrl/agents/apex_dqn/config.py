@@ -48,3 +48,10 @@ class ApexDQNConfig(DemoSettings):
                                               "seed, LunarLander broken on two of three (agents/apex_dqn/config.py).",
                                               low=0.0, fixed=common.Q_SCALE)
     reward_clip: float | None = common.reward_clip("actor")
+    fixed_head_slack: float | None = setting(
+        None, "Games only: a second Q head for the games against fixed players (a league's --fixed, e.g. random "
+              "play; outside a league every game's opponent is one). The first head learns from every game, the "
+              "second from those alone, and the greedy move is the second head's best among the moves within this "
+              "slack of the first head's best (lexicographic Q-learning, Skalse et al. 2022): safe against the "
+              "league first, then the most against the fixed players. None: one head.",
+        low=0.0, fixed="the network's heads and the replay's items depend on it")

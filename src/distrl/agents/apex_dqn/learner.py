@@ -1,5 +1,6 @@
 """Ape-X DQN learner: n-step double-Q on a dueling net over prioritized replay (Ape-X eq. 1), with the Q values
-in h-space if ``value_rescale_eps`` is set (the transformed Bellman operator, as R2D2's)."""
+in h-space if ``value_rescale_eps`` is set (the transformed Bellman operator, as R2D2's), and both heads' losses with
+``fixed_head_slack`` (``common/dqn_loss.py``)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import copy
 import numpy as np
 import torch
 
-from distrl.agents.common.dqn_loss import dqn_loss
+from distrl.agents.common.dqn_loss import dqn_loss, two_head_dqn_loss
 from distrl.agents.common.optim import make_optimizer, polyak_
 from distrl.agents.common.replay_learner import ReplayLearner
 from distrl.models import flat_tensor
@@ -26,8 +27,11 @@ class ApexDQNLearner(ReplayLearner):
     def update(self, batch: SampledBatch) -> tuple[float, np.ndarray]:
         cfg = self.cfg
         t = self.tensors(batch)
-        loss, delta = dqn_loss(self.model, self.target, t, t["weights"], double_q=True,
-                               rescale_eps=cfg.value_rescale_eps)
+        if self.model.num_heads == 2:
+            loss, delta = two_head_dqn_loss(self.model, self.target, t, t["weights"], cfg.value_rescale_eps)
+        else:
+            loss, delta = dqn_loss(self.model, self.target, t, t["weights"], double_q=True,
+                                   rescale_eps=cfg.value_rescale_eps)
         if not self.finite_step(loss, self.params, self.optimizer):
             return None, None
         if self.model.obs_norm is not None:  # after the update, as R2D2's: one set of statistics per update

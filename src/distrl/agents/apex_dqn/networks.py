@@ -6,4 +6,4 @@ from distrl.models import QNetwork
 
 def make_model(env: EnvSpec, cfg) -> QNetwork:
     return QNetwork(env.obs_shape, env.action_space.n, tuple(cfg.hidden), dueling=cfg.dueling, obs_norm=cfg.obs_norm,
-                    action_mask_size=env.action_mask_size)
+                    action_mask_size=env.action_mask_size, fixed_head_slack=cfg.fixed_head_slack)

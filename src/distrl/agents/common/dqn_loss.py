@@ -5,6 +5,11 @@ target ``r + gamma^n Q_target(x', argmax_a Q(x', a))`` (``ops.double_q_target``)
 weighted by importance weights (prioritized replay, Schaul et al. 2016; ones for uniform replay). With
 ``rescale_eps`` the Q tables are kept in h-space and the target is the transformed operator's
 (``ops.transformed_double_q_target``, Pohlen et al. 2018, as R2D2's).
+
+A network with two heads (Ape-X DQN's ``fixed_head_slack``) learns both at once: the next action is the online
+network's lexicographic choice (its acting values, ``ops/lexicographic.py``), each head's target that action's value in
+the target network's same head (Skalse et al. 2022, the lexicographic Q-learning update), the first head from every
+transition and the second from those played against fixed players (``versus_fixed``).
 """
 
 from __future__ import annotations
@@ -36,3 +41,28 @@ def dqn_loss(model, target, batch: dict[str, torch.Tensor], weights: torch.Tenso
     delta = td_error(model(batch["obs"]), batch["action"], y)
     loss = (weights * F.huber_loss(delta, torch.zeros_like(delta), reduction="none")).mean()
     return loss, delta
+
+
+def head_deltas(model, target, batch: dict[str, torch.Tensor],
+                rescale_eps: float | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+    """(delta ``[B, 2]``, which of them learn ``[B, 2]``) for a two-head network: the first head on every transition,
+    the second on those whose ``versus_fixed`` is set; the double-Q target of each head at the online network's
+    lexicographic choice."""
+    with torch.no_grad():
+        chooser = model(batch["next_obs"])
+        q_next = target.heads(batch["next_obs"])
+        y = torch.stack([dqn_target(batch["reward"], batch["discount"], chooser, q_next[:, h], rescale_eps)
+                         for h in range(q_next.shape[1])], dim=1)
+    q = model.heads(batch["obs"])
+    delta = torch.stack([td_error(q[:, h], batch["action"], y[:, h]) for h in range(q.shape[1])], dim=1)
+    fixed = batch["versus_fixed"].to(delta.dtype)
+    return delta, torch.stack([torch.ones_like(fixed), fixed], dim=1)
+
+
+def two_head_dqn_loss(model, target, batch: dict[str, torch.Tensor], weights: torch.Tensor,
+                      rescale_eps: float | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+    """(loss, priority delta) of ``head_deltas``: each learning head's weighted Huber loss, summed over the heads; a
+    transition's priority the larger error of the heads that learn from it."""
+    delta, learns = head_deltas(model, target, batch, rescale_eps)
+    huber = F.huber_loss(delta, torch.zeros_like(delta), reduction="none") * learns
+    return (weights * huber.sum(dim=1)).mean(), (delta.abs() * learns).max(dim=1).values

@@ -34,13 +34,16 @@ class TransitionSettings:
     gamma: float
     reward_clip: float | None = None
     sync_steps: int = 1  # vector steps between weight pulls
+    tags: tuple[str, ...] = ()  # per-step flags the env's info gives, kept with each transition (``chunk_spec``)
 
     @classmethod
-    def of(cls, cfg, sync_steps: int = 1) -> TransitionSettings:
-        return cls(cfg.num_envs, cfg.unroll_length, cfg.n_step, cfg.gamma, cfg.reward_clip, sync_steps)
+    def of(cls, cfg, sync_steps: int = 1, tags: tuple[str, ...] = ()) -> TransitionSettings:
+        return cls(cfg.num_envs, cfg.unroll_length, cfg.n_step, cfg.gamma, cfg.reward_clip, sync_steps, tags)
 
 
-def chunk_spec(env: EnvSpec, num_envs: int, length: int, n: int) -> dict[str, ArraySpec]:
+def chunk_spec(env: EnvSpec, num_envs: int, length: int, n: int, tags: tuple[str, ...] = ()) -> dict[str, ArraySpec]:
+    """A chunk of transitions; ``tags``: a bool per transition for each, from the env's info at its first step (a
+    league game's ``versus_fixed``: its opponent was one of the league's fixed players)."""
     K = (length + n) * num_envs  # at most one transition per env step, plus pending windows flushed
     return {
         "obs": ArraySpec((K,) + env.obs_shape, env.obs_dtype.name, batch_axis=0),
@@ -50,21 +53,23 @@ def chunk_spec(env: EnvSpec, num_envs: int, length: int, n: int) -> dict[str, Ar
         "next_obs": ArraySpec((K,) + env.obs_shape, env.obs_dtype.name, batch_axis=0),
         "priority": ArraySpec((K,), "float32", batch_axis=0),
         "valid": ArraySpec((K,), "bool", batch_axis=0),
+        **{name: ArraySpec((K,), "bool", batch_axis=0) for name in tags},
     }
 
 
 ITEM_FIELDS = ("obs", "action", "reward", "discount", "next_obs")
+CHUNK_ONLY = ("priority", "valid")  # a chunk's fields that are not the replay item's
 
 
 def item_spec(spec: dict[str, ArraySpec]) -> dict[str, ArraySpec]:
-    """The spec of one replay item (one transition) from the spec of a chunk of them."""
-    return {k: ArraySpec(spec[k].shape[1:], spec[k].dtype) for k in ITEM_FIELDS}
+    """The spec of one replay item (one transition, with its tags) from the spec of a chunk of them."""
+    return {k: ArraySpec(v.shape[1:], v.dtype) for k, v in spec.items() if k not in CHUNK_ONLY}
 
 
 def chunk_items(chunk: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     """The real transitions of a chunk (its ``valid`` rows), ready for ``Replay.add``."""
     valid = chunk["valid"]
-    return {k: chunk[k][valid] for k in ITEM_FIELDS}
+    return {k: v[valid] for k, v in chunk.items() if k not in CHUNK_ONLY}
 
 
 class TransitionActor(Stateless):
@@ -82,7 +87,7 @@ class TransitionActor(Stateless):
         torch.manual_seed(seed)
         self.exploration = exploration
         self.adder = NStepAdder(cfg.num_envs, cfg.n_step, cfg.gamma, env.obs_shape, env.obs_dtype, env.action_shape,
-                                env.action_dtype)
+                                env.action_dtype, cfg.tags)
         self.obs, _ = self.env.reset(seed=seed)
         self.prev_done = np.zeros(cfg.num_envs, dtype=bool)
         self.tracker = EpisodeTracker(cfg.num_envs)
@@ -108,7 +113,7 @@ class TransitionActor(Stateless):
                 t0 = time.perf_counter()
                 action = self.exploration.act(self.model, self.obs, self.rng)
                 t1 = time.perf_counter()
-                next_obs, reward, terminated, truncated, _ = self.env.step(action)
+                next_obs, reward, terminated, truncated, info = self.env.step(action)
                 t2 = time.perf_counter()
                 valid = ~self.prev_done
                 done = (terminated | truncated) & valid
@@ -118,7 +123,8 @@ class TransitionActor(Stateless):
                     lengths.append(n)
                 if cfg.reward_clip is not None:
                     reward = np.clip(reward, -cfg.reward_clip, cfg.reward_clip)
-                tr = self.adder.step(self.obs, action, reward, next_obs, terminated, truncated, valid)
+                tags = {name: np.asarray(info[name], dtype=bool) for name in cfg.tags} if cfg.tags else None
+                tr = self.adder.step(self.obs, action, reward, next_obs, terminated, truncated, valid, tags)
                 k = len(tr["reward"])
                 for key, value in tr.items():
                     out[key][count:count + k] = value
