@@ -1,5 +1,6 @@
 import json
 
+import numpy as np
 import pytest
 import torch
 
@@ -218,6 +219,19 @@ def test_a_game_against_a_fixed_player_trains_both_heads(tmp_path, monkeypatch):
     assert s["learner_updates"] > 0 and seen and all(b.dtype == bool and b.all() for b in seen)
     policy = distrl.load_policy(tmp_path / "r")
     assert policy.model.num_heads == 2 and policy.model.slack == 0.05
+    # exported, it plays the run's lexicographic moves, and says its values are not one Q's
+    import onnx
+
+    from distrl.deploy import run_exported
+    from distrl.envs import make_env
+
+    out = distrl.export(tmp_path / "r", "onnx", out=tmp_path / "r.onnx")
+    env = make_env("pettingzoo:classic.tictactoe_v3")
+    obs = np.stack([env.reset(seed=s)[0] for s in range(8)])
+    actions, _ = run_exported(out["out"], "onnx", {"obs": obs})
+    assert list(actions) == [policy.act(o) for o in obs]
+    meta = {p.key: p.value for p in onnx.load(out["out"]).metadata_props}
+    assert meta["distrl.q"].startswith("lexicographic acting values (fixed_head_slack=0.05)")
 
 
 @pytest.mark.parametrize("argv, says", [

@@ -159,5 +159,8 @@ def acting_graph(policy, head: str = "greedy") -> Graph:
     meta = {"distrl.system": policy.system, "distrl.env": policy.env_id, "distrl.head": head,
             "distrl.snapshot": policy.snapshot, "distrl.observation_space": repr(spec.observation_space),
             "distrl.action_space": repr(space), "distrl.recurrent": str(recurrent).lower()}
+    if isinstance(model, QNetwork) and model.num_heads == 2:  # the argmax is the run's; the values are not one Q's
+        meta["distrl.q"] = (f"lexicographic acting values (fixed_head_slack={model.slack}): the second head's Q for "
+                            "the moves within the slack of the first head's best, lower made-up values for the rest")
     checked = tuple(o for o in outputs if not (o == "action" and (head == "sample" or isinstance(module, CemGraph))))
     return Graph(module.eval(), inputs, outputs, recurrent, meta, checked)

@@ -151,8 +151,9 @@ def _plan(system: str, env: str, runtime: str, total_steps: int, settings: dict,
         opponent(name, env)
     check_players(system, module, spec, sys_cfg, program, run_cfg)
     if getattr(sys_cfg, "fixed_head_slack", None) is not None and not (fixed and fixed_share > 0):
-        raise ConfigError("fixed_head_slack's second head learns from the games against the league's fixed players, "
-                          "and this league plays none: give --fixed (e.g. random) and a --fixed-share above 0")
+        raise ConfigError("fixed_head_slack's second head learns from the share of games set apart for the league's "
+                          "fixed players, and this league sets none apart: give --fixed (e.g. random) and a "
+                          "--fixed-share above 0")
     return run_cfg
 
 

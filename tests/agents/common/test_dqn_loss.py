@@ -147,3 +147,15 @@ def test_games_against_the_league_leave_the_second_head_alone():
     with torch.no_grad():
         _, learner = two_head_dqn_loss(model, model, {k: torch.from_numpy(v) for k, v in out.items()}, torch.ones(12))
         np.testing.assert_allclose(dqn_priorities(model, out, 12), learner.numpy(), rtol=1e-6)
+
+
+def test_the_first_heads_target_is_the_move_the_policy_makes_not_its_own_best():
+    """At x' the first head prefers action 0 (0.5 against 0.48) but accepts both within the slack 0.1, and the second
+    head takes action 1: both heads' targets are action 1's values in the target network (8 and 30), the first head
+    valuing the policy that acts (``dqn_loss``'s docstring: where this departs from Skalse et al.)."""
+    online = TwoHeads({0.0: [0.0, 0.0], 1.0: [0.5, 0.48]}, {0.0: [1.0, 3.0], 1.0: [2.0, 9.0]})
+    target = TwoHeads({0.0: [5.0, 6.0], 1.0: [7.0, 8.0]}, {0.0: [50.0, 60.0], 1.0: [20.0, 30.0]})
+    batch = {"obs": torch.tensor([[0.0]]), "action": torch.tensor([0]), "reward": torch.tensor([1.0]),
+             "discount": torch.tensor([0.5]), "next_obs": torch.tensor([[1.0]]), "versus_fixed": torch.tensor([True])}
+    delta, _ = head_deltas(online, target, batch)
+    np.testing.assert_allclose(delta.numpy(), [[1 + 0.5 * 8.0 - 0.0, 1 + 0.5 * 30.0 - 1.0]], rtol=1e-6)

@@ -10,7 +10,8 @@ LEGAL_ACTION_MASKS = True  # illegal actions: no greedy pick, no random draw, no
 DOC = "Distributed prioritized replay with n-step double-Q, dueling, epsilon ladder (arXiv:1803.00933)."
 
 RENAMED_SETTINGS: dict = {}  # none renamed since runs were first saved
-OLDER_RUN_DEFAULTS: dict = {"obs_norm": False}  # runs saved before the normaliser existed ran without it
+OLDER_RUN_DEFAULTS: dict = {"obs_norm": False,  # runs saved before the normaliser existed ran without it
+                            "fixed_head_slack": None}  # and with one Q head
 
 __all__ = ["ACTIONS", "DEFAULT_TOTAL_STEPS", "DOC", "LEGAL_ACTION_MASKS", "OLDER_RUN_DEFAULTS", "RENAMED_SETTINGS",
            "Config", "build", "make_model"]

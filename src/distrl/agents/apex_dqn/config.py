@@ -53,5 +53,6 @@ class ApexDQNConfig(DemoSettings):
               "play; outside a league every game's opponent is one). The first head learns from every game, the "
               "second from those alone, and the greedy move is the second head's best among the moves within this "
               "slack of the first head's best (lexicographic Q-learning, Skalse et al. 2022): safe against the "
-              "league first, then the most against the fixed players. None: one head.",
+              "league first, then the most against the fixed players. In the Q-values' own units (h-space with "
+              "value_rescale_eps). None: one head.",
         low=0.0, fixed="the network's heads and the replay's items depend on it")

@@ -6,10 +6,13 @@ weighted by importance weights (prioritized replay, Schaul et al. 2016; ones for
 ``rescale_eps`` the Q tables are kept in h-space and the target is the transformed operator's
 (``ops.transformed_double_q_target``, Pohlen et al. 2018, as R2D2's).
 
-A network with two heads (Ape-X DQN's ``fixed_head_slack``) learns both at once: the next action is the online
-network's lexicographic choice (its acting values, ``ops/lexicographic.py``), each head's target that action's value in
-the target network's same head (Skalse et al. 2022, the lexicographic Q-learning update), the first head from every
-transition and the second from those played against fixed players (``versus_fixed``).
+A network with two heads (Ape-X DQN's ``fixed_head_slack``) learns both at once, the first head from every transition
+and the second from those played against fixed players (``versus_fixed``). Each head's target is its value, in the
+target network, of the online network's lexicographic choice at x' (its acting values, ``ops/lexicographic.py``): the
+second's as in Skalse et al. 2022's lexicographic Q-learning (a max over the moves the first head accepts); the
+first's departs from theirs, which takes the first head's own max: here it values the policy that acts, so each
+state's accepted moves are judged by what the slack given up at later moves leaves of them, not by a best play the
+greedy policy will not make.
 """
 
 from __future__ import annotations
