@@ -2,22 +2,18 @@
 seat, and beat a random one?
 
 For each mode (AlphaStar's prioritized fictitious self-play, ``pfsp``, and naive self-play, ``naive``) and seed, a
-league of ``--system`` players (Ape-X DQN by default) with a fixed random player in it, given two games in five of
-each player's (``--fixed-share 0.4``), trains ``--total-steps`` env steps per player on
-``pettingzoo:classic.tictactoe_v3?opening=N`` (each training game after 0 to N random plies). The players' settings
-are the system's defaults but ``gamma=1.0`` (with 0.99 a win two moves later is worth 2% less, as much as the
-differences in winning chances against random play that the greedy policy must tell apart) and, for Ape-X DQN,
-``n_step=1`` and ``fixed_head_slack=0.05``: a second Q head learns from the games against the random player alone, and
-the greedy move is its best among the moves within 0.05 of the first head's best (the value over all games), so that
-moves which all keep the draw against the league are told apart by their chances against random play, not drowned by
-the league's games, where they are all worth a draw. Then its main agent plays greedily 200 games against minimax (a
-perfect player that chooses at random among its perfect moves; ``distrl eval --opponent``, seats alternating: 100 as
-the first player, 100 as the second), and its policy meets every opponent at once: of all the games any sequence of
-opponent moves makes against it, how many it loses (``tictactoe_worst_case``; a perfect player loses none), and its
-exact chances against uniformly random play, every game weighted by its probability (``tictactoe_versus_random``; 200
-sampled games would measure them to about 1.5 points). The claim (issue #60): no loss to minimax in either seat, and
-at least 95% wins against random over both seats (the best a policy that never loses can do is 95.6%: 99.5% as the
-first player, 91.6% as the second).
+league of ``--system`` players (Ape-X DQN by default, its settings the system's defaults but ``gamma=1.0``: with 0.99 a
+win two moves later is worth 2% less, as much as the differences in winning chances against random play that the
+greedy policy must tell apart) with a fixed random player in
+it, given two games in five of each player's (``--fixed-share 0.4``), trains ``--total-steps`` env steps per player on
+``pettingzoo:classic.tictactoe_v3?opening=N`` (each training game after 0 to N random plies). Then its main agent plays
+greedily 200 games against minimax (a perfect player that chooses at random among its perfect moves; ``distrl eval
+--opponent``, seats alternating: 100 as the first player, 100 as the second), and its policy meets every opponent at
+once: of all the games any sequence of opponent moves makes against it, how many it loses (``tictactoe_worst_case``; a
+perfect player loses none), and its exact chances against uniformly random play, every game weighted by its
+probability (``tictactoe_versus_random``; 200 sampled games would measure them to about 1.5 points). The claim (issue
+#60): no loss to minimax in either seat, and at least 95% wins against random over both seats (the best a policy that
+never loses can do is 95.6%: 99.5% as the first player, 91.6% as the second).
 
     python benchmarks/league_tictactoe.py --seeds 0 1 2
 """
@@ -40,8 +36,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from doc_blocks import Table, add_flag, finished, start  # noqa: E402  (the benchmarks folder's own helper)
 
 GAME = "pettingzoo:classic.tictactoe_v3"
-PLAYERS = {"gamma": 1.0}  # the players' settings unless --set gives others; Ape-X DQN's beside them:
-APEX_PLAYERS = {"n_step": 1, "fixed_head_slack": 0.05}
 
 
 def main() -> None:
@@ -56,17 +50,14 @@ def main() -> None:
     p.add_argument("--total-steps", type=int, default=800_000, help="env steps per learning player")
     p.add_argument("--slice-steps", type=int, default=10_000)
     p.add_argument("--set", nargs="*", default=[], metavar="KEY=VALUE",
-                   help="the players' settings (gamma=1.0, and for apex-dqn n_step=1 and fixed_head_slack=0.05, "
-                        "unless given here)")
+                   help="the players' settings (gamma=1.0 unless given: a game's return is its result)")
     p.add_argument("--snapshot-steps", type=int, default=20_000)
     add_flag(p)
     args = p.parse_args()
     writer = start(["league-tictactoe"], p, args, keep=("system", "opening", "seeds", "modes", "players", "fixed",
                                                         "fixed_share", "total_steps", "slice_steps", "snapshot_steps",
                                                         "set"))
-    own = APEX_PLAYERS if args.system == "apex-dqn" else {}
-    given = {key: yaml.safe_load(value) for key, value in (kv.split("=", 1) for kv in args.set)}
-    settings = {**PLAYERS, **own, **given}
+    settings = {"gamma": 1.0, **{key: yaml.safe_load(value) for key, value in (kv.split("=", 1) for kv in args.set)}}
     game = f"{GAME}?opening={args.opening}" if args.opening else GAME
     table = Table("mode", "seed", "env steps", "wall s", "vs minimax, first seat (W/D/L)", "second seat (W/D/L)",
                   "games lost of all, first seat", "second seat", "vs random, exact W/D/L %, first seat",

@@ -201,10 +201,15 @@ def test_stored_actions_outside_the_action_space_are_refused_on_resume(tmp_path,
                          progress=False)
 
 
-def test_a_game_against_a_fixed_player_trains_both_heads(tmp_path, monkeypatch):
-    """``fixed_head_slack`` on a game outside a league: its opponent is a fixed one, so every sampled transition says
-    ``versus_fixed`` and both heads learn; the run's policy plays with two heads."""
+def test_a_leagues_player_teaches_each_head_its_own_games(tmp_path, monkeypatch):
+    """``fixed_head_slack`` in a league with a fixed random player: sampled batches hold transitions of both kinds
+    (``versus_fixed``), the main agent's policy has two heads, and exported it plays the run's lexicographic moves and
+    says its values are not one Q's."""
+    import onnx
+
     from distrl.agents.apex_dqn.learner import ApexDQNLearner
+    from distrl.deploy import run_exported
+    from distrl.envs import make_env
 
     seen = []
     update = ApexDQNLearner.update
@@ -214,20 +219,17 @@ def test_a_game_against_a_fixed_player_trains_both_heads(tmp_path, monkeypatch):
         return update(self, batch)
 
     monkeypatch.setattr(ApexDQNLearner, "update", watched)
-    s = distrl.train("apex-dqn", env="pettingzoo:classic.tictactoe_v3?opponent=random", runtime="inline",
-                     total_steps=3000, run_dir=str(tmp_path / "r"), fixed_head_slack=0.05, **SMALL)
-    assert s["learner_updates"] > 0 and seen and all(b.dtype == bool and b.all() for b in seen)
-    policy = distrl.load_policy(tmp_path / "r")
+    game = "pettingzoo:classic.tictactoe_v3"
+    s = distrl.train_league("apex-dqn", game, fixed="random", fixed_share=0.5, total_steps=4096, slice_steps=2048,
+                            snapshot_steps=2048, run_dir=str(tmp_path / "league"), player_runtime="inline",
+                            settings={**SMALL, "num_actors": 1, "fixed_head_slack": 0.05})
+    flags = np.concatenate(seen)
+    assert flags.dtype == bool and 0.1 < flags.mean() < 0.9
+    policy = distrl.load_policy(s["main_run_dir"])
     assert policy.model.num_heads == 2 and policy.model.slack == 0.05
-    # exported, it plays the run's lexicographic moves, and says its values are not one Q's
-    import onnx
-
-    from distrl.deploy import run_exported
-    from distrl.envs import make_env
-
-    out = distrl.export(tmp_path / "r", "onnx", out=tmp_path / "r.onnx")
-    env = make_env("pettingzoo:classic.tictactoe_v3")
-    obs = np.stack([env.reset(seed=s)[0] for s in range(8)])
+    out = distrl.export(s["main_run_dir"], "onnx", out=tmp_path / "main.onnx")
+    env = make_env(game)
+    obs = np.stack([env.reset(seed=seed)[0] for seed in range(8)])
     actions, _ = run_exported(out["out"], "onnx", {"obs": obs})
     assert list(actions) == [policy.act(o) for o in obs]
     meta = {p.key: p.value for p in onnx.load(out["out"]).metadata_props}
@@ -235,8 +237,11 @@ def test_a_game_against_a_fixed_player_trains_both_heads(tmp_path, monkeypatch):
 
 
 @pytest.mark.parametrize("argv, says", [
-    (["--env", "CartPole-v1"], "a PettingZoo or OpenSpiel game of one learning seat; 'CartPole-v1' is not one"),
-    (["--env", "pettingzoo:classic.tictactoe_v3", "--set", "demos=nowhere"], "a demonstration says nothing"),
+    (["--env", "CartPole-v1"], "it is a setting of a league's players (distrl league apex-dqn --fixed random"),
+    (["--env", "pettingzoo:classic.tictactoe_v3?opponent=random"], "'pettingzoo:classic.tictactoe_v3?opponent=random' "
+                                                                   "is no league's game"),
+    (["--env", "pettingzoo:classic.tictactoe_v3?league=x&player=main", "--set", "demos=nowhere"],
+     "a demonstration says nothing"),
     (["--env", "pettingzoo:classic.tictactoe_v3", "--set", "fixed_head_slack=-1"], "fixed_head_slack"),
 ])
 def test_a_second_head_where_it_cannot_learn_is_one_line(tmp_path, capsys, argv, says):

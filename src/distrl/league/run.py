@@ -141,8 +141,9 @@ def _plan(system: str, env: str, runtime: str, total_steps: int, settings: dict,
     from distrl.api import plan_run
 
     check_game(env)
-    module, run_cfg, sys_cfg, spec, program = plan_run(system, env, runtime=runtime, total_steps=total_steps,
-                                                       **{**SLICED, **settings})
+    # as a player's own env id names it, with a league that is not asked (a plan only reads the game's spaces)
+    module, run_cfg, sys_cfg, spec, program = plan_run(system, league_env(env, Path("league"), "main"), runtime=runtime,
+                                                       total_steps=total_steps, **{**SLICED, **settings})
     if run_cfg.autoscale == "on":  # players train in slices, in turn: an idle player's windows would mislead it
         raise ConfigError("autoscale=on sizes one run; a league's players train in slices and cannot autoscale yet")
     from distrl.envs.opponents import opponent

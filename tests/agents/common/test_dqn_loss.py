@@ -126,8 +126,9 @@ def test_two_heads_by_hand():
 
 
 def test_games_against_the_league_leave_the_second_head_alone():
-    """Transitions none of which was against a fixed player give the second head's own parameters no gradient; the
-    actor's priorities with its copy as both networks are the learner's."""
+    """Transitions none of which was against a fixed player give the second head's own parameters no gradient, those
+    all against fixed players teach both heads; the actor's priorities with its copy as both networks are the
+    learner's."""
     from distrl.models import QNetwork
 
     torch.manual_seed(0)
@@ -137,13 +138,15 @@ def test_games_against_the_league_leave_the_second_head_alone():
     out = {"obs": obs, "next_obs": obs[::-1].copy(), "action": rng.integers(0, 3, 12),
            "reward": rng.normal(size=12).astype(np.float32), "discount": np.full(12, 0.9, np.float32),
            "versus_fixed": np.zeros(12, bool)}
-    batch = {k: torch.from_numpy(v) for k, v in out.items()}
-    loss, priority = two_head_dqn_loss(model, model, batch, torch.ones(12))
-    loss.backward()
-    assert float(model.advantage.weight.grad[3:].abs().max()) == 0.0 and float(model.value.weight.grad[1].abs()
-                                                                                .max()) == 0.0
-    assert float(model.advantage.weight.grad[:3].abs().max()) > 0.0
-    out["versus_fixed"][::2] = True
+    for fixed in (False, True):
+        out["versus_fixed"][:] = fixed
+        model.zero_grad()
+        loss, _ = two_head_dqn_loss(model, model, {k: torch.from_numpy(v) for k, v in out.items()}, torch.ones(12))
+        loss.backward()
+        second = model.advantage.weight.grad[3:].abs().max(), model.value.weight.grad[1].abs().max()
+        assert (float(max(second)) > 0.0) == fixed
+        assert float(model.advantage.weight.grad[:3].abs().max()) > 0.0
+    out["versus_fixed"] = np.arange(12) % 2 == 0  # of both kinds
     with torch.no_grad():
         _, learner = two_head_dqn_loss(model, model, {k: torch.from_numpy(v) for k, v in out.items()}, torch.ones(12))
         np.testing.assert_allclose(dqn_priorities(model, out, 12), learner.numpy(), rtol=1e-6)

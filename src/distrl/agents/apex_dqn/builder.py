@@ -73,15 +73,17 @@ def demo_replay_for(env: EnvSpec, cfg, episodes):
 
 
 def _check_heads(cfg, env_id: str) -> None:
-    """A second head learns from a game's fixed opponents: a game of one seat against others (no team), no demos
-    (their transitions say nothing of an opponent)."""
+    """Two heads learn from a league's games, told apart by their opponents: a league player's game, no demos (their
+    transitions say nothing of an opponent)."""
     if cfg.fixed_head_slack is None:
         return
-    from distrl.envs import multi_agent, teams
+    from distrl.envs import multi_agent
 
-    if not multi_agent.is_game(env_id) or teams.team_of(env_id) is not None:
-        raise ConfigError(f"fixed_head_slack learns a second Q head from a game's fixed opponents: a PettingZoo or "
-                          f"OpenSpiel game of one learning seat; '{env_id}' is not one (unset it, or play a game)")
+    if not multi_agent.is_game(env_id) or "league" not in multi_agent.split_id(env_id)[1]:
+        raise ConfigError(f"fixed_head_slack's heads learn from a league's games, one from those against its "
+                          f"learning players and one from those against its fixed players: it is a setting of a "
+                          f"league's players (distrl league apex-dqn --fixed random --fixed-share 0.4 --set "
+                          f"fixed_head_slack=0.05), and '{env_id}' is no league's game")
     if cfg.demos:
         raise ConfigError("fixed_head_slack and demos: a demonstration says nothing of its opponent; use one of them")
 

@@ -49,10 +49,9 @@ class ApexDQNConfig(DemoSettings):
                                               low=0.0, fixed=common.Q_SCALE)
     reward_clip: float | None = common.reward_clip("actor")
     fixed_head_slack: float | None = setting(
-        None, "Games only: a second Q head for the games against fixed players (a league's --fixed, e.g. random "
-              "play; outside a league every game's opponent is one). The first head learns from every game, the "
-              "second from those alone, and the greedy move is the second head's best among the moves within this "
-              "slack of the first head's best (lexicographic Q-learning, Skalse et al. 2022): safe against the "
-              "league first, then the most against the fixed players. In the Q-values' own units (h-space with "
-              "value_rescale_eps). None: one head.",
+        None, "A league's players only: two Q heads, the first learning from all its games, the second from "
+              "those against the league's fixed players alone (--fixed, e.g. random play); the greedy move is the "
+              "second head's best among the moves within this slack of the first head's best (lexicographic "
+              "Q-learning, Skalse et al. 2022): safe against the league first, then the most against the fixed "
+              "players. In the Q-values' own units (h-space with value_rescale_eps). None: one head.",
         low=0.0, fixed="the network's heads and the replay's items depend on it")

@@ -7,7 +7,8 @@ weighted by importance weights (prioritized replay, Schaul et al. 2016; ones for
 (``ops.transformed_double_q_target``, Pohlen et al. 2018, as R2D2's).
 
 A network with two heads (Ape-X DQN's ``fixed_head_slack``) learns both at once, the first head from every transition
-and the second from those played against fixed players (``versus_fixed``). Each head's target is its value, in the
+and the second from those of a league's games against its fixed players (``versus_fixed``; a first head that learned
+from the other games alone lost more to a perfect player: docs/guide/league.md). Each head's target is its value, in the
 target network, of the online network's lexicographic choice at x' (its acting values, ``ops/lexicographic.py``): the
 second's as in Skalse et al. 2022's lexicographic Q-learning (a max over the moves the first head accepts); the
 first's departs from theirs, which takes the first head's own max: here it values the policy that acts, so each
