@@ -82,6 +82,8 @@ def test_a_resumed_league_keeps_its_counts_and_its_pool(league, tmp_path):
     assert sum(map(sum, after["payoff"]["totals"][0])) > sum(map(sum, before["payoff"]["totals"][0]))
     assert [p["env_steps"] for p in summary["players"]] == [3072, 3072]
     assert len(_rows(folder / "league.csv")) == 6 and summary["snapshots"][:4] == league[1]["snapshots"]
+    walls = [float(r["wall_s"]) for r in _rows(folder / "league.csv")]  # its clock goes on from the session before's
+    assert walls == sorted(walls)
 
 
 def test_an_exploiters_reset_is_checkpointed_when_it_happens(league):

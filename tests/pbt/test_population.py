@@ -89,6 +89,8 @@ def test_an_interrupted_population_resumes_where_it_stopped(tmp_path):
     for i in ("0", "1"):  # each member went on from its checkpoint: its env steps never go back
         steps = [int(r["env_steps"]) for r in after if r["member"] == i]
         assert steps == sorted(steps) and steps[-1] >= 24_000
+    walls = [float(r["wall_s"]) for r in after]  # and its clock went on from the session before's
+    assert walls == sorted(walls) and walls[len(before)] >= walls[len(before) - 1]
     # a finished population resumed trains nothing and keeps its members' last scores in its summary and state
     state = json.loads((pop / "state.json").read_text())
     again = run_pbt("a2c", run_dir=str(pop), resume=True)

@@ -43,7 +43,14 @@ from distrl.league.payoff import PayoffTable
 from distrl.league.players import LocalPlayers, RayPlayers
 from distrl.league.ratings import EloRatings
 from distrl.runtime.backends import share
-from distrl.runtime.run.run_dir import append_row, prepare_run_dir, read_json_object, read_rows, write_json
+from distrl.runtime.run.run_dir import (
+    append_row,
+    last_wall,
+    prepare_run_dir,
+    read_json_object,
+    read_rows,
+    write_json,
+)
 from distrl.runtime.run.stop_signals import stop_signals
 
 PLACEMENTS = ("local", "ray")
@@ -275,7 +282,9 @@ class _League:
         self.coordinator = self._coordinator(state)
         self.bind, self.host, self.pool = bind, None, None
         self.nodes: dict[str, str] = {}  # where each player's latest slice ran
-        self.started = time.perf_counter()
+        # a resumed league's rows go on from the clock of the session before, as a resumed run's metrics do
+        self.started = time.perf_counter() - (last_wall(league_dir / "league.csv", league_dir / "joined.csv")
+                                              if resume else 0.0)
         if not (league_dir / "league.csv").is_file():
             append_row(league_dir / "league.csv", ["wall_s", "player", "kind", "env_steps", "games", "wins", "draws",
                                                    "losses", "rating", "opponents", "node"])

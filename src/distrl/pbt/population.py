@@ -37,7 +37,7 @@ from distrl.pbt.controller import Controller, MemberRecord
 from distrl.pbt.search import Explore
 from distrl.runtime.run.checkpoint import latest_checkpoint
 from distrl.runtime.run.run_dir import append_row as _append
-from distrl.runtime.run.run_dir import prepare_run_dir
+from distrl.runtime.run.run_dir import last_wall, prepare_run_dir
 from distrl.runtime.run.run_dir import read_json_object as _read_json
 from distrl.runtime.run.run_dir import read_rows as _rows
 from distrl.runtime.run.run_dir import write_json as _write_json
@@ -346,6 +346,8 @@ def _run(pop_dir: Path, saved: dict, resume: bool, log) -> dict[str, Any]:
                             perturber(specs, saved["resample_prob"]), rng, fraction=saved["fraction"],
                             exploit=saved["exploit"], explore=saved["explore_hyperparameters"],
                             on_ready=on_ready, on_exploit=logs.exploit, on_decided=save_state)
+    if resume:  # its rows go on from the clock of the session before, as a resumed run's metrics do
+        controller.started -= last_wall(*(pop_dir / name for name in ("population.csv", "lineage.csv", "games.csv")))
     interrupted = False
     try:
         if saved["runtime"] == "ray":

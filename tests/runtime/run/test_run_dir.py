@@ -7,7 +7,7 @@ import csv
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from distrl.runtime.run.run_dir import append_record, append_row, read_rows
+from distrl.runtime.run.run_dir import append_record, append_row, last_wall, read_rows
 
 
 def _read(path):
@@ -103,3 +103,18 @@ def test_a_resumed_runs_metrics_continue_after_a_row_its_killed_writer_tore(tmp_
     resumed = MetricsWriter(tmp_path, tensorboard=False)
     resumed.write({"env_steps": 30, "wall_s": 3.0})
     assert [r["env_steps"] for r in read_rows(tmp_path / "metrics.csv")] == ["10", "30"]
+
+
+def test_the_latest_wall_clock_of_several_csvs(tmp_path):
+    """Where a resumed league's or population's clock goes on from: the largest last ``wall_s`` of its CSVs; a missing
+    file, a header alone, a torn or damaged last row (the row before it then) and a non-finite value count as none."""
+    a, b, c, d = (tmp_path / name for name in "abcd")
+    a.write_text("wall_s,x\n1.5,p\n12.25,q\n")
+    b.write_text("wall_s,x\n3.0,p\n40.5")  # a torn last row: it still reads as 40.5, a number whole
+    c.write_text("wall_s,x\n7.0,p\nbroken,q\n")
+    d.write_text("wall_s,x\nnan,p\n")
+    assert last_wall(tmp_path / "missing") == 0.0 and last_wall(a) == 12.25 and last_wall(c) == 7.0
+    assert last_wall(d) == 0.0 and last_wall(a, b, c, d, tmp_path / "missing") == 40.5
+    header = tmp_path / "header"
+    header.write_text("wall_s,x\n")
+    assert last_wall(header) == 0.0

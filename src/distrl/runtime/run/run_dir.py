@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
 import os
 import shutil
 import time
@@ -103,6 +104,26 @@ def append_row(path: Path, row: list) -> None:
     drop_torn_line(path)
     with path.open("a", newline="") as f:
         csv.writer(f).writerow(row)
+
+
+def last_wall(*paths: Path) -> float:
+    """The latest ``wall_s`` (first column) any of these CSVs holds, or 0: where a resumed league's or population's
+    clock goes on from, so its rows keep one time line. A missing file, a torn or damaged last row count as none."""
+    latest = 0.0
+    for path in paths:
+        try:
+            lines = path.read_text().splitlines()
+        except (FileNotFoundError, UnicodeDecodeError):
+            continue
+        for line in reversed(lines[1:]):
+            try:
+                value = float(next(csv.reader([line]))[0])
+            except (ValueError, IndexError, csv.Error):
+                continue
+            if math.isfinite(value) and value >= 0:
+                latest = max(latest, value)
+            break
+    return latest
 
 
 def drop_torn_line(path: Path) -> None:
