@@ -119,7 +119,7 @@ def test_the_settings_that_define_what_a_checkpoint_holds_are_fixed_on_resume():
     from distrl.config import describe
 
     named = {(system, f.name) for system in SYSTEMS for f in dataclasses.fields(get_system(system).Config)
-             if f.name in ("obs_norm", "value_norm", "value_rescale_eps")}
+             if f.name in ("obs_norm", "value_norm", "value_rescale_eps", "fixed_head_slack")}
     assert named == {(system, f.name) for system, f in FIXED} and ("apex-dqn", "value_rescale_eps") in named
     docs = {name: doc for name, _, _, doc in describe(get_system("impala").Config)}  # what `distrl list` prints
     assert "Fixed on --resume: the network was trained on inputs made with it." in docs["obs_norm"]
