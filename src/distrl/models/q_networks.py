@@ -56,20 +56,28 @@ class QNetwork(nn.Module):
         self.advantage = nn.Linear(self.torso.out_dim, num_actions * self.num_heads)
         self.value = nn.Linear(self.torso.out_dim, self.num_heads) if dueling else None
 
-    def heads(self, obs: torch.Tensor) -> torch.Tensor:
-        """``[..., heads, A]``: each head's Q table, illegal actions at ``ILLEGAL_Q``."""
+    def _features(self, obs: torch.Tensor) -> tuple[torch.Tensor | None, torch.Tensor]:
         legal = legal_actions(obs, self.action_mask_size)
         if self.obs_norm is not None:
             obs = self.obs_norm(obs)
-        feat = self.torso(obs)
+        return legal, self.torso(obs)
+
+    def _tables(self, feat: torch.Tensor) -> torch.Tensor:
+        """``[..., heads, A]`` unmasked: each head's Q table (dueling: V + A - mean_a A per head)."""
         adv = self.advantage(feat).unflatten(-1, (self.num_heads, self.num_actions))
-        q = adv if not self.dueling else self.value(feat).unsqueeze(-1) + adv - adv.mean(dim=-1, keepdim=True)
-        return masked_q(q, None if legal is None else legal.unsqueeze(-2))
+        return adv if not self.dueling else self.value(feat).unsqueeze(-1) + adv - adv.mean(dim=-1, keepdim=True)
+
+    def heads(self, obs: torch.Tensor) -> torch.Tensor:
+        """``[..., heads, A]``: each head's Q table, illegal actions at ``ILLEGAL_Q``."""
+        legal, feat = self._features(obs)
+        return masked_q(self._tables(feat), None if legal is None else legal.unsqueeze(-2))
 
     def forward(self, obs: torch.Tensor) -> torch.Tensor:
-        q = self.heads(obs)
-        if self.num_heads == 1:
-            return q[..., 0, :]
+        legal, feat = self._features(obs)
+        if self.num_heads == 1:  # the actors' hot path: no reshaping
+            adv = self.advantage(feat)
+            return masked_q(adv if not self.dueling else self.value(feat) + adv - adv.mean(dim=-1, keepdim=True), legal)
+        q = masked_q(self._tables(feat), None if legal is None else legal.unsqueeze(-2))
         return lexicographic_values(q[..., 0, :], q[..., 1, :], self.slack, ILLEGAL_Q)
 
     def greedy(self, obs: torch.Tensor) -> torch.Tensor:
