@@ -73,15 +73,15 @@ def demo_replay_for(env: EnvSpec, cfg, episodes):
 
 
 def _check_heads(cfg, env_id: str) -> None:
-    """Two heads learn from a league's games, told apart by their opponents: a league player's game, no demos (their
-    transitions say nothing of an opponent)."""
+    """Two heads learn from a league's games, the second from those against its fixed players: a league player's
+    game, no demos (their transitions say nothing of an opponent)."""
     if cfg.fixed_head_slack is None:
         return
     from distrl.envs import multi_agent
 
     if not multi_agent.is_game(env_id) or "league" not in multi_agent.split_id(env_id)[1]:
-        raise ConfigError(f"fixed_head_slack's heads learn from a league's games, one from those against its "
-                          f"learning players and one from those against its fixed players: it is a setting of a "
+        raise ConfigError(f"fixed_head_slack's heads learn from a league's games, one from all of them and one from "
+                          f"those against the league's fixed players: it is a setting of a "
                           f"league's players (distrl league apex-dqn --fixed random --fixed-share 0.4 --set "
                           f"fixed_head_slack=0.05), and '{env_id}' is no league's game")
     if cfg.demos:
