@@ -224,7 +224,7 @@ def test_a_leagues_player_teaches_each_head_its_own_games(tmp_path, monkeypatch)
                             snapshot_steps=2048, run_dir=str(tmp_path / "league"), player_runtime="inline",
                             settings={**SMALL, "num_actors": 1, "fixed_head_slack": 0.05})
     flags = np.concatenate(seen)
-    assert flags.dtype == bool and 0.1 < flags.mean() < 0.9
+    assert flags.dtype == bool and flags.any() and not flags.all()  # both kinds of game (0.78 fixed here)
     policy = distrl.load_policy(s["main_run_dir"])
     assert policy.model.num_heads == 2 and policy.model.slack == 0.05
     out = distrl.export(s["main_run_dir"], "onnx", out=tmp_path / "main.onnx")

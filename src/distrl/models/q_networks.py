@@ -62,22 +62,22 @@ class QNetwork(nn.Module):
             obs = self.obs_norm(obs)
         return legal, self.torso(obs)
 
-    def _tables(self, feat: torch.Tensor) -> torch.Tensor:
-        """``[..., heads, A]`` unmasked: each head's Q table (dueling: V + A - mean_a A per head)."""
+    def _tables(self, legal: torch.Tensor | None, feat: torch.Tensor) -> torch.Tensor:
+        """``[..., heads, A]``: each head's Q table (dueling: V + A - mean_a A per head), illegal actions masked."""
         adv = self.advantage(feat).unflatten(-1, (self.num_heads, self.num_actions))
-        return adv if not self.dueling else self.value(feat).unsqueeze(-1) + adv - adv.mean(dim=-1, keepdim=True)
+        q = adv if not self.dueling else self.value(feat).unsqueeze(-1) + adv - adv.mean(dim=-1, keepdim=True)
+        return masked_q(q, None if legal is None else legal.unsqueeze(-2))
 
     def heads(self, obs: torch.Tensor) -> torch.Tensor:
         """``[..., heads, A]``: each head's Q table, illegal actions at ``ILLEGAL_Q``."""
-        legal, feat = self._features(obs)
-        return masked_q(self._tables(feat), None if legal is None else legal.unsqueeze(-2))
+        return self._tables(*self._features(obs))
 
     def forward(self, obs: torch.Tensor) -> torch.Tensor:
         legal, feat = self._features(obs)
         if self.num_heads == 1:  # the actors' hot path: no reshaping
             adv = self.advantage(feat)
             return masked_q(adv if not self.dueling else self.value(feat) + adv - adv.mean(dim=-1, keepdim=True), legal)
-        q = masked_q(self._tables(feat), None if legal is None else legal.unsqueeze(-2))
+        q = self._tables(legal, feat)
         return lexicographic_values(q[..., 0, :], q[..., 1, :], self.slack, ILLEGAL_Q)
 
     def greedy(self, obs: torch.Tensor) -> torch.Tensor:
