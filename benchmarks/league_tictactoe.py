@@ -4,7 +4,9 @@ seat, and beat a random one?
 For each mode (AlphaStar's prioritized fictitious self-play, ``pfsp``, and naive self-play, ``naive``) and seed, a
 league of ``--system`` players (Ape-X DQN by default, its settings the system's defaults but ``gamma=1.0``: with 0.99 a
 win two moves later is worth 2% less, as much as the differences in winning chances against random play that the
-greedy policy must tell apart) with a fixed random player in
+greedy policy must tell apart; and Ape-X DQN's two heads, ``APEX_HEADS``: the first a worst case over the opponents'
+replies, the 0.1-expectile of one-step targets, the second the value against the fixed player, the greedy move the
+second's best among the moves within 0.25 of the first's best) with a fixed random player in
 it, given two games in five of each player's (``--fixed-share 0.4``), trains ``--total-steps`` env steps per player on
 ``pettingzoo:classic.tictactoe_v3?opening=N`` (each training game after 0 to N random plies). Then its main agent plays
 greedily 200 games against minimax (a perfect player that chooses at random among its perfect moves; ``distrl eval
@@ -36,6 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from doc_blocks import Table, add_flag, finished, start  # noqa: E402  (the benchmarks folder's own helper)
 
 GAME = "pettingzoo:classic.tictactoe_v3"
+APEX_HEADS = {"n_step": 1, "fixed_head_slack": 0.25, "first_head_expectile": 0.1}
 
 
 def main() -> None:
@@ -50,14 +53,16 @@ def main() -> None:
     p.add_argument("--total-steps", type=int, default=800_000, help="env steps per learning player")
     p.add_argument("--slice-steps", type=int, default=10_000)
     p.add_argument("--set", nargs="*", default=[], metavar="KEY=VALUE",
-                   help="the players' settings (gamma=1.0 unless given: a game's return is its result)")
+                   help="the players' settings (gamma=1.0 unless given: a game's return is its result; with "
+                        "apex-dqn, APEX_HEADS unless given)")
     p.add_argument("--snapshot-steps", type=int, default=20_000)
     add_flag(p)
     args = p.parse_args()
     writer = start(["league-tictactoe"], p, args, keep=("system", "opening", "seeds", "modes", "players", "fixed",
                                                         "fixed_share", "total_steps", "slice_steps", "snapshot_steps",
                                                         "set"))
-    settings = {"gamma": 1.0, **{key: yaml.safe_load(value) for key, value in (kv.split("=", 1) for kv in args.set)}}
+    settings = {"gamma": 1.0, **(APEX_HEADS if args.system == "apex-dqn" else {}),
+                **{key: yaml.safe_load(value) for key, value in (kv.split("=", 1) for kv in args.set)}}
     game = f"{GAME}?opening={args.opening}" if args.opening else GAME
     table = Table("mode", "seed", "env steps", "wall s", "vs minimax, first seat (W/D/L)", "second seat (W/D/L)",
                   "games lost of all, first seat", "second seat", "vs random, exact W/D/L %, first seat",

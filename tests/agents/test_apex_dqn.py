@@ -251,3 +251,19 @@ def test_a_second_head_where_it_cannot_learn_is_one_line(tmp_path, capsys, argv,
     assert main(["train", "apex-dqn", "--set", "fixed_head_slack=0.05", *argv, "--run-dir", str(run)]) == 2
     err = capsys.readouterr().err.strip()
     assert says in err and len(err.splitlines()) == 1 and not run.exists()
+
+
+@pytest.mark.parametrize("settings, says", [
+    (["first_head_expectile=0.01"], "first_head_expectile is the first of two Q heads' loss: it needs "
+                                    "fixed_head_slack"),
+    (["fixed_head_slack=0.3", "first_head_expectile=0"], "first_head_expectile"),
+    (["fixed_head_slack=0.3", "first_head_expectile=0.7"], "first_head_expectile"),
+])
+def test_an_expectile_without_two_heads_or_out_of_range_is_one_line(tmp_path, capsys, settings, says):
+    from distrl.cli import main
+
+    run = tmp_path / "r"
+    assert main(["train", "apex-dqn", "--env", "pettingzoo:classic.tictactoe_v3?league=x&player=main", "--set",
+                 *settings, "--run-dir", str(run)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert says in err and len(err.splitlines()) == 1 and not run.exists()

@@ -162,3 +162,73 @@ def test_the_first_heads_target_is_the_move_the_policy_makes_not_its_own_best():
              "discount": torch.tensor([0.5]), "next_obs": torch.tensor([[1.0]]), "versus_fixed": torch.tensor([True])}
     delta, _ = head_deltas(online, target, batch)
     np.testing.assert_allclose(delta.numpy(), [[1 + 0.5 * 8.0 - 0.0, 1 + 0.5 * 30.0 - 1.0]], rtol=1e-6)
+
+
+def expectile_by_definition(y: np.ndarray, tau: float) -> float:
+    """The tau-expectile of samples ``y``: the e at which tau * sum (y - e)+ = (1 - tau) * sum (e - y)+ (Newey &
+    Powell 1987), by bisection (the difference falls as e rises)."""
+    low, high = float(y.min()), float(y.max())
+    for _ in range(100):
+        e = (low + high) / 2
+        if tau * np.clip(y - e, 0, None).sum() > (1 - tau) * np.clip(e - y, 0, None).sum():
+            low = e
+        else:
+            high = e
+    return (low + high) / 2
+
+
+def test_the_expectile_weights_by_hand():
+    """tau 0.1: a first-head error above 0 (Q under its target) weighs 2 * 0.1, one below 2 * 0.9; the second head's
+    weigh 1, and a head that does not learn from a transition 0 whatever its sign; no tau: the learning mask."""
+    from distrl.agents.common.dqn_loss import head_weights
+
+    delta = torch.tensor([[0.5, -2.0], [-0.5, 3.0], [0.0, 1.0]])
+    learns = torch.tensor([[1.0, 0.0], [1.0, 1.0], [1.0, 1.0]])
+    np.testing.assert_allclose(head_weights(delta, learns, 0.1).numpy(), [[0.2, 0.0], [1.8, 1.0], [0.2, 1.0]],
+                               rtol=1e-6)
+    assert head_weights(delta, learns).tolist() == learns.tolist()
+    np.testing.assert_allclose(head_weights(delta, learns, 0.5).numpy(), learns.numpy())
+
+
+@pytest.mark.parametrize("targets, tau", [
+    ([-1.0, 0.0, 0.0, 0.0, 0.0, 0.0], 0.01),  # a move one reply in six loses: about -0.95, far below 0
+    ([1.0] * 9 + [0.0], 0.01),  # a move that wins nine games in ten against random replies and draws the tenth: 0.083
+    ([-0.4, 0.1, 0.3, 0.35], 0.2),
+    ([0.2, 0.2, -0.3], 0.5),  # the mean
+])
+def test_the_first_head_learns_the_expectile_of_its_targets(targets, tau):
+    """A first head that is one learnable number, its targets the rewards of terminal transitions (one state, one
+    move): the value that minimises the loss is the tau-expectile of the targets by its definition (the Huber loss is
+    quadratic where all errors are under 1), and with tau 0.01 a move one reply of which loses sits near the loss."""
+    y = np.asarray(targets, np.float32)
+    n = len(y)
+    batch = {"obs": torch.zeros(n, 1), "action": torch.zeros(n, dtype=torch.long), "reward": torch.from_numpy(y),
+             "discount": torch.zeros(n), "next_obs": torch.zeros(n, 1),
+             "versus_fixed": torch.zeros(n, dtype=torch.bool)}
+    grid = np.linspace(-0.999, 0.999, 1999)
+    losses = [float(two_head_dqn_loss(TwoHeads({0.0: [float(q)]}, {0.0: [0.0]}), TwoHeads({0.0: [0.0]}, {0.0: [0.0]}),
+                                      batch, torch.ones(n), expectile=tau)[0]) for q in grid]
+    best = grid[int(np.argmin(losses))]
+    assert best == pytest.approx(expectile_by_definition(y, tau), abs=1e-3)
+    if targets[0] == -1.0:
+        assert best < -0.9
+
+
+def test_an_actors_initial_priority_with_an_expectile_is_the_learners():
+    """The actor's priorities weigh the first head's errors as the learner's loss does (``first_head_expectile``)."""
+    from distrl.models import QNetwork
+
+    torch.manual_seed(1)
+    model = QNetwork((6,), 3, hidden=(16,), dueling=True, action_mask_size=3, fixed_head_slack=0.3)
+    rng = np.random.default_rng(1)
+    obs = np.concatenate([rng.normal(size=(12, 3)), np.ones((12, 3))], 1).astype(np.float32)
+    out = {"obs": obs, "next_obs": obs[::-1].copy(), "action": rng.integers(0, 3, 12),
+           "reward": rng.choice([-1.0, 0.0, 1.0], 12).astype(np.float32), "discount": np.full(12, 1.0, np.float32),
+           "versus_fixed": np.arange(12) % 3 == 0}
+    with torch.no_grad():
+        _, learner = two_head_dqn_loss(model, model, {k: torch.from_numpy(v) for k, v in out.items()}, torch.ones(12),
+                                       expectile=0.01)
+        plain = dqn_priorities(model, out, 12)
+        got = dqn_priorities(model, out, 12, expectile=0.01)
+    np.testing.assert_allclose(got, learner.numpy(), rtol=1e-6)
+    assert not np.allclose(got, plain)  # the weights change them

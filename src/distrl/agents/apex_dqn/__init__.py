@@ -11,7 +11,8 @@ DOC = "Distributed prioritized replay with n-step double-Q, dueling, epsilon lad
 
 RENAMED_SETTINGS: dict = {}  # none renamed since runs were first saved
 OLDER_RUN_DEFAULTS: dict = {"obs_norm": False,  # runs saved before the normaliser existed ran without it
-                            "fixed_head_slack": None}  # and with one Q head
+                            "fixed_head_slack": None,  # and with one Q head,
+                            "first_head_expectile": None}  # whose first, where two, learned the mean
 
 __all__ = ["ACTIONS", "DEFAULT_TOTAL_STEPS", "DOC", "LEGAL_ACTION_MASKS", "OLDER_RUN_DEFAULTS", "RENAMED_SETTINGS",
            "Config", "build", "make_model"]

@@ -11,19 +11,21 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from distrl.agents.common.dqn_loss import dqn_target, head_deltas
+from distrl.agents.common.dqn_loss import dqn_target, head_deltas, head_weights
 from distrl.ops import td_error
 
 
-def dqn_priorities(model, out: dict[str, np.ndarray], count: int, rescale_eps: float | None = None) -> np.ndarray:
+def dqn_priorities(model, out: dict[str, np.ndarray], count: int, rescale_eps: float | None = None,
+                   expectile: float | None = None) -> np.ndarray:
     """|delta| of ``count`` fresh transitions with the actor's copy, which stands in for the target network too
     (the max target); in h-space with ``rescale_eps``, as the learner's priorities are. A two-head network's: the
-    larger error of the heads that learn from each transition, as the learner's."""
+    larger weighted error of the heads that learn from each transition (``expectile``: the first head's), as the
+    learner's."""
     if getattr(model, "num_heads", 1) == 2:
         batch = {k: torch.from_numpy(out[k][:count]) for k in ("obs", "action", "reward", "discount", "next_obs",
                                                                  "versus_fixed")}
         delta, learns = head_deltas(model, model, batch, rescale_eps)
-        return (delta.abs() * learns).max(dim=1).values.numpy()
+        return (delta.abs() * head_weights(delta, learns, expectile)).max(dim=1).values.numpy()
     q = model(torch.from_numpy(out["obs"][:count]))
     q_next = model(torch.from_numpy(out["next_obs"][:count]))
     reward, discount = torch.from_numpy(out["reward"][:count]), torch.from_numpy(out["discount"][:count])

@@ -40,7 +40,8 @@ def _actor(env_id, env, cfg, index, seed, handles, interleaved=False):
     explore = EpsilonGreedy.ladder(
         index, cfg.num_actors, cfg.num_envs, cfg.epsilon, cfg.epsilon_alpha, env.action_space.n, interleaved
     )
-    priorities = partial(dqn_priorities, rescale_eps=cfg.value_rescale_eps)
+    priorities = partial(dqn_priorities, rescale_eps=cfg.value_rescale_eps,
+                         expectile=getattr(cfg, "first_head_expectile", None))
     return TransitionActor(env_id, env, TransitionSettings.of(cfg, cfg.actor_sync_steps, tags(cfg)), seed,
                            make_model(env, cfg), explore, priorities, handles["weights"])
 
@@ -76,6 +77,9 @@ def _check_heads(cfg, env_id: str) -> None:
     """Two heads learn from a league's games, the second from those against its fixed players: a league player's
     game, no demos (their transitions say nothing of an opponent)."""
     if cfg.fixed_head_slack is None:
+        if cfg.first_head_expectile is not None:
+            raise ConfigError("first_head_expectile is the first of two Q heads' loss: it needs fixed_head_slack "
+                              "(--set fixed_head_slack=0.3 first_head_expectile=0.01 in a league with --fixed)")
         return
     from distrl.envs import multi_agent
 

@@ -55,3 +55,8 @@ class ApexDQNConfig(DemoSettings):
               "Q-learning, Skalse et al. 2022): safe against the league first, then the most against the fixed "
               "players. In the Q-values' own units (h-space with value_rescale_eps). None: one head.",
         low=0.0, fixed="the network's heads and the replay's items depend on it")
+    first_head_expectile: float | None = setting(
+        None, "With fixed_head_slack: the first head learns this expectile of its targets (2|tau - 1(delta < 0)| "
+              "weights its Huber loss) instead of their mean; a low one (0.01) makes it a worst case over the "
+              "opponents' replies, a minimax-style value in which a move that can lose sits far below one that "
+              "cannot. None: the mean (tau 0.5).", low=0.0, low_open=True, high=0.5)

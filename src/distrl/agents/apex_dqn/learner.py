@@ -28,7 +28,8 @@ class ApexDQNLearner(ReplayLearner):
         cfg = self.cfg
         t = self.tensors(batch)
         if self.model.num_heads == 2:
-            loss, delta = two_head_dqn_loss(self.model, self.target, t, t["weights"], cfg.value_rescale_eps)
+            loss, delta = two_head_dqn_loss(self.model, self.target, t, t["weights"], cfg.value_rescale_eps,
+                                            cfg.first_head_expectile)
         else:
             loss, delta = dqn_loss(self.model, self.target, t, t["weights"], double_q=True,
                                    rescale_eps=cfg.value_rescale_eps)

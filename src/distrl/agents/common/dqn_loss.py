@@ -63,10 +63,25 @@ def head_deltas(model, target, batch: dict[str, torch.Tensor],
     return delta, torch.stack([torch.ones_like(fixed), fixed], dim=1)
 
 
+def head_weights(delta: torch.Tensor, learns: torch.Tensor, expectile: float | None = None) -> torch.Tensor:
+    """Each head's weight on each transition ``[B, 2]``: 0 where it does not learn; with ``expectile`` tau the first
+    head's errors are weighted asymmetrically, ``2 |tau - 1(delta < 0)|`` (Newey & Powell 1987's expectile
+    regression; 1 at tau 0.5), so that it learns the tau-expectile of its targets. A low tau is a worst case over the
+    opponent's replies a state's targets hold: a reply that loses outweighs those that draw, and the first head
+    learns a minimax-style value from sampled games (the lower end of Kostrikov et al. 2022's expectile, which takes
+    the upper end for an in-sample max)."""
+    if expectile is None:
+        return learns
+    first = 2.0 * torch.where(delta[:, 0] < 0, 1.0 - expectile, expectile)
+    return learns * torch.stack([first, torch.ones_like(first)], dim=1)
+
+
 def two_head_dqn_loss(model, target, batch: dict[str, torch.Tensor], weights: torch.Tensor,
-                      rescale_eps: float | None = None) -> tuple[torch.Tensor, torch.Tensor]:
-    """(loss, priority delta) of ``head_deltas``: each learning head's weighted Huber loss, summed over the heads; a
-    transition's priority the larger error of the heads that learn from it."""
+                      rescale_eps: float | None = None,
+                      expectile: float | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+    """(loss, priority delta) of ``head_deltas``: each learning head's weighted Huber loss (``head_weights``), summed
+    over the heads; a transition's priority the larger weighted error of the heads that learn from it."""
     delta, learns = head_deltas(model, target, batch, rescale_eps)
-    huber = F.huber_loss(delta, torch.zeros_like(delta), reduction="none") * learns
-    return (weights * huber.sum(dim=1)).mean(), (delta.abs() * learns).max(dim=1).values
+    head = head_weights(delta, learns, expectile)
+    huber = F.huber_loss(delta, torch.zeros_like(delta), reduction="none") * head
+    return (weights * huber.sum(dim=1)).mean(), (delta.abs() * head).max(dim=1).values
