@@ -54,15 +54,15 @@ def main() -> None:
     p.add_argument("--slice-steps", type=int, default=10_000)
     p.add_argument("--set", nargs="*", default=[], metavar="KEY=VALUE",
                    help="the players' settings (gamma=1.0 unless given: a game's return is its result; with "
-                        "apex-dqn, APEX_HEADS unless given)")
+                        "apex-dqn and a fixed player, APEX_HEADS unless given; one head, as the table before them: "
+                        "fixed_head_slack=null n_step=3)")
     p.add_argument("--snapshot-steps", type=int, default=20_000)
     add_flag(p)
     args = p.parse_args()
     writer = start(["league-tictactoe"], p, args, keep=("system", "opening", "seeds", "modes", "players", "fixed",
                                                         "fixed_share", "total_steps", "slice_steps", "snapshot_steps",
                                                         "set"))
-    settings = {"gamma": 1.0, **(APEX_HEADS if args.system == "apex-dqn" else {}),
-                **{key: yaml.safe_load(value) for key, value in (kv.split("=", 1) for kv in args.set)}}
+    settings = players_settings(args)
     game = f"{GAME}?opening={args.opening}" if args.opening else GAME
     table = Table("mode", "seed", "env steps", "wall s", "vs minimax, first seat (W/D/L)", "second seat (W/D/L)",
                   "games lost of all, first seat", "second seat", "vs random, exact W/D/L %, first seat",
@@ -90,6 +90,16 @@ def main() -> None:
                           *exact, f"{100 * both:.2f}%")
     if writer:
         writer.write({"league-tictactoe": str(table)})
+
+
+def players_settings(args) -> dict:
+    """gamma 1.0 and, for Ape-X DQN players in a league with a fixed player, ``APEX_HEADS``, under ``--set``;
+    ``--set fixed_head_slack=null`` gives one head (and drops the expectile that needs two)."""
+    given = {key: yaml.safe_load(value) for key, value in (kv.split("=", 1) for kv in args.set)}
+    heads = APEX_HEADS if args.system == "apex-dqn" and args.fixed and args.fixed_share > 0 else {}
+    if given.get("fixed_head_slack", heads.get("fixed_head_slack")) is None:
+        heads = {key: value for key, value in heads.items() if key != "first_head_expectile"}
+    return {"gamma": 1.0, **heads, **given}
 
 
 def greedy(run_dir: str):

@@ -130,6 +130,34 @@ def test_the_actors_score_fresh_transitions_in_the_learners_space():
         actor.close()
 
 
+def test_a_league_players_actor_scores_fresh_transitions_with_the_learners_expectile():
+    """``first_head_expectile``: the actor the builder makes for a league player weighs its first head's errors as the
+    learner's loss does."""
+    import numpy as np
+    import torch
+
+    from distrl.agents.apex_dqn.actor import dqn_priorities
+    from distrl.agents.apex_dqn.builder import _actor
+    from distrl.agents.apex_dqn.config import ApexDQNConfig
+    from distrl.config import build as build_config
+    from distrl.envs import env_spec
+
+    game = "pettingzoo:classic.tictactoe_v3"
+    env = env_spec(game)
+    cfg = build_config(ApexDQNConfig, dict(SMALL, fixed_head_slack=0.25, first_head_expectile=0.1))
+    actor = _actor(game, env, cfg, 0, 0, {"weights": None})
+    rng = np.random.default_rng(0)
+    obs = np.stack([env_spec(game).observation_space.sample() for _ in range(6)]).astype(np.float32)
+    chunk = {"obs": obs, "next_obs": obs[::-1].copy(), "action": rng.integers(0, 9, 6),
+             "reward": rng.choice([-1.0, 0.0, 1.0], 6).astype(np.float32), "discount": np.ones(6, np.float32),
+             "versus_fixed": np.arange(6) % 2 == 0}
+    with torch.inference_mode():
+        got = actor.priorities(actor.model, chunk, 6)
+        np.testing.assert_allclose(got, dqn_priorities(actor.model, chunk, 6, expectile=0.1))
+        assert not np.allclose(got, dqn_priorities(actor.model, chunk, 6))
+    actor.close()
+
+
 REPLAY_DAMAGES = {
     "replay.json deleted": lambda c: (c / "replay.json").unlink(),
     "replay.safetensors deleted": lambda c: (c / "replay.safetensors").unlink(),
@@ -254,16 +282,18 @@ def test_a_second_head_where_it_cannot_learn_is_one_line(tmp_path, capsys, argv,
 
 
 @pytest.mark.parametrize("settings, says", [
-    (["first_head_expectile=0.01"], "first_head_expectile is the first of two Q heads' loss: it needs "
-                                    "fixed_head_slack"),
-    (["fixed_head_slack=0.3", "first_head_expectile=0"], "first_head_expectile"),
-    (["fixed_head_slack=0.3", "first_head_expectile=0.7"], "first_head_expectile"),
+    (["--set", "first_head_expectile=0.1"], "first_head_expectile is the first of two Q heads' loss: it needs "
+                                            "fixed_head_slack"),
+    (["--set", "fixed_head_slack=0.3", "--set", "first_head_expectile=0"],
+     "setting 'first_head_expectile' must be > 0.0 and <= 0.5"),
+    (["--set", "fixed_head_slack=0.3", "--set", "first_head_expectile=0.7"],
+     "setting 'first_head_expectile' must be <= 0.5; got 0.7"),
 ])
 def test_an_expectile_without_two_heads_or_out_of_range_is_one_line(tmp_path, capsys, settings, says):
     from distrl.cli import main
 
     run = tmp_path / "r"
-    assert main(["train", "apex-dqn", "--env", "pettingzoo:classic.tictactoe_v3?league=x&player=main", "--set",
-                 *settings, "--run-dir", str(run)]) == 2
+    assert main(["train", "apex-dqn", "--env", "pettingzoo:classic.tictactoe_v3?league=x&player=main", *settings,
+                 "--run-dir", str(run)]) == 2
     err = capsys.readouterr().err.strip()
     assert says in err and len(err.splitlines()) == 1 and not run.exists()

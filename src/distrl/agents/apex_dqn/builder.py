@@ -41,7 +41,7 @@ def _actor(env_id, env, cfg, index, seed, handles, interleaved=False):
         index, cfg.num_actors, cfg.num_envs, cfg.epsilon, cfg.epsilon_alpha, env.action_space.n, interleaved
     )
     priorities = partial(dqn_priorities, rescale_eps=cfg.value_rescale_eps,
-                         expectile=getattr(cfg, "first_head_expectile", None))
+                         expectile=cfg.first_head_expectile)
     return TransitionActor(env_id, env, TransitionSettings.of(cfg, cfg.actor_sync_steps, tags(cfg)), seed,
                            make_model(env, cfg), explore, priorities, handles["weights"])
 
@@ -79,7 +79,8 @@ def _check_heads(cfg, env_id: str) -> None:
     if cfg.fixed_head_slack is None:
         if cfg.first_head_expectile is not None:
             raise ConfigError("first_head_expectile is the first of two Q heads' loss: it needs fixed_head_slack "
-                              "(--set fixed_head_slack=0.3 first_head_expectile=0.01 in a league with --fixed)")
+                              "(distrl league apex-dqn --fixed random --fixed-share 0.4 --set fixed_head_slack=0.25 "
+                              "--set first_head_expectile=0.1)")
         return
     from distrl.envs import multi_agent
 

@@ -13,7 +13,9 @@ target network, of the online network's lexicographic choice at x' (its acting v
 second's as in Skalse et al. 2022's lexicographic Q-learning (a max over the moves the first head accepts); the
 first's departs from theirs, which takes the first head's own max: here it values the policy that acts, so each
 state's accepted moves are judged by what the slack given up at later moves leaves of them, not by a best play the
-greedy policy will not make.
+greedy policy will not make. With ``expectile`` the first head learns a low expectile of its targets, not their mean
+(``head_weights``): a worst case over the replies a state's targets hold, in which a move that can lose sits far
+below the moves that cannot.
 """
 
 from __future__ import annotations
@@ -65,11 +67,14 @@ def head_deltas(model, target, batch: dict[str, torch.Tensor],
 
 def head_weights(delta: torch.Tensor, learns: torch.Tensor, expectile: float | None = None) -> torch.Tensor:
     """Each head's weight on each transition ``[B, 2]``: 0 where it does not learn; with ``expectile`` tau the first
-    head's errors are weighted asymmetrically, ``2 |tau - 1(delta < 0)|`` (Newey & Powell 1987's expectile
-    regression; 1 at tau 0.5), so that it learns the tau-expectile of its targets. A low tau is a worst case over the
-    opponent's replies a state's targets hold: a reply that loses outweighs those that draw, and the first head
-    learns a minimax-style value from sampled games (the lower end of Kostrikov et al. 2022's expectile, which takes
-    the upper end for an in-sample max)."""
+    head's errors (delta = target - Q) weigh ``2 |tau - 1(delta < 0)|`` (1 at tau 0.5), so that where its errors are
+    under 1 (Huber's quadratic part) it learns the tau-expectile of its targets (Newey & Powell 1987; expectiles of a
+    return's distribution: Rowland et al. 2019). The targets of a state and move differ by the opponent's reply, so a
+    low tau is a worst case over the replies they hold: one reply in six that loses, the rest draws, gives -0.64 at tau
+    0.1 where the mean is -0.17. Only roughly a worst case: a losing reply seen in a few percent of the targets moves
+    it little. Prioritized replay ranks transitions by these weighted errors too, which, its importance weights
+    correcting only in part (beta < 1), pushes the value lower still. One-step targets keep the player's own
+    exploratory moves out of the worst case."""
     if expectile is None:
         return learns
     first = 2.0 * torch.where(delta[:, 0] < 0, 1.0 - expectile, expectile)
