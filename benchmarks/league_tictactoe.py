@@ -7,7 +7,7 @@ win two moves later is worth 2% less, as much as the differences in winning chan
 greedy policy must tell apart; and Ape-X DQN's two heads, ``APEX_HEADS``: the first a worst case over the opponents'
 replies, the 0.1-expectile of one-step targets, the second the value against the fixed player, the greedy move the
 second's best among the moves within 0.25 of the first's best) with a fixed random player in
-it, given two games in five of each player's (``--fixed-share 0.4``), trains ``--total-steps`` env steps per player on
+it, given one game in two of each player's (``--fixed-share 0.5``), trains ``--total-steps`` env steps per player on
 ``pettingzoo:classic.tictactoe_v3?opening=N`` (each training game after 0 to N random plies). Then its main agent plays
 greedily 200 games against minimax (a perfect player that chooses at random among its perfect moves; ``distrl eval
 --opponent``, seats alternating: 100 as the first player, 100 as the second), and its policy meets every opponent at
@@ -49,8 +49,8 @@ def main() -> None:
     p.add_argument("--modes", nargs="+", default=["pfsp", "naive"])
     p.add_argument("--players", default="main=1")
     p.add_argument("--fixed", default="random")
-    p.add_argument("--fixed-share", type=float, default=0.4, help="the share of games against the fixed players")
-    p.add_argument("--total-steps", type=int, default=800_000, help="env steps per learning player")
+    p.add_argument("--fixed-share", type=float, default=0.5, help="the share of games against the fixed players")
+    p.add_argument("--total-steps", type=int, default=1_000_000, help="env steps per learning player")
     p.add_argument("--slice-steps", type=int, default=10_000)
     p.add_argument("--set", nargs="*", default=[], metavar="KEY=VALUE",
                    help="the players' settings (gamma=1.0 unless given: a game's return is its result; with "
