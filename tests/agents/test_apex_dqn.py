@@ -264,6 +264,30 @@ def test_a_leagues_player_teaches_each_head_its_own_games(tmp_path, monkeypatch)
     assert meta["distrl.q"].startswith("lexicographic acting values (fixed_head_slack=0.05)")
 
 
+def test_a_leagues_learner_and_actors_weigh_the_first_head_by_its_expectile(tmp_path, monkeypatch):
+    """``first_head_expectile`` in a league reaches the learner's loss and the actors' priorities, run end to end."""
+    from distrl.agents.apex_dqn import builder, learner
+
+    seen = {"loss": set(), "priorities": set()}
+    loss, priorities = learner.two_head_dqn_loss, builder.dqn_priorities
+
+    def watched_loss(model, target, batch, weights, rescale_eps=None, expectile=None):
+        seen["loss"].add(expectile)
+        return loss(model, target, batch, weights, rescale_eps, expectile)
+
+    def watched_priorities(*args, expectile=None, **kwargs):
+        seen["priorities"].add(expectile)
+        return priorities(*args, expectile=expectile, **kwargs)
+
+    monkeypatch.setattr(learner, "two_head_dqn_loss", watched_loss)
+    monkeypatch.setattr(builder, "dqn_priorities", watched_priorities)
+    distrl.train_league("apex-dqn", "pettingzoo:classic.tictactoe_v3", fixed="random", fixed_share=0.5,
+                        total_steps=2048, slice_steps=2048, snapshot_steps=2048, run_dir=str(tmp_path / "league"),
+                        player_runtime="inline",
+                        settings={**SMALL, "num_actors": 1, "fixed_head_slack": 0.25, "first_head_expectile": 0.1})
+    assert seen == {"loss": {0.1}, "priorities": {0.1}}
+
+
 @pytest.mark.parametrize("argv, says", [
     (["--env", "CartPole-v1"], "it is a setting of a league's players (distrl league apex-dqn --fixed random"),
     (["--env", "pettingzoo:classic.tictactoe_v3?opponent=random"], "'pettingzoo:classic.tictactoe_v3?opponent=random' "
