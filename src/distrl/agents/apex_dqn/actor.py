@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from distrl.agents.common.dqn_loss import dqn_target, head_deltas, head_weights
+from distrl.agents.common.dqn_loss import dqn_target, head_deltas, head_priorities
 from distrl.ops import td_error
 
 
@@ -25,7 +25,7 @@ def dqn_priorities(model, out: dict[str, np.ndarray], count: int, rescale_eps: f
         batch = {k: torch.from_numpy(out[k][:count]) for k in ("obs", "action", "reward", "discount", "next_obs",
                                                                  "versus_fixed")}
         delta, learns = head_deltas(model, model, batch, rescale_eps)
-        return (delta.abs() * head_weights(delta, learns, expectile)).max(dim=1).values.numpy()
+        return head_priorities(delta, learns, expectile).numpy()
     q = model(torch.from_numpy(out["obs"][:count]))
     q_next = model(torch.from_numpy(out["next_obs"][:count]))
     reward, discount = torch.from_numpy(out["reward"][:count]), torch.from_numpy(out["discount"][:count])

@@ -79,7 +79,7 @@ def _check_heads(cfg, env_id: str) -> None:
     if cfg.fixed_head_slack is None:
         if cfg.first_head_expectile is not None:
             raise ConfigError("first_head_expectile is the first of two Q heads' loss: it needs fixed_head_slack "
-                              "(distrl league apex-dqn --fixed random --fixed-share 0.4 --set fixed_head_slack=0.25 "
+                              "(distrl league apex-dqn --fixed random --fixed-share 0.5 --set fixed_head_slack=0.25 "
                               "--set first_head_expectile=0.1)")
         return
     from distrl.envs import multi_agent

@@ -81,12 +81,17 @@ def head_weights(delta: torch.Tensor, learns: torch.Tensor, expectile: float | N
     return learns * torch.stack([first, torch.ones_like(first)], dim=1)
 
 
+def head_priorities(delta: torch.Tensor, learns: torch.Tensor, expectile: float | None = None) -> torch.Tensor:
+    """A transition's priority ``[B]``: the larger weighted error (``head_weights``) of the heads that learn from it;
+    the learner's and the actors' alike."""
+    return (delta.abs() * head_weights(delta, learns, expectile)).max(dim=1).values
+
+
 def two_head_dqn_loss(model, target, batch: dict[str, torch.Tensor], weights: torch.Tensor,
                       rescale_eps: float | None = None,
                       expectile: float | None = None) -> tuple[torch.Tensor, torch.Tensor]:
     """(loss, priority delta) of ``head_deltas``: each learning head's weighted Huber loss (``head_weights``), summed
     over the heads; a transition's priority the larger weighted error of the heads that learn from it."""
     delta, learns = head_deltas(model, target, batch, rescale_eps)
-    head = head_weights(delta, learns, expectile)
-    huber = F.huber_loss(delta, torch.zeros_like(delta), reduction="none") * head
-    return (weights * huber.sum(dim=1)).mean(), (delta.abs() * head).max(dim=1).values
+    huber = F.huber_loss(delta, torch.zeros_like(delta), reduction="none") * head_weights(delta, learns, expectile)
+    return (weights * huber.sum(dim=1)).mean(), head_priorities(delta, learns, expectile)
