@@ -120,6 +120,7 @@ BLOCKS: dict[str, tuple[str, list[tuple[str, dict | None]]]] = {
         ("beyond-ppo-3m-2026-12-06", S(ppo="ppo")),
         ("beyond-autoscale-2026-12-07", S(appo="appo", seed="seed", **{"apex-dqn": "apex-dqn"})),
         ("beyond-appo-obs-norm-2026-12-07", S(appo="appo")),
+        ("beyond-appo-fused-tanh-2026-12-07", S(appo="appo")),
     ]),
     "beyond-defaults": ("cells", [("beyond-2026-11-27", S(a2c="a2c", a3c="a3c", impala="impala"))]),
     "quick-cells": ("cells", [("quick-2026-11-27", None)]),
@@ -137,7 +138,8 @@ BLOCKS: dict[str, tuple[str, list[tuple[str, dict | None]]]] = {
     # beyond suites re-run with it (2026-12-07)
     # appo normalises its observations by default since 2026-12-07: both suites re-run with it
     "appo-full": ("spread", [("full-appo-obs-norm-2026-12-07", S(appo="appo"))]),
-    "appo-beyond": ("spread", [("beyond-appo-obs-norm-2026-12-07", S(appo="appo"))]),
+    # and again with the fused tanh layers on the CPU (models/tanh_mlp.py): the newest, on the page
+    "appo-beyond": ("spread", [("beyond-appo-fused-tanh-2026-12-07", S(appo="appo"))]),
     "impala-full": ("spread", [("full-2026-11-27", S(impala="impala")),
                                ("full-autoscale-2026-12-07", S(impala="impala"))]),
     "impala-beyond": ("spread", [("beyond-autoscale-2026-12-07", S(impala="impala"))]),

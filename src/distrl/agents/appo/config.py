@@ -2,7 +2,8 @@
 against the behaviour policy, over several passes of each batch, as RLlib's and Sample Factory's APPO.
 
 The defaults are one configuration for the classic suite (CartPole-v1, LunarLander-v3, Pendulum-v1,
-LunarLanderContinuous-v3; on seeds 0-2 every run's training mean and greedy evaluation reach the threshold): RL Zoo's
+LunarLanderContinuous-v3; on seeds 0-2 every run's greedy evaluation reaches the threshold; the training mean did on
+all 9 runs in one measurement and on 8 in the next, LunarLanderContinuous's near the end of its 2M env steps): RL Zoo's
 PPO values for LunarLander (16 envs, gamma 0.999, lambda 0.98, entropy 0.01, 4 passes) with minibatches of 512 single
 steps drawn at random where RL Zoo draws 64, and Adam's 3e-4 raised to 1e-3 with them (about the square-root rule for
 adaptive optimisers, 3e-4 * sqrt(512 / 64)): an update costs the learner ~2 ms of a CPU core at 512 steps as at 64, so
