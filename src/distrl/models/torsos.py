@@ -6,6 +6,7 @@ import math
 
 import torch
 from torch import nn
+from torch.nn.modules import module as _module
 
 from distrl.models.tanh_mlp import tanh_mlp
 
@@ -27,21 +28,30 @@ class MLPTorso(nn.Module):
             last = h
         self.net = nn.Sequential(*layers)
         self.out_dim = last
-        self._tanh_layers = list(self.net[::2]) if activation is nn.Tanh else None
+        self._tanh = activation is nn.Tanh
         self._widest = max(hidden, default=0)
 
     def forward(self, obs: torch.Tensor) -> torch.Tensor:
         x = obs.flatten(1).float()
-        if (self._tanh_layers and not torch.jit.is_tracing() and x.shape[0] * self._widest >= FUSED_FROM and x.is_cpu
-                and not _exporting() and not any("forward" in layer.__dict__ for layer in self._tanh_layers)):
-            return tanh_mlp(x, self._tanh_layers)
-        return self.net(x)  # (a layer with a forward of its own: bfloat16 autocast, ``models/device.mixed_precision``)
+        # traced for a file (TorchScript; torch.export and ONNX's exporter compile) the graph keeps torch's layers;
+        # asked before the batch's size is read, which would fix a dynamic batch dimension
+        if self._tanh and x.is_cpu and not torch.jit.is_tracing() and not torch.compiler.is_compiling():
+            if x.shape[0] * self._widest >= FUSED_FROM:
+                layers = self._plain_tanh_layers()
+                if layers is not None:
+                    return tanh_mlp(x, layers)
+        return self.net(x)
 
-
-def _exporting() -> bool:
-    """Traced for a file (ONNX, torch.export; TorchScript's trace is asked first, before its shapes are read): the
-    graph keeps the layers as they are named."""
-    return torch.compiler.is_compiling() or torch.onnx.is_in_onnx_export()
+    def _plain_tanh_layers(self) -> list[nn.Linear] | None:
+        """The linear layers while the net is still torch's Linear, Tanh, ... with no hook and no forward of its own
+        anywhere (bfloat16 autocast's wrappers, ``models/device.mixed_precision``): what the fused node computes."""
+        if _module._global_forward_hooks or _module._global_forward_pre_hooks:
+            return None
+        modules = list(self.net)
+        if any(type(m) is not (nn.Linear if i % 2 == 0 else nn.Tanh) or m._forward_hooks or m._forward_pre_hooks
+               or "forward" in m.__dict__ for i, m in enumerate(modules)):
+            return None
+        return modules[::2]
 
 
 class NatureCNN(nn.Module):
