@@ -35,13 +35,12 @@ class SeedConfig(APPOConfig, InferenceSettings):
     batch (then the PPO settings, ppo_clip, epochs, minibatches and minibatch_by, are not used). 16 envs per actor as
     APPO's: with PPO's passes the learner is the bottleneck, so more envs per request buy little. Its unrolls stay 256
     steps, where APPO's are 512: SEED met the suite's thresholds with 256 and 512 was not measured for it. Its
-    batches are half APPO's, so its minibatches are too: 256 steps, Adam at 6e-4 (3e-4 * sqrt(256 / 64)); with
-    APPO's 512 and 1e-3 LunarLander took 1.7M env steps, with these 0.6M. The figures are on the system's docs page
-    (docs/systems/seed.md)."""
+    minibatches and learning rate are APPO's (512 steps, Adam at 1e-3) and so are its normalised observations: with
+    them LunarLander's training mean reached 200 at 0.44-0.75M env steps on seeds 0-2; minibatches of 256 at 6e-4,
+    which took 0.6M before observations were normalised (and 512 at 1e-3 then 1.7M), cost the learner twice the
+    updates. The figures are on the system's docs page (docs/systems/seed.md)."""
 
     learner: str = setting("appo", "The learner: appo (V-trace targets with PPO's clipped surrogate over passes, "
                            "the default) or vtrace (the paper's IMPALA learner, one V-trace step per batch).",
                            choices=("appo", "vtrace"))
     unroll_length: int = common.unroll_length(256, "Steps per env the server cuts into each unroll it queues")
-    minibatch_size: int = common.minibatch_size(256)
-    lr: float = common.lr(6e-4)
