@@ -107,6 +107,7 @@ BLOCKS: dict[str, tuple[str, list[tuple[str, dict | None]]]] = {
         ("full-minibatch-512-2026-12-06", S(ppo="ppo", appo="appo", seed="seed")),
         ("full-autoscale-2026-12-07", S(appo="appo", impala="impala", seed="seed", **{"apex-dqn": "apex-dqn"})),
         ("full-appo-obs-norm-2026-12-07", S(appo="appo")),
+        ("full-seed-512-2026-12-07", S(seed="seed")),
     ]),
     "beyond-spread": ("spread", [
         ("beyond-value-2026-11-27", {"apex-ddpg": "apex-ddpg", "qt-opt": "qt-opt"}),
@@ -121,6 +122,7 @@ BLOCKS: dict[str, tuple[str, list[tuple[str, dict | None]]]] = {
         ("beyond-autoscale-2026-12-07", S(appo="appo", seed="seed", **{"apex-dqn": "apex-dqn"})),
         ("beyond-appo-obs-norm-2026-12-07", S(appo="appo")),
         ("beyond-appo-fused-tanh-2026-12-07", S(appo="appo")),
+        ("beyond-seed-512-2026-12-07", S(seed="seed")),
     ]),
     "beyond-defaults": ("cells", [("beyond-2026-11-27", S(a2c="a2c", a3c="a3c", impala="impala"))]),
     "quick-cells": ("cells", [("quick-2026-11-27", None)]),
@@ -147,9 +149,9 @@ BLOCKS: dict[str, tuple[str, list[tuple[str, dict | None]]]] = {
     "a3c-beyond": ("spread", [("beyond-paper-defaults-2026-12-01", S(a3c="a3c"))]),
     "a3c-ppo-full": ("spread", [("full-a3c-passes-2026-11-28", S(a3c="a3c"))]),
     "a3c-ppo-beyond": ("spread", [("beyond-a3c-passes-2026-11-28", S(a3c="a3c"))]),
-    "seed-full": ("spread", [("full-minibatch-512-2026-12-06", S(seed="seed")),
-                             ("full-autoscale-2026-12-07", S(seed="seed"))]),
-    "seed-beyond": ("spread", [("beyond-autoscale-2026-12-07", S(seed="seed"))]),
+    # seed with APPO's minibatches, learning rate and normalised observations since 2026-12-07: both suites re-run
+    "seed-full": ("spread", [("full-seed-512-2026-12-07", S(seed="seed"))]),
+    "seed-beyond": ("spread", [("beyond-seed-512-2026-12-07", S(seed="seed"))]),
     "apex-dqn-full": ("spread", [("full-apex-1m-2026-11-29", {"apex-dqn": "apex-dqn"}),
                                  ("full-autoscale-2026-12-07", {"apex-dqn": "apex-dqn"})]),
     "apex-dqn-beyond": ("spread", [("beyond-autoscale-2026-12-07", {"apex-dqn": "apex-dqn"})]),

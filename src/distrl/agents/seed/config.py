@@ -36,7 +36,7 @@ class SeedConfig(APPOConfig, InferenceSettings):
     APPO's: with PPO's passes the learner is the bottleneck, so more envs per request buy little. Its unrolls stay 256
     steps, where APPO's are 512: SEED met the suite's thresholds with 256 and 512 was not measured for it. Its
     minibatches and learning rate are APPO's (512 steps, Adam at 1e-3) and so are its normalised observations: with
-    them LunarLander's training mean reached 200 at 0.44-0.75M env steps on seeds 0-2; minibatches of 256 at 6e-4,
+    them LunarLander's training mean reached 200 at 0.50-0.77M env steps on seeds 0-2; minibatches of 256 at 6e-4,
     which took 0.6M before observations were normalised (and 512 at 1e-3 then 1.7M), cost the learner twice the
     updates. The figures are on the system's docs page (docs/systems/seed.md)."""
 
