@@ -36,6 +36,21 @@ def torchs_layers(self, obs):
     return self.net(obs.flatten(1).float())
 
 
+def cell(text: str) -> tuple[str, str]:
+    """``SYSTEM:ENV`` as an argparse ``type``: a malformed or unknown one is argparse's one line and exit 2."""
+    from distrl.agents.registry import get_system
+
+    system, _, env = text.partition(":")
+    try:
+        get_system(system)
+    except Exception:
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: give SYSTEM:ENV with a system distrl has (e.g. appo:CartPole-v1)") from None
+    if not env:
+        raise argparse.ArgumentTypeError(f"{text!r}: give SYSTEM:ENV (e.g. appo:CartPole-v1)")
+    return system, env
+
+
 def rates(system: str, env: str, batches: int, reps: int) -> dict[str, float]:
     """Median learner samples/s over ``reps`` passes through the same batches, per kind of layers."""
     with tempfile.TemporaryDirectory() as tmp:
@@ -65,15 +80,14 @@ def rates(system: str, env: str, batches: int, reps: int) -> dict[str, float]:
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--cells", nargs="+", default=CELLS, help="SYSTEM:ENV")
+    p.add_argument("--cells", nargs="+", type=cell, default=[cell(c) for c in CELLS], help="SYSTEM:ENV")
     p.add_argument("--batches", type=int, default=2, help="batches captured per cell")
     p.add_argument("--reps", type=int, default=10, help="passes through them with each kind of layers")
     add_flag(p)
     args = p.parse_args()
     writer = start(["learner-layers"], p, args, keep=("cells", "batches", "reps"))
     table = Table("system", "env", f"{TORCHS} (samples/s)", "fused (samples/s)", "fused / torch's")
-    for cell in args.cells:
-        system, env = cell.split(":", 1)
+    for system, env in args.cells:
         r = rates(system, env, args.batches, args.reps)
         table.row(system, env, f"{r[TORCHS]:,.0f}", f"{r['fused']:,.0f}", f"{r['fused'] / r[TORCHS]:.2f}")
     if writer:
