@@ -129,8 +129,8 @@ BLOCKS: dict[str, tuple[str, list[tuple[str, dict | None]]]] = {
     "quick-peers": ("peers", [("quick-2026-11-27", None)]),
     "quick-ratios": ("ratios", [("quick-2026-11-27", None)]),
     # the defaults issue's side by side: one protocol for distrl and Stable-Baselines3
-    "peers-runs": ("peers", [("peers-2026-12-07", None)]),
-    "peers-times": ("times", [("peers-2026-12-07", None)]),
+    "peers-runs": ("peers", [("peers-fused-2026-12-07", None)]),
+    "peers-times": ("times", [("peers-fused-2026-12-07", None)]),
     # one page per system: its full suite (CartPole, every runtime, seeds 0-2) and its beyond suite
     "ppo-full": ("spread", [("full-minibatch-512-2026-12-06", S(ppo="ppo"))]),
     "ppo-beyond": ("spread", [("beyond-ppo-3m-2026-12-06", S(ppo="ppo"))]),
