@@ -9,6 +9,7 @@ from distrl.agents.registry import SYSTEMS
 from distrl.api import plan_run
 from distrl.config import load_yaml
 from distrl.errors import ConfigError
+from distrl.models.device import resolve_device, resolve_precision
 from distrl.presets import CONFIGS, preset_path, presets
 
 SHIPPED = [(p.parent.name, p.stem) for p in sorted(CONFIGS.glob("*/*.yaml"))]
@@ -35,6 +36,8 @@ def test_each_preset_plans_for_its_system_and_says_what_it_is(system, name):
         _, run_cfg, sys_cfg, _, _ = plan_run(system, env, runtime=runtime, preset=name, device="cpu")
     else:
         _, run_cfg, sys_cfg, _, _ = plan_run(system, env, runtime=runtime, preset=name)
+    if values.get("precision") == "auto":  # the run records what auto chose on this machine
+        values["precision"] = resolve_precision("auto", resolve_device(run_cfg.device), placeable=True)
     for key, value in values.items():
         assert getattr(sys_cfg, key, getattr(run_cfg, key, None)) == pytest.approx(value), key
     assert len(presets(system)[name]) > 20  # its first comment line

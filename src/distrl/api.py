@@ -22,7 +22,7 @@ from distrl.envs.multi_agent import identity as env_identity
 from distrl.envs.teams import check_team, team_of
 from distrl.errors import ConfigError
 from distrl.models import load_flat
-from distrl.models.device import resolve_device
+from distrl.models.device import resolve_device, resolve_precision
 from distrl.ops import all_finite
 from distrl.presets import preset_path
 from distrl.run_config import RunConfig
@@ -324,6 +324,9 @@ def plan_run(system: str, env: str | None = None, *, config_file: str | None = N
     if run_cfg.runtime not in program.runtimes:
         raise ConfigError(f"runtime '{run_cfg.runtime}' is not supported by {system} (supported: "
                           f"{', '.join(program.runtimes)})")
+    placeable = program.make_learner is not None and program.learner_on_device
+    run_cfg = dataclasses.replace(run_cfg, precision=resolve_precision(run_cfg.precision,
+                                                                       resolve_device(run_cfg.device), placeable))
     check_learner_device(system, run_cfg, program)
     check_learners(system, run_cfg, program)
     refused = refusal(run_cfg.runtime, program, run_cfg.num_learners)

@@ -48,8 +48,10 @@ class RunConfig:
     precision: str = setting(
         "fp32",
         "The learner's arithmetic: fp32, or bf16 (autocast: matrix products and "
-        "convolutions in bfloat16; weights and optimizer state stay float32).",
-        choices=("fp32", "bf16"),
+        "convolutions in bfloat16; weights and optimizer state stay float32), or auto: bf16 for a central learner on "
+        "a CPU with bfloat16 arithmetic (AVX512-BF16 or AMX), else fp32 (config.yaml records which). bf16 pays for "
+        "convolutions on such a CPU (Atari), not for small MLPs, and was no faster on an H200.",
+        choices=("fp32", "bf16", "auto"),
     )
     overlap_transfers: str = setting(
         "auto",

@@ -15,6 +15,9 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
+from distrl.config import load_yaml
+from distrl.presets import preset_path
+
 # the score that counts as solved, on the training return (mean of the last 100 episodes)
 THRESHOLDS = {"CartPole-v1": 475.0, "distrl/CartPoleNoVelocity-v1": 475.0, "Pendulum-v1": -200.0,
               "MountainCar-v0": -110.0, "LunarLander-v3": 200.0, "LunarLanderContinuous-v3": 200.0}
@@ -68,9 +71,8 @@ BEYOND_STEPS = {("apex-dqn", "LunarLander-v3"): 2_000_000, ("r2d2", "LunarLander
                 ("seed", "LunarLander-v3"): 2_000_000,
                 ("ppo", "LunarLanderContinuous-v3"): 3_000_000}  # at 2M one seed of 3 ended at 176
 
-# IMPALA on Pong: the throughput preset of benchmarks/throughput.py (a smoke cell, not a learning one)
-PONG = ("impala", "ALE/Pong-v5", {"num_envs": 8, "unroll_length": 20, "reward_clip": 1.0, "entropy_coef": 0.01,
-                                   "lr": 6e-4, "optimizer_eps": 1e-5})
+# IMPALA on Pong with its shipped Atari preset, configs/impala/atari.yaml (a smoke cell, not a learning one)
+PONG = ("impala", "ALE/Pong-v5", load_yaml(preset_path("impala", "atari")))
 PONG_SECONDS = 20.0
 # the peers suite: the defaults issue's side by side (#57), the on-policy systems on the envs the peers are tuned for
 PEER_SUITE_ENVS = [(system, env) for env in ("CartPole-v1", "LunarLander-v3") for system in ("ppo", "appo", "seed")]

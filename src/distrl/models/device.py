@@ -1,5 +1,5 @@
 """Where a learner computes, the run's ``device`` (cpu, cuda, cuda:N, auto), and in what arithmetic, its
-``precision`` (fp32 or bf16).
+``precision`` (fp32, bf16, or auto: bf16 for a CPU learner where the CPU has bfloat16 arithmetic).
 
 The learner lives in the trainer's process. Placing it on a GPU is three things: its modules move there
 (a resumed optimizer's state follows, since ``Optimizer.load_state_dict`` casts to its parameters'
@@ -11,7 +11,8 @@ loss and gradient norm are read to decide whether the update is finite (``Gradie
 
 ``precision=bf16`` runs the learner's networks under ``torch.autocast``: matrix products and convolutions
 in bfloat16; their outputs, the losses computed from them, the weights and the optimizer state in float32
-(no loss scaling: bfloat16 has float32's exponent range).
+(no loss scaling: bfloat16 has float32's exponent range). ``auto`` takes it for a CPU learner where the CPU
+multiplies bfloat16 in hardware: there Pong's Nature CNN learns ~1.8x faster (``configs/impala/atari.yaml``).
 """
 
 from __future__ import annotations
@@ -41,6 +42,23 @@ def resolve_device(name: str, what: str = "device") -> torch.device:
         raise ConfigError(f"{what}={name} but this torch sees no such GPU (cuda available: "
                           f"{torch.cuda.is_available()}, GPUs: {torch.cuda.device_count()}); use {what}=cpu or auto")
     return torch.device("cuda", index)
+
+
+def cpu_has_bf16() -> bool:
+    """Whether this CPU multiplies bfloat16 in hardware: AVX512-BF16 or AMX tiles, which oneDNN's bf16 kernels use
+    (without them bf16 is converted to float32 around float32 arithmetic, and gains nothing)."""
+    probes = (getattr(torch.cpu, "_is_avx512_bf16_supported", None), getattr(torch.cpu, "_is_amx_tile_supported", None))
+    return any(probe is not None and probe() for probe in probes)
+
+
+def resolve_precision(precision: str, device: torch.device, placeable: bool) -> str:
+    """``auto`` is bf16 where it was measured faster: a learner that can be placed (``placeable``: the run has a
+    central learner computing network gradients) on a CPU with bfloat16 arithmetic (``cpu_has_bf16``); fp32
+    elsewhere, a GPU included (IMPALA's Nature CNN on an H200 stepped 3-7% slower in bf16, ``docs/guide/gpus.md``).
+    fp32 and bf16 are themselves."""
+    if precision != "auto":
+        return precision
+    return "bf16" if placeable and device.type == "cpu" and cpu_has_bf16() else "fp32"
 
 
 def mixed_precision(modules, device: torch.device) -> int:
