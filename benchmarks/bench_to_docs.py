@@ -128,6 +128,8 @@ BLOCKS: dict[str, tuple[str, list[tuple[str, dict | None]]]] = {
     "quick-cells": ("cells", [("quick-2026-11-27", None)]),
     "quick-peers": ("peers", [("quick-2026-11-27", None)]),
     "quick-ratios": ("ratios", [("quick-2026-11-27", None)]),
+    # the Atari preset's learner in bfloat16 on this CPU (precision=auto): the quick suite's IMPALA cells
+    "atari-cpu": ("cells", [("quick-impala-pong-bf16-2026-12-07", None)]),
     # the defaults issue's side by side: one protocol for distrl and Stable-Baselines3
     "peers-runs": ("peers", [("peers-fused-2026-12-07", None)]),
     "peers-times": ("times", [("peers-fused-2026-12-07", None)]),
