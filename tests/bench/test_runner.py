@@ -159,3 +159,25 @@ def test_sigterm_stops_the_running_cell_and_leaves_no_process(tmp_path):
     assert not alive, [p.name() for p in alive]
     assert not (out / "cells" / "qt-opt__Pendulum-v1__local__s0" / "result.json").exists()  # run again by --resume
     assert list((metrics.parent / "checkpoints").iterdir())  # the run ended with its checkpoint
+
+
+def test_a_ceiling_is_kept_per_cells_settings(tmp_path, monkeypatch):
+    """Cells that differ only in their seed share a measured ceiling; a cell whose settings differ (a preset changed
+    before a resumed bench) is measured anew, not handed the other settings' ceiling."""
+    from distrl.bench import runner
+    from distrl.bench.suite import Cell
+
+    measured = []
+
+    def measure(system, env, settings, n, seconds, has_learner, runtime="local"):
+        measured.append(dict(settings))
+        return {"learner_missing": False, "settings": dict(settings)}
+
+    monkeypatch.setattr(runner.ceiling_mod, "measure", measure)
+    fp32 = Cell("impala", "CartPole-v1", "local", seed=0, settings={"precision": "fp32"})
+    assert runner._ceiling(tmp_path, fp32, 1.0)["settings"] == {"precision": "fp32"}
+    assert runner._ceiling(tmp_path, Cell("impala", "CartPole-v1", "local", seed=1, settings={"precision": "fp32"}),
+                           1.0)["settings"] == {"precision": "fp32"}
+    assert runner._ceiling(tmp_path, Cell("impala", "CartPole-v1", "local", settings={"precision": "bf16"}),
+                           1.0)["settings"] == {"precision": "bf16"}
+    assert measured == [{"precision": "fp32"}, {"precision": "bf16"}]

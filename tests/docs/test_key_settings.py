@@ -2,9 +2,11 @@
 config, or in a config it inherits from (SEED's from APPO's, PPO's from A2C's), fails here until the page says so.
 
 A row names its settings in backticks, `a`, `b`, and gives their defaults in the same order, separated as the names
-are (", " or " × "); each default's first word is compared with the setting's value, and what follows it (units,
-why) is prose, but for a learning rate's: "constant" or "linear"/"decay" there is its ``lr_schedule``. A default that
-is a description, not a value, is listed in ``PROSE`` with what it says, and what it says is checked below."""
+are (", " or " × "; pieces past the last name are that one's prose); each default's first word is compared with the
+setting's value, and what follows it (units, why) is prose, but for a learning rate's: "constant" or
+"linear"/"decay" there is its ``lr_schedule``. A row whose first cell names no setting may name them in its default
+cell, each followed by its value ("R2D2's, but `target_update_period` 200"). A default that is a description, not a
+value, is listed in ``PROSE`` with what it says, and what it says is checked below."""
 
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ from fractions import Fraction
 import pytest
 
 from distrl.agents.registry import SYSTEMS, get_system
+from distrl.api import system_run_defaults
 from distrl.run_config import RunConfig
 from tests.docs.code_blocks import DOCS
 
@@ -32,31 +35,37 @@ SUFFIXES = {"k": 1_000, "M": 1_000_000}
 
 def key_settings(system: str) -> list[tuple[list[str], list[str], str]]:
     """(setting names, their defaults as written, the whole default cell) for each row of the page's Key settings
-    table that names any."""
+    table that names any; a row that names a setting nowhere this reads fails here."""
     text = (DOCS / "systems" / f"{system}.md").read_text()
     section = text.split("## Key settings", 1)[1].split("\n## ", 1)[0]
     rows = []
     for line in section.splitlines():
+        if not line.startswith("|"):
+            continue
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
         names = re.findall(r"`([a-z_0-9]+)`", cells[0]) if len(cells) >= 2 else []
         if names:
             separator = " × " if " × " in cells[0] else ", "
-            rows.append((names, cells[1].split(separator), cells[1]))
+            defaults = cells[1].split(separator)
+            if len(defaults) > len(names):  # what follows the last one's value is its prose
+                defaults[len(names) - 1:] = [separator.join(defaults[len(names) - 1:])]
+            rows.append((names, defaults, cells[1]))
+        elif len(cells) >= 2 and "`" in cells[1]:
+            named = re.findall(r"`([a-z_0-9]+)` (\S+)", cells[1])
+            assert len(named) == cells[1].count("`") // 2, f"{system}: a default cell this cannot read: {cells[1]!r}"
+            rows += [([name], [value], cells[1]) for name, value in named]
     return rows
 
 
 def code_default(system: str, name: str):
-    """The default a run of ``system`` takes for ``name``: its config's, the run settings it fills, the run's."""
+    """The default a run of ``system`` takes for ``name``: its config's, else the run's with what the system fills
+    in (its budget, its periodic evaluation)."""
     module = get_system(system)
     fields = module.Config.__dataclass_fields__
     if name in fields:
         return fields[name].default
-    if name == "total_steps":
-        return module.DEFAULT_TOTAL_STEPS
-    if name in getattr(module, "RUN_DEFAULTS", {}):
-        return module.RUN_DEFAULTS[name]
     if name in RunConfig.__dataclass_fields__:
-        return RunConfig.__dataclass_fields__[name].default
+        return getattr(system_run_defaults(module, RunConfig()), name)
     raise AssertionError(f"{system}'s page names `{name}`, which is not one of its settings")
 
 

@@ -218,6 +218,27 @@ def test_a_run_records_the_precision_auto_chose(monkeypatch, has):
         assert plan_run(system, "CartPole-v1", precision="auto")[1].precision == "fp32"
 
 
+def test_a_trainer_given_auto_itself_resolves_it(monkeypatch, tmp_path):
+    """A run config built by hand (not through ``plan_run``) that says auto: the trainer chooses as ``plan_run``
+    would, so the learner's layers run under bf16 autocast on a CPU with bf16 arithmetic."""
+    import dataclasses
+
+    from distrl.models import device as device_module
+    from distrl.runtime.trainer import Trainer
+
+    monkeypatch.setattr(device_module, "cpu_has_bf16", lambda: True)
+    _, run_cfg, _, _, program = plan_run("impala", "CartPole-v1", runtime="inline", total_steps=10**6)
+    run_cfg = dataclasses.replace(run_cfg, precision="auto", run_dir=str(tmp_path / "run"))
+    (tmp_path / "run").mkdir()
+    trainer = Trainer(program, run_cfg, tmp_path / "run", system="impala")
+    trainer.start()
+    try:
+        layers = [m for m in trainer.learner.model.modules() if isinstance(m, torch.nn.Linear)]
+        assert layers and all("forward" in m.__dict__ for m in layers)  # wrapped by mixed_precision
+    finally:
+        trainer.close()
+
+
 # --- on a GPU ------------------------------------------------------------------------------------------
 
 

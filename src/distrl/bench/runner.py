@@ -8,6 +8,7 @@ Everything a finished cell measured is kept in ``OUT/cells/<cell>/result.json`` 
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -96,14 +97,16 @@ def _demos(out: Path) -> str:
 
 
 def _ceiling(out: Path, cell: Cell, seconds: float) -> dict:
-    """Measured once per (system, env, acting components, one process or not) and kept for the cells that
-    share it (the seeds, the runtimes other than ``inline``)."""
+    """Measured once per (system, env, settings, acting components, one process or not) and kept for the cells
+    that share it (the seeds, the runtimes other than ``inline``); a cell whose settings changed since (a bench
+    resumed after a preset changed) is measured anew, not given the ceiling of other settings."""
     from distrl.api import plan_run
 
     settings = dict(cell.settings, **({"demos": str(out / "inputs" / "mountaincar-demos")} if cell.needs else {}))
     n = ceiling_mod.actor_count(cell.system, settings) or 1
     kind = "inline" if cell.runtime == "inline" else "processes"
-    path = out / "ceilings" / f"{cell.system}__{cell.env.replace('/', '_')}__{n}__{kind}__{seconds:g}s.json"
+    key = hashlib.sha256(json.dumps(settings, sort_keys=True, default=str).encode()).hexdigest()[:10]
+    path = out / "ceilings" / f"{cell.system}__{cell.env.replace('/', '_')}__{key}__{n}__{kind}__{seconds:g}s.json"
     saved = _read_json(path)
     if saved is None:
         program = plan_run(cell.system, cell.env, **settings)[4]

@@ -54,7 +54,7 @@ def cpu_has_bf16() -> bool:
 def resolve_precision(precision: str, device: torch.device, placeable: bool) -> str:
     """``auto`` is bf16 where it was measured faster: a learner that can be placed (``placeable``: the run has a
     central learner computing network gradients) on a CPU with bfloat16 arithmetic (``cpu_has_bf16``); fp32
-    elsewhere, a GPU included (IMPALA's Nature CNN on an H200 stepped 3-7% slower in bf16, ``docs/guide/gpus.md``).
+    elsewhere, a GPU included (IMPALA's Nature CNN learner on an H200 ran 3-24% slower in bf16, ``docs/guide/gpus.md``).
     fp32 and bf16 are themselves."""
     if precision != "auto":
         return precision

@@ -22,7 +22,7 @@ from typing import Any
 
 from distrl.core.program import Program
 from distrl.errors import ConfigError, RunStopped
-from distrl.models.device import resolve_device
+from distrl.models.device import resolve_device, resolve_precision
 from distrl.runtime.backends import make_backend
 from distrl.runtime.learners import LearnerGroup, for_learners, make_learner
 from distrl.runtime.run import state as run_state
@@ -70,8 +70,10 @@ class Trainer:
         if cfg.num_learners > 1:  # each learner takes a batch of the program's size
             self.program = for_learners(self.program, cfg.num_learners)
         device = resolve_device(cfg.device)
+        placeable = self.program.make_learner is not None and self.program.learner_on_device
+        precision = resolve_precision(cfg.precision, device, placeable)  # plan_run's runs come resolved
         self.learner, shared = make_learner(self.program, self.backend.open(self.program), cfg.num_learners, device,
-                                            cfg.precision)
+                                            precision)
         if self.resume:
             last = latest_checkpoint(self.run_dir / "checkpoints")
             if last is None:
@@ -79,7 +81,7 @@ class Trainer:
             run_state.restore(self, last)
         if cfg.num_learners > 1:  # the replicas start from the restored state
             self.learner = self.group = LearnerGroup.start(self.learner, self.program, shared, cfg.num_learners,
-                                                           device, cfg.precision, cfg.torch_threads,
+                                                           device, precision, cfg.torch_threads,
                                                            cfg.step_timeout_s, cfg.runtime)
         self.transfers = Transfers(self.learner, self.program, cfg, device)
         if self.on_ready is not None:  # everything loaded: now the run dir may change (config.yaml)
