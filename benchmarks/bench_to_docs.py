@@ -125,9 +125,9 @@ BLOCKS: dict[str, tuple[str, list[tuple[str, dict | None]]]] = {
         ("beyond-seed-512-2026-12-07", S(seed="seed")),
     ]),
     "beyond-defaults": ("cells", [("beyond-2026-11-27", S(a2c="a2c", a3c="a3c", impala="impala"))]),
-    "quick-cells": ("cells", [("quick-2026-11-27", None)]),
-    "quick-peers": ("peers", [("quick-2026-11-27", None)]),
-    "quick-ratios": ("ratios", [("quick-2026-11-27", None)]),
+    "quick-cells": ("cells", [("quick-2026-12-07", None)]),
+    "quick-peers": ("peers", [("quick-2026-12-07", None)]),
+    "quick-ratios": ("times", [("quick-2026-12-07", None)]),
     # the Atari preset's learner in bfloat16 on this CPU (precision=auto): the quick suite's IMPALA cells
     "atari-cpu": ("cells", [("quick-impala-pong-bf16-2026-12-07", None)]),
     # the defaults issue's side by side: one protocol for distrl and Stable-Baselines3
