@@ -65,11 +65,15 @@ def test_signal_stops_everything_and_checkpoints(tmp_path, sig, inherited, group
     process group (the run, its forkserver and its components: only the run may act on it)."""
     run = tmp_path / "r"
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    ignore = (lambda: signal.signal(signal.SIGINT, signal.SIG_IGN)) if inherited else None
-    proc = subprocess.Popen([sys.executable, "-m", "distrl", "train", "impala", "--total-steps", "100000000", "--quiet",
-                             "--set", "log_interval_s=0.2", "--run-dir", str(run)],  # metrics rows soon: the run is up
-                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            preexec_fn=ignore, start_new_session=group)
+    command = [sys.executable, "-m", "distrl", "train", "impala", "--total-steps", "100000000", "--quiet",
+               "--set", "log_interval_s=0.2", "--run-dir", str(run)]  # metrics rows soon: the run is up
+    if inherited:  # SIGINT ignored, then exec: the disposition survives exec, as a shell's background job's does (not
+        # preexec_fn, whose Python runs in a fork of this process: with gRPC's threads alive here, from an earlier test
+        # in this worker, gRPC's fork handler aborted that child once)
+        command = [sys.executable, "-c", "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_IGN); "
+                   "os.execv(sys.executable, sys.argv[1:])", *command]
+    proc = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=group)
     try:  # whatever fails below, the run is never left running to slow the rest of the suite
         deadline = time.monotonic() + 60
         while not (run / "metrics.csv").exists() or len((run / "metrics.csv").read_text().splitlines()) < 3:
