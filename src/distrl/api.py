@@ -139,7 +139,7 @@ def train(system: str, env: str | None = None, *, config_file: str | None = None
 def check_learner_device(system: str, run_cfg: RunConfig, program) -> None:
     """The run's device exists here, and the system has a learner that can be placed on it (one line each)."""
     device = resolve_device(run_cfg.device)
-    if run_cfg.overlap_transfers == "on" and (program.make_learner is None or not program.learner_on_device):
+    if run_cfg.overlap_transfers == "on" and not program.placeable_learner:
         raise ConfigError(f"overlap_transfers=on: {system} has no learner on a device whose transfers could overlap "
                           "its "
                           f"updates (valid here: auto, off)")
@@ -252,7 +252,7 @@ def check_learners(system: str, run_cfg: RunConfig, program) -> None:
     n = run_cfg.num_learners
     if n == 1:
         return
-    if program.make_learner is None or not program.learner_on_device:
+    if not program.placeable_learner:
         raise ConfigError(f"num_learners={n}: {system} has no gradient learner to replicate (valid: 1)")
     if run_cfg.runtime not in ("local", "ray"):
         raise ConfigError(f"num_learners={n} needs a runtime of processes (local or ray); got {run_cfg.runtime!r}")
@@ -324,9 +324,8 @@ def plan_run(system: str, env: str | None = None, *, config_file: str | None = N
     if run_cfg.runtime not in program.runtimes:
         raise ConfigError(f"runtime '{run_cfg.runtime}' is not supported by {system} (supported: "
                           f"{', '.join(program.runtimes)})")
-    placeable = program.make_learner is not None and program.learner_on_device
-    run_cfg = dataclasses.replace(run_cfg, precision=resolve_precision(run_cfg.precision,
-                                                                       resolve_device(run_cfg.device), placeable))
+    precision = resolve_precision(run_cfg.precision, resolve_device(run_cfg.device), program.placeable_learner)
+    run_cfg = dataclasses.replace(run_cfg, precision=precision)
     check_learner_device(system, run_cfg, program)
     check_learners(system, run_cfg, program)
     refused = refusal(run_cfg.runtime, program, run_cfg.num_learners)

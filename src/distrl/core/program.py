@@ -220,6 +220,11 @@ class Program:
     # the learner can run on a GPU (models/device.py); False where it has no network gradient to compute (ES)
     learner_on_device: bool = True
 
+    @property
+    def placeable_learner(self) -> bool:
+        """A central learner computing network gradients: what a device and a precision apply to."""
+        return self.make_learner is not None and self.learner_on_device
+
     def role(self, name: str) -> Role:
         return next(r for r in self.roles if r.name == name)
 

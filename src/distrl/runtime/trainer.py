@@ -70,8 +70,7 @@ class Trainer:
         if cfg.num_learners > 1:  # each learner takes a batch of the program's size
             self.program = for_learners(self.program, cfg.num_learners)
         device = resolve_device(cfg.device)
-        placeable = self.program.make_learner is not None and self.program.learner_on_device
-        precision = resolve_precision(cfg.precision, device, placeable)  # plan_run's runs come resolved
+        precision = resolve_precision(cfg.precision, device, self.program.placeable_learner)  # plan_run's: resolved
         self.learner, shared = make_learner(self.program, self.backend.open(self.program), cfg.num_learners, device,
                                             precision)
         if self.resume:
