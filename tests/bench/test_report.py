@@ -33,6 +33,15 @@ def test_cells_table():
     assert "## Spread over seeds" in text
 
 
+def test_a_cell_whose_learner_computed_in_bf16_is_marked():
+    """What the run chose (``precision=auto`` resolves in the run), not what the cell asked; no mark for fp32 or an
+    old report without the record."""
+    bf16 = dict(result(system="impala", seed=0), precision="bf16")
+    text = markdown(MACHINE, "distrl bench", [bf16, dict(result(seed=1), precision="fp32"), result(seed=2)], [])
+    assert "| impala (bf16 learner) | CartPole-v1 | local | 0 |" in text
+    assert "| impala | CartPole-v1 | local | 1 |" in text and "| impala | CartPole-v1 | local | 2 |" in text
+
+
 def test_spread_rows():
     rows = spread_rows(
         [result(seed=s, evaluated=e, reached=r) for s, e, r in [(0, 500, 3.0), (1, 480, None), (2, 120, 5.0)]]

@@ -43,6 +43,7 @@ def test_bench_writes_report_json_and_plots_and_resumes(cli, tmp_path):
     assert a > 0 and b > 0 and cell["ceiling"]["ceiling_sps"] == pytest.approx(1.0 / (1.0 / a + 1.0 / b))
     assert cell["peak_memory_mb"] > 50 and cell["final_eval"] is not None and cell["curve"]
     assert cell["bottleneck"] and cell["learner_wait_frac"] is not None
+    assert cell["precision"] == "fp32"  # what the run chose, from its config.yaml
     text = (out / "report.md").read_text()
     assert "| a2c | CartPole-v1 | inline | 0 |" in text
     assert "atari extra" not in text  # --no-pong is a choice, not a missing extra

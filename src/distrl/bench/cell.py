@@ -21,6 +21,7 @@ from pathlib import Path
 
 from distrl.bench.suite import Cell
 from distrl.plotting import read_curve
+from distrl.runtime.run.run_dir import read_config
 
 SAMPLE_S = 2.0  # seconds between peak-memory samples
 
@@ -162,5 +163,7 @@ def run_cell(cell: Cell, folder: Path, eval_episodes: int, inputs: dict[str, str
         "learner_wait_frac": summary["learner_wait_frac"], "policy_lag_mean": summary["policy_lag_mean"],
         "bottleneck": summary["bottleneck"], "bytes_per_env_step": summary.get("bytes_per_env_step"),
         "peak_memory_mb": round(peak / 2**20, 1), "actor_restarts": summary["actor_restarts"],
+        # what the run chose for the learner's arithmetic (a preset's or a setting's "auto" is recorded as given)
+        "precision": read_config(run_dir)["run"].get("precision"),
         "curve": points,
     }

@@ -48,6 +48,12 @@ def _verdict(r: dict) -> str:
     return f"{r['bottleneck']} ({1 / ratio:.1f}x below the actors alone)"
 
 
+def _arithmetic(r: dict) -> str:
+    """A mark on a cell whose learner computed in bfloat16 (``precision=bf16``, or what ``auto`` chose on a CPU with
+    bf16 arithmetic: the Atari preset's); reports from before the record carried ``precision`` show none."""
+    return " (bf16 learner)" if r.get("precision") == "bf16" else ""
+
+
 def _best(*rs: dict) -> str:
     """A mark on greedy evals that played a run's best evaluated weights (``run_dir/best``: R2D2's and SEED + R2D2's
     default), not its last checkpoint's; on a spread row, how many of its seeds did. Reports from before the record
@@ -82,8 +88,8 @@ def cell_rows(results: list[dict]) -> list[str]:
             bytes_ = "0 (one process)"
         missing = "learner not measured" if ceiling.get("learner_missing") else "—"
         lines.append(
-            f"| {c['system']} | {c['env']} | {c['runtime']} | {c['seed']} | {r['env_steps']:,} | {_n(r['sps'])} | "
-            f"{_n(ceiling.get('actors_alone_sps'))} | {_n(ceiling.get('learner_alone_sps'))} | "
+            f"| {c['system']}{_arithmetic(r)} | {c['env']} | {c['runtime']} | {c['seed']} | {r['env_steps']:,} | "
+            f"{_n(r['sps'])} | {_n(ceiling.get('actors_alone_sps'))} | {_n(ceiling.get('learner_alone_sps'))} | "
             f"{_n(ceiling.get('ceiling_sps'), ',.0f', missing)} | "
             f"{_n(_ratio(r), '.2f')} | {_n(_vs_ceiling(r), '.2f')} | "
             f"{_n(r['threshold_env_steps']) if reached else never} | {_n(r['threshold_train_s'], '.1f', never)} | "
