@@ -298,10 +298,10 @@ def test_best_weights_that_are_not_finite_float32_are_not_played(tmp_path, poiso
 
 def test_the_python_api_says_its_progress_unless_told_not_to(tmp_path, capsys):
     distrl.train("a2c", env="CartPole-v1", total_steps=2000, num_envs=8, run_dir=str(tmp_path / "a"))
-    said = capsys.readouterr().out
-    assert "[a2c CartPole-v1]" in said and "ETA" in said
+    said = capsys.readouterr()
+    assert "[a2c CartPole-v1]" in said.err and "ETA" in said.err and said.out == ""  # on stderr, as tqdm's
     distrl.train("a2c", env="CartPole-v1", total_steps=2000, num_envs=8, run_dir=str(tmp_path / "b"), progress=False)
-    assert capsys.readouterr().out == ""
+    assert capsys.readouterr().err == ""
 
 
 @pytest.mark.parametrize("folder", ["best", "checkpoints"])

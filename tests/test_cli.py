@@ -160,8 +160,20 @@ def test_a_missing_extra_is_one_line_naming_the_install(cli, tmp_path, module, a
     assert not (tmp_path / "runs").exists()  # checked before the run dir is made
 
 
+def test_piped_output_is_the_summary_alone_and_the_progress_goes_to_stderr(cli, tmp_path):
+    """``distrl train ... | jq``: standard output is one JSON line; the progress lines (a terminal would get the bar)
+    are on standard error, the budget's note first."""
+    r = cli("train", "a2c", "--total-steps", "20000", "--set", "num_envs=8", "--set", "log_interval_s=0.05",
+            "--run-dir", str(tmp_path / "r"), cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.strip().splitlines()
+    assert len(lines) == 1 and json.loads(lines[0])["env_steps"] >= 20000, r.stdout
+    progress = [line for line in r.stderr.splitlines() if line.startswith("[a2c CartPole-v1]")]
+    assert progress and "ETA" in progress[-1], r.stderr
+
+
 def test_a_closed_pipe_ends_the_run_quietly(tmp_path):
-    """``distrl train ... | head -1``: once the reader is gone, no BrokenPipeError traceback."""
+    """``distrl train ... 2>&1 | head -1``: once the progress's reader is gone, the run goes on and ends as usual."""
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     proc = subprocess.Popen(
         [
@@ -185,10 +197,11 @@ def test_a_closed_pipe_ends_the_run_quietly(tmp_path):
         stderr=subprocess.PIPE,
         text=True,
     )
-    proc.stdout.readline()  # the first progress line, then the reader leaves
-    proc.stdout.close()
-    err = proc.stderr.read()
-    assert proc.wait(timeout=120) == 0 and "Traceback" not in err and "BrokenPipe" not in err, err
+    proc.stderr.readline()  # the first progress line (on stderr: stdout is the summary's), then the reader leaves
+    proc.stderr.close()
+    out = proc.stdout.read()
+    assert proc.wait(timeout=120) == 0, out
+    assert json.loads(out.strip().splitlines()[-1])["env_steps"] >= 60000  # the summary still comes, alone
     assert json.loads((tmp_path / "r" / "summary.json").read_text())["env_steps"] >= 60000
 
 

@@ -4,7 +4,8 @@ Flags of ``distrl train`` are generated from :class:`distrl.run_config.RunConfig
 ``cli``); every other setting, of the run or the system, is reachable with ``--set key=value``
 or a YAML file. User errors print one line and exit with code 2, without a traceback. A run ends
 with a short summary for a person on a terminal, and with one JSON line where the output is read
-by a program (a pipe or a file, or ``--json``).
+by a program (a pipe or a file, or ``--json``); the progress goes to standard error, so standard output holds the
+summary alone.
 """
 
 from __future__ import annotations

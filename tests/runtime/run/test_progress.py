@@ -20,7 +20,9 @@ def test_the_note_comes_before_the_first_figures(capsys):
     p.update(16_384, 3000.0, 20.0)
     p.update(32_768, 3000.0, 30.0)
     p.close()
-    lines = capsys.readouterr().out.splitlines()
+    said = capsys.readouterr()
+    lines = said.err.splitlines()
+    assert said.out == ""  # standard output is the run's result's
     assert lines[0] == "[ppo CartPole-v1] budget 20,000 env steps, rounded up: 32,768"
     assert lines[-1].endswith("ETA 0:00")
 

@@ -1,4 +1,6 @@
-"""Progress display: a rich live bar on a terminal, plain log lines otherwise (CI, files, pipes).
+"""Progress display, on standard error: a rich live bar on a terminal, plain log lines otherwise (CI, files, pipes).
+Standard output is left to the run's result (the summary, one JSON line for a program), as tqdm and the other
+``distrl`` commands leave it: ``distrl train ... | jq .sps`` reads the summary alone while the progress shows.
 
 The bar fits an 80-column terminal: a short label, a fixed-width bar, and compact numbers
 ("680k/1.50M steps  210k sps  R 487.3  ETA 0:05"). If whoever reads the plain lines goes away (a
@@ -35,18 +37,19 @@ class Progress:
         self.total = total_steps
         self.label = label if len(label) <= 24 else label[:23] + "~"
         self.enabled = enabled
-        self.tty = enabled and sys.stdout.isatty()
+        self.tty = enabled and sys.stderr.isatty()
         self._bar = None
         self._t0 = time.perf_counter()
         self._s0 = start_steps
         if note and enabled:
             self._print(f"[{self.label}] {note}")
         if self.tty:
+            from rich.console import Console
             from rich.progress import BarColumn, TextColumn
             from rich.progress import Progress as RichProgress
 
             self._bar = RichProgress(TextColumn("[bold]{task.description}"), BarColumn(bar_width=12),
-                                     TextColumn("{task.fields[info]}"), transient=False)
+                                     TextColumn("{task.fields[info]}"), transient=False, console=Console(stderr=True))
             self._task = self._bar.add_task(self.label, total=total_steps, completed=start_steps,
                                             info=self._info(start_steps, float("nan"), float("nan")))
             self._bar.start()
@@ -70,7 +73,7 @@ class Progress:
 
     def _print(self, line: str) -> None:
         try:
-            print(line, flush=True)
+            print(line, file=sys.stderr, flush=True)
         except BrokenPipeError:  # the reader left; training goes on without the lines
             self.enabled = False
 
