@@ -31,6 +31,18 @@ def test_where_workers_learn_there_is_no_learner_wait(env_s, infer_s, learn_s):
     assert name in ("gradient-bound", "env-bound") and "learner" not in numbers
 
 
+@given(st.floats(0.0, 100.0), st.floats(0.001, 100.0), st.floats(0.0, 100.0))
+def test_in_one_process_the_numbers_are_the_turns_of_acting_and_learning(wait_s, learn_s, block_s):
+    """``inline``: the learner's wait is the acting's turn; no pipeline or transport is spoken of."""
+    totals = Interval(wait_s=wait_s, learn_s=learn_s)
+    name, numbers, wait_frac = verdict(totals, {"block_s": block_s}, {}, workers_learn=False, served=False,
+                                       one_process=True)
+    acting = wait_s / (wait_s + learn_s)
+    assert wait_frac == acting and f"acting takes {acting:.0%}" in numbers and f"learning {1 - acting:.0%}" in numbers
+    assert "pipeline" not in numbers and "transport" not in numbers
+    assert name == ("actor-bound" if acting >= 0.5 else "learner-bound")  # the larger turn
+
+
 role_times = st.fixed_dictionaries({"block_s": st.floats(0.0, 100.0), "busy_s": st.floats(0.0, 100.0)})
 
 

@@ -132,9 +132,11 @@ def row(env_steps: int, wall_s: float, dt: float, iv: Interval, episodes: Episod
 
 
 def verdict(totals: Interval, actor: dict, services: dict, workers_learn: bool, served: bool,
-            feeders: dict[str, dict[str, float]] | None = None) -> tuple[str, str, float]:
+            feeders: dict[str, dict[str, float]] | None = None, one_process: bool = False) -> tuple[str, str, float]:
     """The bottleneck verdict, the numbers behind it, and the learner's wait fraction. ``feeders``: the time split
-    of each role that writes what the learner reads, where the backend times roles apart (``local``)."""
+    of each role that writes what the learner reads, where the backend times roles apart (``local``).
+    ``one_process`` (``inline``): acting and learning take turns, so the learner's wait is the acting's share, the
+    bound is the side with the larger share, and there is no pipeline or transport to speak of."""
     learner_total = totals.wait_s + totals.learn_s + totals.publish_s
     wait_frac = totals.wait_s / learner_total if learner_total > 0 and not workers_learn else float("nan")
     actor_time = max(totals.env_s + totals.infer_s + actor.get("block_s", 0.0) + actor.get("transport_s", 0.0), 1e-9)
@@ -146,6 +148,10 @@ def verdict(totals: Interval, actor: dict, services: dict, workers_learn: bool, 
         return ("gradient-bound" if grad_frac >= 0.5 else "env-bound",
                 f"workers spend {1 - grad_frac:.0%} of their busy time stepping envs and choosing actions "
                 f"and {grad_frac:.0%} computing and applying gradients", wait_frac)
+    if one_process and not served and wait_frac == wait_frac:  # the side that takes the larger turn
+        return ("actor-bound" if wait_frac >= 0.5 else "learner-bound",
+                f"one process, acting and learning in turn: acting takes {wait_frac:.0%} of its time, learning "
+                f"{1 - wait_frac:.0%}", wait_frac)
     if served and "actor_idle_frac" in services:
         return (*inference_bottleneck(wait_frac, services["actor_idle_frac"]), wait_frac)
     return (*fed_bottleneck(wait_frac, block_frac, transport_frac, feeders or {}), wait_frac)

@@ -24,7 +24,7 @@ def summarise(trainer, actor: dict, services: dict) -> dict[str, Any]:
     roles = actor_stats.pop("roles", {})
     served = any(isinstance(s, Inference) for s in program.services.values())
     name, numbers, wait_frac = verdict(tot, actor_stats, services, trainer.learner is None, served,
-                                       feeders(program, roles))
+                                       feeders(program, roles), one_process=trainer.cfg.runtime == "inline")
     stats = trainer.stats()
     split = {"startup_s": tot.startup_s, "wait_s": tot.wait_s, "learn_s": tot.learn_s, "publish_s": tot.publish_s,
              "env_s": tot.env_s, "infer_s": tot.infer_s, "worker_learn_s": tot.worker_learn_s}
