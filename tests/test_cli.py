@@ -111,8 +111,11 @@ def test_list_shows_every_system_and_setting(cli):
     assert r.returncode == 0
     for word in ("a2c", "ppo", "impala", "appo"):
         assert word in r.stdout
+    ppo = next(line for line in r.stdout.splitlines() if line.split()[:1] == ["ppo"])
+    assert "runtimes: inline]" in ppo  # the runtime a newcomer would otherwise learn from a refusal
     r = cli("list", "impala")
-    for word in ("num_envs", "unroll_length", "Learning rate"):
+    for word in ("num_envs", "unroll_length", "Learning rate", "runtimes: inline, local, ray",
+                 "docs/systems/impala.md"):
         assert word in r.stdout
     assert "total_steps" in cli("list", "run").stdout
 

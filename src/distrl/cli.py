@@ -431,7 +431,7 @@ def human_summary(s: dict) -> str:
 
 
 def _cmd_list(args) -> int:
-    from distrl.agents.registry import SYSTEMS, get_system
+    from distrl.agents.registry import SYSTEMS, get_system, system_runtimes
     from distrl.config import describe
     from distrl.presets import presets
     from distrl.run_config import RunConfig
@@ -446,14 +446,15 @@ def _cmd_list(args) -> int:
     if args.what is None:
         out.append("systems ('distrl list SYSTEM' shows one's settings and presets; 'distrl list run' the run "
                    "settings every system takes):")
-        out += [f"  {name:<10} {get_system(name).DOC} [actions: {', '.join(get_system(name).ACTIONS)}]"
-                for name in SYSTEMS]
+        out += [f"  {name:<10} {get_system(name).DOC} [actions: {', '.join(get_system(name).ACTIONS)}; runtimes: "
+                f"{', '.join(system_runtimes(name))}]" for name in SYSTEMS]
     elif args.what == "run":
         show("run settings (every system):", RunConfig)
     else:
         module = get_system(args.what)
         show(f"{args.what}: {module.DOC}\n  actions: {', '.join(module.ACTIONS)}; observations: Box, or any gymnasium "
-             "flattens into one (Dict, Tuple, Discrete one-hot)", module.Config)
+             f"flattens into one (Dict, Tuple, Discrete one-hot)\n  runtimes: {', '.join(system_runtimes(args.what))}"
+             f"\n  docs: docs/systems/{args.what}.md (in the repository)", module.Config)
         found = presets(args.what)
         out += ["", f"presets (distrl train {args.what} --preset NAME):" if found else "presets: none"]
         out += [f"  {name:<16} {what}" for name, what in found.items()]

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from distrl.agents.registry import SYSTEMS, get_system
+from distrl.agents.registry import SYSTEMS, get_system, system_runtimes
 from distrl.core.program import Program
 from distrl.core.system import BuildContext
 from distrl.envs import env_spec
@@ -50,6 +50,7 @@ def test_system_module_builds_a_program(name, tmp_path):
     program.check()
     assert "evaluator" in {r.name for r in program.roles}
     assert module.make_model(env_spec(env), module.Config()) is not None
+    assert system_runtimes(name) == program.runtimes  # what distrl list says, without building one
 
 
 @pytest.mark.parametrize("name", ["ppo", "appo", "impala", "a3c", "seed"])

@@ -2,7 +2,8 @@
 ``Config``, ``DOC``, ``ACTIONS`` (the action spaces it takes), ``DEFAULT_TOTAL_STEPS``, ``RENAMED_SETTINGS``,
 ``OLDER_RUN_DEFAULTS``, ``build``
 (returns a program) and ``make_model``; optionally ``RUN_DEFAULTS`` (run settings the system fills) and
-``saved_as`` (what a run saved under its name by an older distrl is now: ``saved_run``)."""
+``saved_as`` (what a run saved under its name by an older distrl is now: ``saved_run``). A builder module whose
+programs run on fewer than every runtime says which in its ``RUNTIMES`` (``system_runtimes``)."""
 
 from __future__ import annotations
 
@@ -36,6 +37,15 @@ def get_system(name: str) -> ModuleType:
         hint = f"; did you mean '{close[0]}'?" if close else ""
         raise ConfigError(f"unknown system '{name}'{hint} (valid: {', '.join(SYSTEMS)})")
     return importlib.import_module(SYSTEMS[name])
+
+
+def system_runtimes(name: str) -> tuple[str, ...]:
+    """The runtimes a system's programs run on, without building one (``distrl list``): its builder module's
+    ``RUNTIMES`` (the tuple it gives its programs), else every runtime."""
+    from distrl.core.program import RUNTIMES
+
+    builder = importlib.import_module(get_system(name).build.__module__)
+    return tuple(getattr(builder, "RUNTIMES", RUNTIMES))
 
 
 # a system's former name (distrl 0.2), which its runs' checkpoints may still say after their config was migrated

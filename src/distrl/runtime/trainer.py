@@ -123,7 +123,8 @@ class Trainer:
 
     def step(self, updates: int | None = None, env_steps: int | None = None) -> dict[str, Any]:
         """Run iterations until ``updates`` more learner updates or ``env_steps`` more env steps (or, with
-        neither, the run's budget) are done; stop early at the budget or ``max_wall_s``."""
+        neither, the run's budget) are done; stop early at the budget or ``max_wall_s``. An iteration is whole: it
+        takes a batch of the actors' output, so ``env_steps`` is passed by up to a batch (PPO's CartPole: 16,384)."""
         u0, s0 = self.updates, self.env_steps
         while not self.done:
             if (updates is not None and self.updates - u0 >= updates) or \

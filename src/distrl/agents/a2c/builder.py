@@ -27,6 +27,9 @@ def _actor(env_id: str, env: EnvSpec, cfg: A2CConfig, index: int, seed: int, han
     return UnrollActor(env_id, cfg.num_envs, cfg.unroll_length, seed, make_model(env, cfg), handles["weights"])
 
 
+RUNTIMES = ("inline",)  # one actor and the learner taking turns (PPO's builder is this one)
+
+
 def _learner(env: EnvSpec, cfg: A2CConfig, handles: dict) -> A2CLearner:
     return A2CLearner(cfg, make_model(env, cfg))
 
@@ -40,4 +43,4 @@ def build(cfg: A2CConfig, ctx: BuildContext, make_learner=_learner) -> Program:
                    services={"unrolls": Channel(spec, batch=1), "weights": Weights()},
                    make_learner=partial(make_learner, env, cfg), consumes="unrolls",
                    hyperparameters={"lr": Hyperparameter(cfg.lr, cfg.lr_schedule),
-                                    "entropy_coef": Hyperparameter(cfg.entropy_coef)}, runtimes=("inline",))
+                                    "entropy_coef": Hyperparameter(cfg.entropy_coef)}, runtimes=RUNTIMES)

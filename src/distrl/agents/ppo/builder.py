@@ -8,6 +8,7 @@ learner.
 
 from __future__ import annotations
 
+from distrl.agents.a2c.builder import RUNTIMES
 from distrl.agents.a2c.builder import build as a2c_program
 from distrl.agents.common.passes import check_minibatches
 from distrl.agents.ppo.config import PPOConfig
@@ -16,6 +17,8 @@ from distrl.agents.ppo.networks import make_model
 from distrl.core.program import Program
 from distrl.core.system import BuildContext
 from distrl.envs import EnvSpec
+
+__all__ = ["RUNTIMES", "build"]  # A2C's runtimes: the same program
 
 
 def _learner(env: EnvSpec, cfg: PPOConfig, handles: dict) -> PPOLearner:
