@@ -729,7 +729,7 @@ def join(address: str, timeout_s: float = 30.0, token: str | None = None, env: s
         link.close()
         raise ConfigError(f"the server runs env '{env_id}'; join it only with --env {env_id} "
                           "(an env id that names a module imports that module here)")
-    actor = EnvActor(env_id, cfg["num_envs"], cfg["seed"])
+    actor = EnvActor(env_id, cfg["num_envs"], cfg["seed"], whole_games=bool(cfg.get("whole_games", False)))
     print(f"distrl: joined {address} as actor slot {cfg['slot']} ({cfg['num_envs']} x {env_id})", flush=True)
     try:
         run_env_actor(actor, link)

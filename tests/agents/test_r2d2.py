@@ -449,3 +449,27 @@ def test_the_staleness_metric_of_a_game_counts_the_legal_actions_only():
                             for i in range(4)]).mean()
     got = staleness(net, obs, zero, torch.cat(state, dim=1), torch.ones(4)).item()
     assert got == pytest.approx(expected.item(), rel=1e-5) and expected > 0
+
+
+def test_r2d2_and_seed_r2d2_actors_play_whole_games(monkeypatch):
+    """R2D2 disables the loss-of-life-as-episode-end heuristic (Kapturowski et al. 2019, section 2.3): its actors'
+    envs, SEED + R2D2's env actors, and SEED + R2D2's server's handshake to joining actors ask for whole games; the
+    other systems' training envs keep the heuristic."""
+    import distrl.agents.common.env_actor as env_actor
+    import distrl.agents.r2d2.actor as sequence_actor
+    from distrl.api import plan_run
+    from distrl.core.program import Inference
+
+    asked = []
+    for module in (env_actor, sequence_actor):
+        real = module.make_vec_env
+        monkeypatch.setattr(module, "make_vec_env",
+                            lambda *a, _real=real, **k: (asked.append(k.get("life_loss_ends")), _real(*a, **k))[1])
+    served = {}
+    for system in ("r2d2", "seed-r2d2", "seed"):
+        program = plan_run(system, "distrl/CartPoleNoVelocity-v1", runtime="inline")[4]
+        actor = next(r for r in program.roles if r.name == "actor").make(0, 0, {"weights": None, "inference": None})
+        actor.env.close()
+        served[system] = [s.whole_games for s in program.services.values() if isinstance(s, Inference)]
+    assert asked == [False, False, True]  # r2d2's sequence actor, seed-r2d2's env actor, seed's (the heuristic)
+    assert served == {"r2d2": [], "seed-r2d2": [True], "seed": [False]}

@@ -75,3 +75,27 @@ def test_multi_discrete_and_multi_binary_actions_are_several_categoricals():
     assert not spec.discrete and not spec.continuous
     assert env_spec("tests.envs.spaces:DistrlLightsBinary-v0").action_nvec == (2, 2, 2)
     assert env_spec("CartPole-v1").action_nvec is None
+
+
+def test_a_lost_life_ends_a_training_episode_unless_whole_games_are_asked_for():
+    """The Nature-DQN heuristic on Atari training envs; R2D2 asks for whole games (its paper, section 2.3) and an
+    evaluation plays them: the same seed and moves reach the first episode end with lives left, or with none."""
+    pytest.importorskip("ale_py", reason="atari extra not installed")
+    pytest.importorskip("cv2", reason="atari extra not installed")
+
+    def lives_at_first_end(**kwargs) -> int:
+        env = make_vec_env("ALE/Breakout-v5", 1, seed=0, **kwargs)
+        rng = np.random.default_rng(0)
+        try:
+            for step in range(20_000):
+                fire = step % 20 == 0  # Breakout serves the ball on FIRE
+                _, _, terminated, truncated, info = env.step(np.array([1 if fire else rng.integers(4)]))
+                if terminated[0] or truncated[0]:
+                    return int(info["lives"][0])
+        finally:
+            env.close()
+        raise AssertionError("no episode ended")
+
+    assert lives_at_first_end() == 4  # a training env: the first life lost ends the episode
+    assert lives_at_first_end(life_loss_ends=False) == 0  # the whole game
+    assert lives_at_first_end(training=False) == 0  # an evaluation's

@@ -135,7 +135,8 @@ class Inference:
     slots for actors that join by address; ``tls_cert``/``tls_key`` (PEM files) make the stream TLS.
     ``emits`` may be a channel (the unrolls as they are) or a replay service: then ``make_emitter()``, built
     once where the server runs, turns each completed ``(unroll, info)`` into the replay's output (it may keep
-    state per slot: SEED with R2D2's learner cuts each env's stream into overlapping sequences)."""
+    state per slot: SEED with R2D2's learner cuts each env's stream into overlapping sequences). ``whole_games``:
+    the env actors' Atari episodes are whole games, a lost life not ending one (R2D2's; told to joining actors)."""
 
     make_policy: Callable[[], Any]
     obs: ArraySpec
@@ -150,6 +151,7 @@ class Inference:
     tls_cert: str = ""
     tls_key: str = ""
     make_emitter: Callable[[], Any] | None = None
+    whole_games: bool = False
 
 
 @dataclass(frozen=True)

@@ -88,28 +88,29 @@ def _kwargs(env_id: str, training: bool) -> dict:
     return multi_agent.game_kwargs(env_id, training) if multi_agent.is_game(env_id) else {}
 
 
-def _atari_env(env_id: str, training: bool, render_mode: str | None = None) -> gym.Env:
+def _atari_env(env_id: str, life_loss_ends: bool, render_mode: str | None = None) -> gym.Env:
     """Nature-DQN preprocessing: no-op starts, frame skip 4 (max-pooled), 84x84 grey, frame stack 4,
-    a life loss ends the training episode. Rewards are clipped by the learner, not here, so the
-    returns we report are real game scores."""
+    a life loss ends the episode where ``life_loss_ends`` (a training episode's, but R2D2's). Rewards are clipped by
+    the learner, not here, so an evaluation's returns are real game scores."""
     env = gym.make(env_id, frameskip=1, full_action_space=False, render_mode=render_mode)
     env = gym.wrappers.AtariPreprocessing(env, noop_max=30, frame_skip=4, screen_size=84,
-                                          terminal_on_life_loss=training, grayscale_obs=True)
+                                          terminal_on_life_loss=life_loss_ends, grayscale_obs=True)
     return gym.wrappers.FrameStackObservation(env, 4)
 
 
-def _atari_vec_env(env_id: str, num_envs: int, training: bool, num_threads: int = 1) -> gym.vector.VectorEnv:
+def _atari_vec_env(env_id: str, num_envs: int, life_loss_ends: bool, num_threads: int = 1) -> gym.vector.VectorEnv:
     """ALE's own vector env where ale-py has one (0.10+): the same preprocessing as :func:`_atari_env`, done in C++
     (``benchmarks/atari_vector.py``: 1.2-1.4x the per-copy wrappers on one thread). One thread by default: each
     actor is a process of its own (``num_threads``: benchmarks/atari_vector.py's scale). Settings as the id's
-    (sticky actions, episode length); rewards unclipped and no FIRE on reset, as the wrappers do; a lost life ends a
-    training episode and the next one starts a new game (checked on ale-py 0.12.1), as the wrappers'
+    (sticky actions, episode length); rewards unclipped and no FIRE on reset, as the wrappers do; with
+    ``life_loss_ends`` a lost life ends the episode and the next one starts a new game (checked on ale-py 0.12.1), as
+    the wrappers'
     ``terminal_on_life_loss`` does. Without it (an older ale-py): one Gymnasium-wrapped env per copy. The resize may
     differ from OpenCV's by a grey level here and there; single envs (evaluation video, spaces) keep the wrappers."""
     try:
         from ale_py.vector_env import AtariVectorEnv
     except ImportError:
-        return gym.vector.SyncVectorEnv([lambda: _atari_env(env_id, training) for _ in range(num_envs)])
+        return gym.vector.SyncVectorEnv([lambda: _atari_env(env_id, life_loss_ends) for _ in range(num_envs)])
     kwargs = gym.spec(env_id).kwargs
     return AtariVectorEnv(
         kwargs["game"],
@@ -122,7 +123,7 @@ def _atari_vec_env(env_id: str, num_envs: int, training: bool, num_threads: int 
         grayscale=True,
         stack_num=4,
         maxpool=True,
-        episodic_life=training,
+        episodic_life=life_loss_ends,
         reward_clipping=False,
         use_fire_reset=False,
         full_action_space=kwargs.get("full_action_space", False),
@@ -183,10 +184,13 @@ def _team_opponent(env_id: str):
     return None if name == "random" else opponent(name, env_id)
 
 
-def make_vec_env(env_id: str, num_envs: int, seed: int, *, training: bool = True) -> gym.vector.VectorEnv:
+def make_vec_env(env_id: str, num_envs: int, seed: int, *, training: bool = True,
+                 life_loss_ends: bool | None = None) -> gym.vector.VectorEnv:
     """``num_envs`` copies stepped together, seeded ``seed, seed+1, ...``. A game's team (``?team=``,
     ``envs/teams.py``) fills ``num_envs`` slots with its agents, a multiple of its size; an evaluation's
-    (``training=False``) rounds up to one."""
+    (``training=False``) rounds up to one. ``life_loss_ends``: on Atari, whether a lost life ends the episode (the
+    Nature-DQN heuristic); by default a training env's do and an evaluation's play whole games. R2D2 trains on whole
+    games (Kapturowski et al. 2019, section 2.3: the heuristic disabled)."""
     check_env_id(env_id)
     name = _strip(env_id)
     if multi_agent.is_game(env_id) and teams.team_of(env_id) is not None:
@@ -195,7 +199,7 @@ def make_vec_env(env_id: str, num_envs: int, seed: int, *, training: bool = True
             num_envs = size * math.ceil(num_envs / size)
         env = teams.TeamGames(env_id, num_envs, _team_opponent(env_id))
     elif is_atari(name):
-        env = _atari_vec_env(name, num_envs, training)
+        env = _atari_vec_env(name, num_envs, training if life_loss_ends is None else life_loss_ends)
     elif _probe_needs_flattening(name, _kwargs(env_id, training)):  # each copy flattened as make_env flattens one
         env = gym.make_vec(name, num_envs=num_envs, vectorization_mode="sync", wrappers=[flat_observations])
     elif gym.spec(name).vector_entry_point is not None:

@@ -20,8 +20,10 @@ from distrl.envs import make_vec_env
 
 
 class EnvActor(Stateless, Finishes):
-    def __init__(self, env_id: str, num_envs: int, seed: int, link=None, steps_per_call: int = 1):
-        self.env = make_vec_env(env_id, num_envs, seed)
+    def __init__(self, env_id: str, num_envs: int, seed: int, link=None, steps_per_call: int = 1,
+                 whole_games: bool = False):
+        """``whole_games``: a lost Atari life does not end an episode (R2D2's learner: SEED + R2D2)."""
+        self.env = make_vec_env(env_id, num_envs, seed, life_loss_ends=not whole_games)
         self.seed = seed
         space = self.env.single_action_space
         self.clip = (space.low, space.high) if hasattr(space, "low") else None

@@ -193,7 +193,8 @@ class SequenceActor(Stateless):
                  weights: WeightsReader, index: int = 0):
         self.cfg, self.model, self.explore, self.weights = cfg, model, explore, weights
         self.flat = FlatParameters(model)
-        self.env = make_vec_env(env_id, cfg.num_envs, seed)
+        # whole Atari games: a lost life is no episode end (Kapturowski et al. 2019, section 2.3)
+        self.env = make_vec_env(env_id, cfg.num_envs, seed, life_loss_ends=False)
         self.rng = np.random.default_rng(seed)
         torch.manual_seed(seed)
         self.adder = SequenceAdder(cfg.num_envs, cfg.sequence_length, cfg.overlap, 2 * model.state_size, cfg.burn_in)

@@ -27,7 +27,8 @@ from distrl.core.types import ArraySpec
 
 
 def _env_actor(env_id: str, cfg, index: int, seed: int, handles: dict) -> EnvActor:
-    return EnvActor(env_id, cfg.num_envs, seed, handles["inference"], cfg.unroll_length)
+    # R2D2 trains on whole Atari games (Kapturowski et al. 2019, section 2.3: the loss-of-life heuristic disabled)
+    return EnvActor(env_id, cfg.num_envs, seed, handles["inference"], cfg.unroll_length, whole_games=True)
 
 
 def _policy(env, cfg, num_slots: int) -> RecurrentQPolicy:
@@ -46,7 +47,8 @@ def build(cfg: SeedR2D2Config, ctx: BuildContext) -> Program:
                           unroll_length=cfg.unroll_length, max_batch=cfg.inference_batch or slots,
                           max_wait_s=cfg.inference_wait_ms / 1e3, emits="replay", env_id=ctx.env_id, bind=cfg.bind,
                           remote_slots=cfg.remote_actors, tls_cert=cfg.tls_cert, tls_key=cfg.tls_key,
-                          make_emitter=partial(SequenceEmitter, cfg, chunk_spec(env, cfg, cfg.lstm), cfg.lstm))
+                          make_emitter=partial(SequenceEmitter, cfg, chunk_spec(env, cfg, cfg.lstm), cfg.lstm),
+                          whole_games=True)
     actors = Role("actor", partial(_env_actor, ctx.env_id, cfg), count=cfg.num_actors, uses=("inference",))
     used = {**services(cfg, ctx), "inference": inference}
     return Program(roles=(actors, *evaluator_roles(ctx, partial(make_model, env, cfg))), services=used,

@@ -319,3 +319,38 @@ def test_a_hello_too_long_or_too_deep_is_refused_unread(guarded, capfd):
         assert e.value.code() == grpc.StatusCode.UNAUTHENTICATED and "Recursion" not in (e.value.details() or "")
         channel.close()
     assert "did not present the run's token" in capfd.readouterr().err
+
+
+def test_a_joining_actor_plays_whole_games_where_the_handshake_says_so(monkeypatch):
+    """SEED + R2D2's server tells joining actors that a lost Atari life ends no episode (R2D2's whole games): the
+    handshake carries the Inference spec's ``whole_games`` and ``distrl join`` builds its env with it."""
+    from types import SimpleNamespace
+
+    import distrl
+    import distrl.agents.common.env_actor as env_actor
+    from distrl.core.program import Inference
+    from distrl.runtime.services.inference import client
+    from distrl.runtime.services.inference import grpc as transport_module
+    from distrl.runtime.services.inference.ray import GrpcInference
+
+    spec = Inference(make_policy=None, obs=OBS, num_envs=2, unroll_length=T, max_batch=1, max_wait_s=0.0,
+                     env_id="CartPole-v1", whole_games=True)
+    handshake = GrpcInference._actor_config(SimpleNamespace(spec=spec, seed=0), 1)
+    assert handshake["whole_games"] is True
+
+    class FakeLink:
+        config = {**handshake, "slot": 1}
+
+        def __init__(self, *a, **k):
+            pass
+
+        def close(self):
+            pass
+
+    asked = []
+    real = env_actor.make_vec_env
+    monkeypatch.setattr(env_actor, "make_vec_env", lambda *a, **k: (asked.append(k), real(*a, **k))[1])
+    monkeypatch.setattr(transport_module, "GrpcLink", FakeLink)
+    monkeypatch.setattr(client, "run_env_actor", lambda actor, link: None)
+    distrl.join("127.0.0.1:1", token="x")
+    assert asked == [{"life_loss_ends": False}]

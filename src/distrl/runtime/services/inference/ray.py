@@ -42,7 +42,7 @@ class GrpcInference(ThreadedInference):
 
     def _actor_config(self, slot: int) -> dict:
         """The handshake for an actor taking ``slot`` (Ray's actors bring their own; ``distrl join`` uses it)."""
-        return {"env_id": self.spec.env_id, "num_envs": self.spec.num_envs,
+        return {"env_id": self.spec.env_id, "num_envs": self.spec.num_envs, "whole_games": self.spec.whole_games,
                 "seed": self.seed + 1000 * slot + int.from_bytes(os.urandom(2), "little")}
 
     def worker_handle(self, role: str, index: int):
