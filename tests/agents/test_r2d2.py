@@ -182,12 +182,15 @@ def h_inv(x, eps):  # R2D2 / Pohlen et al. 2018, the closed form of h's inverse
     return np.sign(x) * (((np.sqrt(1 + 4 * eps * (np.abs(x) + 1 + eps)) - 1) / (2 * eps)) ** 2 - 1)
 
 
-def reference_priority(cfg, q, action, reward, discount, first, length, start, eps=1e-3):
+def reference_priority(cfg, q, action, reward, discount, first, length, start, eps=1e-3, q_target=None):
     """One sequence's priority from the formulas written out (one env: arrays ``[T, ...]``): delta_t = h(sum_k gamma^k
     r_{t+k} + gamma^n h^-1(max_a q_{t+n}) - alpha (h^-1(max_a q_t) - h^-1(q_t(a_t)))) - q_t(a_t) over the steps after
     burn-in (all of them where the sequence starts its episode) whose bootstrap step is one of the sequence's, or whose
     window an episode end cuts first; p = eta max |delta| + (1 - eta) mean |delta| (R2D2 section 2.3); 0 where no step
-    is trained."""
+    is trained. With ``q_target`` (the target network's Q) the bootstrap is double Q's, q_target(x_{t+n},
+    argmax_a q(x_{t+n}, a)), and advantage learning's correction is the target's; without it the two networks are
+    one (the actor's scorer)."""
+    q_target = q if q_target is None else q_target
     last = first + length - 1
     deltas = []
     for t in range(first, last + 1):
@@ -202,10 +205,79 @@ def reference_priority(cfg, q, action, reward, discount, first, length, start, e
             if scale == 0:
                 break
         if scale:
-            g += scale * h_inv(q[t + cfg.n_step].max(), eps)
-        g -= cfg.advantage_learning * (h_inv(q[t].max(), eps) - h_inv(q[t, action[t]], eps))  # Bellemare et al. 2016
+            g += scale * h_inv(q_target[t + cfg.n_step, q[t + cfg.n_step].argmax()], eps)
+        g -= cfg.advantage_learning * (h_inv(q_target[t].max(), eps)
+                                       - h_inv(q_target[t, action[t]], eps))  # Bellemare et al. 2016
         deltas.append(abs(h(g, eps) - q[t, action[t]]))
     return cfg.priority_eta * max(deltas) + (1 - cfg.priority_eta) * np.mean(deltas) if deltas else 0.0
+
+
+@pytest.mark.parametrize("alpha", [0.0, 0.5])
+def test_learner_priorities_with_a_target_network_apart_from_the_online_one_follow_the_formula(alpha):
+    """R2D2's learner on stored sequences (the real actor, adder and replay) with its target network moved away from
+    the online one: every sequence's priority is :func:`reference_priority`'s, both networks stepped one step at a
+    time from the stored state over the whole sequence, the online one choosing the bootstrap action and the target
+    valuing it (double Q). Any swap of the two networks, or a target unrolled from another state, fails it."""
+    import copy
+    import dataclasses
+
+    from distrl.agents.common.exploration import EpsilonGreedy
+    from distrl.agents.r2d2.actor import SequenceActor, chunk_spec, sequences_to_insert
+    from distrl.agents.r2d2.builder import make_replay
+    from distrl.agents.r2d2.config import R2D2Config
+    from distrl.agents.r2d2.learner import R2D2Learner
+    from distrl.agents.r2d2.networks import make_model
+    from distrl.config import build as build_config
+    from distrl.core.types import allocate
+
+    class Fixed:  # a weights reader that never has newer weights
+        def pull(self, version):
+            return None
+
+    cfg = build_config(R2D2Config, dict(SMALL, num_actors=1, gamma=0.9, advantage_learning=alpha))
+    env = env_spec("distrl/CartPoleNoVelocity-v1")
+    torch.manual_seed(0)
+    model = make_model(env, cfg)
+    actor = SequenceActor("distrl/CartPoleNoVelocity-v1", env, cfg, 0, model, EpsilonGreedy(np.full(4, 0.5), 2),
+                          Fixed())
+    actor.version = 0
+    spec = chunk_spec(env, cfg, cfg.lstm)
+    replay, out, slots = make_replay(spec, cfg, pixels=False), allocate(spec), []
+    for _ in range(4):
+        actor.step(out)
+        items, priorities = sequences_to_insert(out)
+        slots.append(replay.add(items, priorities))
+    actor.close()
+    slots = np.concatenate(slots)
+    seqs = replay.storage.read(slots)
+    assert seqs["episode_start"].any() and (~seqs["episode_start"]).any() and (seqs["mask"].sum(1) < 10).any()
+
+    learner = R2D2Learner(dataclasses.replace(cfg, lr=0.0), copy.deepcopy(model), replay=None)
+    torch.manual_seed(1)
+    with torch.no_grad():  # each network moved its own way (a fresh head scores every action alike: no argmax)
+        for net in (learner.model, learner.target):
+            for p in net.parameters():
+                p.add_(0.3 * torch.randn_like(p))
+    online, target = copy.deepcopy(learner.model), learner.target
+    batch = SampledBatch(seqs, slots, np.full(len(slots), 0.5), np.ones(len(slots), np.float32))
+    got = learner.update(batch)[1]
+
+    def stepped(net, i):  # Q over sequence i, one step at a time from its stored state: [L, A]
+        state = tuple(s[None] for s in torch.as_tensor(seqs["initial_state"][i]).split(net.state_size))
+        rows = []
+        with torch.no_grad():
+            for t in range(seqs["obs"].shape[1]):
+                q, state = net.step(torch.as_tensor(seqs["obs"][i, t:t + 1]), state)
+                rows.append(q[0].double().numpy())
+        return np.stack(rows)
+
+    want = [reference_priority(cfg, stepped(online, i), seqs["action"][i], seqs["reward"][i], seqs["discount"][i], 0,
+                               int(seqs["mask"][i].sum()), bool(seqs["episode_start"][i]), q_target=stepped(target, i))
+            for i in range(len(slots))]
+    argmax_differs = [(stepped(online, i).argmax(-1) != stepped(target, i).argmax(-1)).mean() for i in range(len(want))]
+    assert 0.1 < np.mean(argmax_differs) < 0.9  # the double-Q choice matters here
+    assert len(set(np.round(want, 6))) == len(want) and min(want) > 0
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=2e-4)
 
 
 @pytest.mark.parametrize("alpha", [0.0, 0.6])

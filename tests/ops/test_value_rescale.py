@@ -6,7 +6,6 @@ from hypothesis import strategies as st
 
 from distrl.ops import (
     advantage_learning_target,
-    n_step_returns,
     transformed_double_q_target,
     transformed_n_step_q_target,
     value_rescale,
@@ -49,14 +48,38 @@ def test_inverse_is_left_inverse_too():
     torch.testing.assert_close(value_rescale(value_rescale_inv(y)), y)
 
 
-def test_transformed_target():
-    rng = np.random.default_rng(0)
-    r = torch.tensor(rng.normal(size=(6, 2)))
-    d = torch.full((6, 2), 0.99, dtype=torch.float64)
-    q = torch.tensor(rng.normal(size=(6, 2)))
-    out = transformed_n_step_q_target(r, d, q, n=3)
-    expected = value_rescale(n_step_returns(r, d, value_rescale_inv(q), 3))
-    torch.testing.assert_close(out, expected)
+def _h(x: float, eps: float) -> float:
+    return float(np.sign(x) * (np.sqrt(abs(x) + 1.0) - 1.0) + eps * x)
+
+
+def _h_inv_by_bisection(y: float, eps: float) -> float:
+    """h is increasing, so its inverse is a root search (no closed form used)."""
+    lo, hi = -1e6, 1e6
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if _h(mid, eps) < y else (lo, mid)
+    return 0.5 * (lo + hi)
+
+
+@given(seed=st.integers(0, 10_000), n=st.integers(1, 4), ends=st.floats(0.0, 0.4))
+@settings(max_examples=30, deadline=None)
+def test_transformed_target_against_a_loop_over_each_window(seed, n, ends):
+    """R2D2's target (section 2.3), written out per step: y_i = h(sum_{k<m} (prod_{j<k} d_{i+j}) r_{i+k}
+    + (prod_{j<m} d_{i+j}) h^-1(v_{i+m-1})), m = min(n, T - i), an episode end (d = 0) cutting the rest off."""
+    rng, eps = np.random.default_rng(seed), 1e-3
+    T, B = 7, 3
+    r = rng.normal(size=(T, B))
+    d = np.where(rng.random((T, B)) < ends, 0.0, 0.97)
+    v = rng.normal(scale=3.0, size=(T, B))
+    out = transformed_n_step_q_target(torch.tensor(r), torch.tensor(d), torch.tensor(v), n=n, eps=eps).numpy()
+    for i in range(T):
+        for b in range(B):
+            m, g, scale = min(n, T - i), 0.0, 1.0
+            for k in range(m):
+                g += scale * r[i + k, b]
+                scale *= d[i + k, b]
+            g += scale * _h_inv_by_bisection(v[i + m - 1, b], eps)
+            assert out[i, b] == pytest.approx(_h(g, eps), rel=1e-7, abs=1e-7), (i, b)
 
 
 def test_transformed_double_q_target_by_hand():
