@@ -321,3 +321,48 @@ def test_an_expectile_without_two_heads_or_out_of_range_is_one_line(tmp_path, ca
                  "--run-dir", str(run)]) == 2
     err = capsys.readouterr().err.strip()
     assert says in err and len(err.splitlines()) == 1 and not run.exists()
+
+
+def test_the_learners_priorities_are_double_q_td_errors_and_its_target_syncs_every_period():
+    """Ape-X DQN's learner (Horgan et al. 2018, eq. 1 with van Hasselt et al.'s double Q): priority |y - Q(x, a)|, y =
+    r + gamma^n Q_target(x', argmax_a Q(x', a)) with the online network choosing and the target valuing, both from
+    before the update; the target is a copy of the online network after every ``target_update_period`` updates and
+    untouched between."""
+    import copy
+
+    from distrl.agents.apex_dqn.config import ApexDQNConfig
+    from distrl.agents.apex_dqn.learner import ApexDQNLearner
+    from distrl.agents.apex_dqn.networks import make_model
+    from distrl.config import build as build_config
+    from distrl.envs import env_spec
+    from distrl.replay import SampledBatch
+
+    cfg = build_config(ApexDQNConfig, dict(hidden=(16, 16), target_update_period=3))
+    torch.manual_seed(0)
+    learner = ApexDQNLearner(cfg, make_model(env_spec("CartPole-v1"), cfg), replay=None)
+    with torch.no_grad():  # each network its own way: a fresh dueling head scores every action alike
+        for net in (learner.model, learner.target):
+            for p in net.parameters():
+                p.add_(0.3 * torch.randn_like(p))
+    rng = np.random.default_rng(0)
+    n = 16
+    items = {"obs": rng.normal(size=(n, 4)).astype(np.float32), "next_obs": rng.normal(size=(n, 4)).astype(np.float32),
+             "action": rng.integers(0, 2, n), "reward": rng.normal(size=n).astype(np.float32),
+             "discount": np.where(np.arange(n) % 4 == 0, 0.0, 0.99 ** 3).astype(np.float32)}
+    batch = SampledBatch(items, np.arange(n), np.full(n, 1 / n), np.ones(n, np.float32))
+    online, target = copy.deepcopy(learner.model), copy.deepcopy(learner.target)
+    with torch.no_grad():
+        x, x_next = torch.as_tensor(items["obs"]), torch.as_tensor(items["next_obs"])
+        chosen = online(x_next).argmax(-1)
+        assert (chosen != target(x_next).argmax(-1)).any()  # double Q differs from the target's own max here
+        bootstrap = target(x_next)[torch.arange(n), chosen]
+        y = torch.as_tensor(items["reward"]) + torch.as_tensor(items["discount"]) * bootstrap
+        want = (y - online(x)[torch.arange(n), torch.as_tensor(items["action"])]).abs()
+    _, priorities = learner.update(batch)
+    torch.testing.assert_close(torch.as_tensor(priorities), want, rtol=1e-5, atol=1e-6)
+    learner.updates += 1  # (the replay learner's step counts them)
+    for _ in range(2):
+        assert all(torch.equal(a, b) for a, b in zip(learner.target.parameters(), target.parameters()))
+        learner.update(batch)
+        learner.updates += 1
+    assert all(torch.equal(a, b) for a, b in zip(learner.target.parameters(), learner.model.parameters()))
