@@ -73,7 +73,8 @@ class RunConfig:
         None, "Stop after this many seconds even if total_steps is not reached.", low=0.0, low_open=True
     )
     eval_interval_steps: int | None = setting(None, "Env steps between periodic greedy evaluations on their own env "
-                                                    "copies (eval_return_mean in metrics.csv and TensorBoard; the best "
+                                                    "copies, and one of the final weights at the end of the budget "
+                                                    "(eval_return_mean in metrics.csv and TensorBoard; the best "
                                                     "one's weights are kept in run_dir/best, which distrl eval plays); "
                                                     "0: none; default: the system's (none, except R2D2 and SEED + "
                                                     "R2D2: 25000).", low=0)

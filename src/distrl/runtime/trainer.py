@@ -58,6 +58,8 @@ class Trainer:
         self.nonfinite = NonfiniteWatch(self.run_dir)
         self.wall_offset = self.started_at = 0.0
         self._idle = False
+        self._evaluated = None  # the weights the last periodic evaluation played (_current_weights' measure)
+        self._evaluation_in = False  # an evaluation reported since the last row
         self._published = self._first_version = -1
         self._t_start = self._last_row = None
         self.interrupted, self.stopped = False, None  # stopped: why a run ended early (a crash loop, NaN data)
@@ -105,6 +107,7 @@ class Trainer:
             try:
                 self.start()
                 self.step()
+                self._evaluate_final()
             except (KeyboardInterrupt, StopRequested):
                 self.interrupted = True
             except RunStopped as e:  # a crash loop, non-finite data: ended like an interrupt, then reported
@@ -132,6 +135,32 @@ class Trainer:
                 break
             self._iterate()
         return self.stats()
+
+    def _evaluate_final(self) -> None:
+        """At the end of the budget (not at ``max_wall_s``), one more periodic evaluation where the last one played
+        older weights than the final ones, or where the one due at the last batch never ran: the curve ends with the
+        final policy's score, and the best policy kept is chosen among every evaluated set of weights, the final one
+        included. The actors get no new steps meanwhile; at most ``step_timeout_s`` is waited."""
+        if not self.periodic.due or self.progress < 1.0 or self._evaluated == self._current_weights():
+            return
+        self.backend.pause(True)
+        if self.ledger.interval.steps or self.ledger.interval.metrics:  # what came before keeps a row of its own
+            self._emit_row(time.perf_counter())
+        version, deadline = self.learner.version if self.learner else 0, time.perf_counter() + self.cfg.step_timeout_s
+        while self._evaluated != self._current_weights() and time.perf_counter() < deadline:
+            for name in self.periodic.due:  # (none while one is in flight: that one may have played older weights)
+                self.backend.request(name)
+            reports, restarts = self.backend.poll(0.05)
+            self.restarts += restarts
+            for info in reports:
+                self._account(info, version)
+            if self._evaluation_in:
+                self._emit_row(time.perf_counter())
+
+    def _current_weights(self) -> int:
+        """What an evaluation of the newest weights reports as ``eval_version``: the learner's version, or where the
+        workers learn, the updates applied (read when its report arrives)."""
+        return self.learner.version if self.learner is not None else self.updates
 
     @property
     def started(self) -> bool:
@@ -243,13 +272,17 @@ class Trainer:
         self._idle = metrics is None and not reports
         self.periodic.request(self.backend, self.env_steps)
         now = time.perf_counter()
-        if now - self._last_row >= self.cfg.log_interval_s and (self.ledger.interval.steps
-                                                                or self.ledger.interval.metrics):
+        due = now - self._last_row >= self.cfg.log_interval_s or self._evaluation_in
+        if due and (self.ledger.interval.steps or self.ledger.interval.metrics):
             self._emit_row(now)  # (a row with nothing in it would fix the CSV's columns too early)
         for o in self.observers:
             o.on_step(self)
 
     def _account(self, info: dict, version: int) -> None:
+        if "eval_version" in info.get("metrics", {}):  # a periodic evaluation: which weights it played; its row is its
+            # own (a row's metrics are the mean of its interval's reports: two evaluations would share one figure)
+            self._evaluated = int(info["metrics"]["eval_version"]) if self.learner is not None else self.updates
+            self._evaluation_in = True
         self.nonfinite.worker(info)
         self.env_steps += info.get("env_steps", 0)
         self.ledger.report(info, version)
@@ -257,6 +290,7 @@ class Trainer:
             o.on_report(self, info)
 
     def _emit_row(self, now: float) -> None:
+        self._evaluation_in = False
         r = row(self.env_steps, self.wall_s, now - self._last_row, self.ledger.take_interval(), self.ledger.episodes,
                 self.updates, self.restarts)
         for adapter in self.backend.services().values():

@@ -65,11 +65,17 @@ CASES = {  # every system, tiny budgets, on the deterministic inline runtime
 
 @pytest.mark.parametrize("system", sorted(CASES))
 def test_every_system_reports_periodic_evaluations_and_keeps_the_best(tmp_path, system):
-    distrl.train(system, runtime="inline", total_steps=3000, eval_interval_steps=1000, eval_episodes=2,
-                 run_dir=str(tmp_path / "r"), log_interval_s=1e-9, **CASES[system])
+    """Every interval's evaluation, and at the budget's end one of the final weights (the one due at the last batch
+    would never run, and one played before the last update is not the final policy's score)."""
+    summary = distrl.train(system, runtime="inline", total_steps=3000, eval_interval_steps=1000, eval_episodes=2,
+                           run_dir=str(tmp_path / "r"), log_interval_s=1e-9, **CASES[system])
     rows = list(csv.DictReader(open(tmp_path / "r" / "metrics.csv")))
     evals = [float(r["eval_return_mean"]) for r in rows if r.get("eval_return_mean")]
     assert len(evals) >= 2 and all(np.isfinite(evals))  # at 1000 and 2000 env steps (and maybe 3000)
+    last = [r for r in rows if r.get("eval_return_mean")][-1]
+    assert int(last["env_steps"]) == summary["env_steps"]  # the curve ends with the final weights' evaluation
+    if system not in ("a3c", "gorila"):  # (where workers learn, eval_version sums the parameter shards' versions)
+        assert int(float(last["eval_version"])) == summary["learner_updates"]
     from distrl.runtime.run.best_policy import read_best
 
     assert read_best(tmp_path / "r")["eval_return_mean"] == pytest.approx(max(evals), rel=1e-5)  # one per row here
@@ -143,3 +149,33 @@ def test_only_r2d2_and_seed_r2d2_evaluate_by_default_and_a_setting_turns_it_off(
     assert evaluation("r2d2", eval_interval_steps=0) == (0, 10)
     assert evaluation("apex-dqn") == (0, 5)
     assert evaluation("apex-dqn", eval_interval_steps=500, eval_episodes=3) == (500, 3)
+
+
+def test_on_local_the_run_ends_with_an_evaluation_of_the_final_weights(tmp_path):
+    """APPO on ``local``: 2 batches of 32,768 env steps; the evaluation due at 40k falls on the last batch, so it runs
+    after the budget, on the final weights, with the actors held (its process is granted that one step)."""
+    summary = distrl.train("appo", env="CartPole-v1", runtime="local", total_steps=60_000, eval_interval_steps=20_000,
+                           eval_episodes=2, num_actors=1, run_dir=str(tmp_path / "r"))
+    rows = [r for r in csv.DictReader(open(tmp_path / "r" / "metrics.csv")) if r.get("eval_return_mean")]
+    assert rows and int(rows[-1]["env_steps"]) == summary["env_steps"]
+    assert int(float(rows[-1]["eval_version"])) == summary["learner_updates"]
+
+
+def test_a_run_cut_by_max_wall_s_plays_no_final_evaluation(tmp_path):
+    """The wall-clock cap is a promise about time: nothing more runs after it (an evaluation can take minutes)."""
+    distrl.train("a2c", env="CartPole-v1", runtime="inline", total_steps=10**9, max_wall_s=0.5,
+                 eval_interval_steps=10**8, eval_episodes=2, num_envs=8, run_dir=str(tmp_path / "r"))
+    rows = list(csv.DictReader(open(tmp_path / "r" / "metrics.csv")))
+    assert rows and not any(r.get("eval_return_mean") for r in rows)
+
+
+def test_each_evaluation_has_a_metrics_row_of_its_own(tmp_path):
+    """A row's metrics are the mean of its interval's reports: evaluations arriving faster than ``log_interval_s``
+    (the bench's CartPole protocol: several a second) would share one averaged figure. Each gets its own row, written
+    when it reports, here with no rows by the clock at all."""
+    summary = distrl.train("a2c", env="CartPole-v1", runtime="inline", total_steps=20_000, eval_interval_steps=2_000,
+                           eval_episodes=1, num_envs=8, log_interval_s=1e6, run_dir=str(tmp_path / "r"))
+    rows = [r for r in csv.DictReader(open(tmp_path / "r" / "metrics.csv")) if r.get("eval_return_mean")]
+    versions = [float(r["eval_version"]) for r in rows]
+    assert len(rows) >= 9 and versions == sorted(set(versions)) and all(v.is_integer() for v in versions)
+    assert int(versions[-1]) == summary["learner_updates"]  # and the last played the final weights

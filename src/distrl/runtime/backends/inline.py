@@ -154,7 +154,7 @@ class InlineBackend(ServiceHost):
         pass
 
     def request(self, role: str) -> None:
-        self.requested.extend(w for w in self.workers if w.role.name == role)
+        self.requested.extend(w for w in self.workers if w.role.name == role and w not in self.requested)
 
     def pause(self, paused: bool) -> None:
         self.paused = paused
