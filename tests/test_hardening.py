@@ -232,7 +232,34 @@ def test_an_incomplete_newer_checkpoint_is_passed_over(trained, tmp_path, capsys
     (run / "checkpoints" / "step-999999999999").mkdir()  # a crash while writing left it empty
     code, lines = _run_cli(["train", "a2c", "--run-dir", str(run), "--resume", "--total-steps", "8000", "--quiet"],
                            tmp_path, capsys)
-    assert code == 0 and any("cannot be used; resuming from" in line for line in lines), lines
+    assert code == 0 and any("step-999999999999 cannot be used (no state.json); resuming" in line
+                             for line in lines), lines
+
+
+def test_a_newer_checkpoint_with_a_file_cut_short_is_passed_over_saying_why(trained, tmp_path, capsys):
+    """A crash or a full disk while writing: the newest checkpoint's weights end early. The resume takes the older
+    whole one and says which file was damaged (it failed with "does not fit this run" before)."""
+    run = tmp_path / "run"
+    shutil.copytree(trained, run)
+    whole = sorted((run / "checkpoints").glob("step-*"))[-1]
+    newer = run / "checkpoints" / "step-999999999999"
+    shutil.copytree(whole, newer)
+    data = (newer / "model.safetensors").read_bytes()
+    (newer / "model.safetensors").write_bytes(data[: len(data) - 100])
+    code, lines = _run_cli(["train", "a2c", "--run-dir", str(run), "--resume", "--total-steps", "8000", "--quiet"],
+                           tmp_path, capsys)
+    said = [line for line in lines if "cannot be used" in line]
+    assert code == 0 and len(said) == 1 and "model.safetensors is damaged" in said[0], lines
+    assert f"resuming {run} from {whole.name}" in said[0], said
+
+
+def test_a_resume_with_another_env_names_the_env(trained, tmp_path, capsys):
+    run = tmp_path / "run"
+    shutil.copytree(trained, run)
+    code, lines = _run_cli(["train", "a2c", "--env", "Acrobot-v1", "--run-dir", str(run), "--resume", "--total-steps",
+                            "8000", "--quiet"], tmp_path, capsys)
+    assert code == 2 and len(lines) == 1, lines
+    assert "env 'CartPole-v1', not 'Acrobot-v1'" in lines[0] and "--run-dir" in lines[0], lines
 
 
 def test_non_finite_data_never_trains_the_model_and_stops_the_run(tmp_path, monkeypatch, capsys):

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import torch
+from safetensors import safe_open
 from safetensors.torch import load_file, save_file
 
 from distrl.errors import CheckpointNotWritten, ConfigError
@@ -114,15 +115,18 @@ def list_checkpoints(root: str | Path) -> list[Path]:
     return sorted(p for p in root.iterdir() if p.is_dir() and p.name.startswith(PREFIX))
 
 
-def readable(folder: Path) -> dict | None:
-    """The checkpoint's ``state.json`` if the folder looks whole (its JSON parses, its files are there and
-    not empty), else ``None``. Cheap: no tensor is read."""
+def inspect_checkpoint(folder: Path) -> tuple[dict | None, str | None]:
+    """(the checkpoint's ``state.json``, None) if the folder looks whole: its JSON parses and each tensor file it
+    names is there and covered by its header (safetensors checks the header's offsets against the file's size, so
+    a file cut short by a crash or a full disk shows here); else (None, what is wrong). Cheap: no tensor is read."""
     try:
         meta = json.loads((folder / "state.json").read_text())
-    except (OSError, ValueError):
-        return None
+    except OSError:
+        return None, "no state.json"
+    except ValueError:
+        return None, "state.json is not JSON"
     if not isinstance(meta, dict) or not isinstance(meta.get("counters"), dict):
-        return None
+        return None, "state.json holds no counters"
     modules = meta.get("modules", ["model"])  # checkpoints written before the list was saved hold one "model"
     optimizers = meta.get("optimizers", {})
     if (
@@ -130,11 +134,22 @@ def readable(folder: Path) -> dict | None:
         or not all(isinstance(n, str) for n in modules)
         or not isinstance(optimizers, dict)
     ):
-        return None
+        return None, "state.json does not list its files"
     files = [folder / f"{n}.safetensors" for n in modules] + [folder / f"{n}.optim.safetensors" for n in optimizers]
-    if any(not f.is_file() or f.stat().st_size == 0 for f in files):
-        return None
-    return meta
+    for f in files:
+        if not f.is_file() or f.stat().st_size == 0:
+            return None, f"{f.name} is missing or empty"
+        try:
+            with safe_open(str(f), "pt"):
+                pass
+        except Exception as e:  # SafetensorError: a header that does not parse or does not cover the file
+            return None, f"{f.name} is damaged: {str(e).splitlines()[0] if str(e) else type(e).__name__}"
+    return meta, None
+
+
+def readable(folder: Path) -> dict | None:
+    """The checkpoint's ``state.json`` if the folder looks whole (:func:`inspect_checkpoint`), else ``None``."""
+    return inspect_checkpoint(folder)[0]
 
 
 def latest_checkpoint(root: str | Path, *, finite: bool = True) -> Path | None:
@@ -167,7 +182,8 @@ def check_counters(saved: dict, identity: dict, folder: Path, former: dict | Non
     former = former or {}
     for key, value in identity.items():
         if key in saved and saved[key] != value and (key not in former or saved[key] != former[key]):
-            raise ConfigError(f"checkpoint {folder} was saved by a run with {key} {saved[key]!r}, not {value!r}")
+            raise ConfigError(f"checkpoint {folder} was saved by a run with {key} {saved[key]!r}, not {value!r}: "
+                              f"resume it with its own {key}, or train into another --run-dir")
     for key, kind in (("env_steps", int), ("actor_restarts", int), ("wall_s", (int, float))):
         value = saved.get(key)
         if not isinstance(value, kind) or isinstance(value, bool) or not (value >= 0) or value != value:

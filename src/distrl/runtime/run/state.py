@@ -9,7 +9,13 @@ from pathlib import Path
 from typing import Any
 
 from distrl.errors import ConfigError
-from distrl.runtime.run.checkpoint import check_counters, list_checkpoints, load_checkpoint, save_checkpoint
+from distrl.runtime.run.checkpoint import (
+    check_counters,
+    inspect_checkpoint,
+    list_checkpoints,
+    load_checkpoint,
+    save_checkpoint,
+)
 from distrl.runtime.services.base import Stateful, stateful
 
 
@@ -75,16 +81,22 @@ def checkpoint(trainer) -> Path:
 def restore(trainer, folder: Path) -> None:
     """Load checkpoint ``folder`` into ``trainer`` (its learner and services built, nothing started); a checkpoint
     that does not fit the run (another system or env, shapes, a service's saved state) is a ConfigError."""
-    newest = list_checkpoints(trainer.run_dir / "checkpoints")[-1]
+    newest, passed_over = list_checkpoints(trainer.run_dir / "checkpoints")[-1], ""
     if newest != folder:  # a newer one is incomplete (a crash while writing) or holds non-finite weights
-        print(f"distrl: {newest.name} cannot be used; resuming from {folder.name}", file=sys.stderr, flush=True)
+        why = inspect_checkpoint(newest)[1] or "its weights are not finite"
+        passed_over = f"{newest.name} cannot be used ({why}); "
+    meta, why = inspect_checkpoint(folder)
+    if meta is None:  # (changed since it was chosen)
+        raise ConfigError(f"checkpoint {folder} cannot be used ({why})")
+    # the run it belongs to (system, env) is checked before any weight is read: another env's weights would
+    # otherwise fail as shapes that do not fit, which says less
+    check_counters(meta["counters"], trainer.identity, folder, trainer.former_identity)
     modules, optimizers = parts(trainer)
     try:
         saved = load_checkpoint(folder, modules, optimizers)
     except Exception as e:  # a foreign or damaged checkpoint: shapes or files that do not fit this run
         first = str(e).strip().splitlines()[0][:200] if str(e).strip() else type(e).__name__
         raise ConfigError(f"checkpoint {folder} does not fit this run ({first})") from None
-    check_counters(saved, trainer.identity, folder, trainer.former_identity)
     trainer.env_steps, trainer.restarts = saved["env_steps"], saved["actor_restarts"]
     trainer.wall_offset = saved["wall_s"]
     trainer.ledger.episodes.load(saved.get("episodes", {}))
@@ -103,3 +115,5 @@ def restore(trainer, folder: Path) -> None:
                               f"({type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''})") from None
     base = trainer.settings.base
     base.update({k: v for k, v in saved.get("hyperparameters", {}).items() if k in base})
+    print(f"distrl: {passed_over}resuming {trainer.run_dir} from {folder.name} ({trainer.env_steps:,} env steps)",
+          file=sys.stderr, flush=True)
