@@ -115,7 +115,7 @@ def test_list_shows_every_system_and_setting(cli):
     assert "runtimes: inline]" in ppo  # the runtime a newcomer would otherwise learn from a refusal
     r = cli("list", "impala")
     for word in ("num_envs", "unroll_length", "Learning rate", "runtimes: inline, local, ray",
-                 "docs/systems/impala.md"):
+                 "docs/systems/impala.md", "budget: 1,500,000 env steps"):
         assert word in r.stdout
     assert "total_steps" in cli("list", "run").stdout
 

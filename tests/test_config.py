@@ -73,6 +73,17 @@ def test_assignments_and_yaml(tmp_path):
         load_yaml(f)
     with pytest.raises(ConfigError, match="does not exist"):
         load_yaml(tmp_path / "missing.yaml")
+    with pytest.raises(ConfigError, match=r"does not exist \(a preset .*--preset atari"):  # a preset's path elsewhere
+        load_yaml(tmp_path / "configs" / "impala" / "atari.yaml")
+    f.write_text("lr: [1, 2\nenvs: 3\n")
+    with pytest.raises(ConfigError, match=r"not valid YAML at line 2, column \d+: expected ','"):  # where it broke
+        load_yaml(f)
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", float("nan"), "-inf"])
+def test_a_value_that_is_not_a_finite_number_is_told_the_range(value):
+    with pytest.raises(ConfigError, match=r"setting 'lr' must be a finite number > 0.0; got"):
+        build(Example, {"lr": value})
 
 
 def test_describe_lists_every_field_with_doc():

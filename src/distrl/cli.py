@@ -454,6 +454,7 @@ def _cmd_list(args) -> int:
         module = get_system(args.what)
         show(f"{args.what}: {module.DOC}\n  actions: {', '.join(module.ACTIONS)}; observations: Box, or any gymnasium "
              f"flattens into one (Dict, Tuple, Discrete one-hot)\n  runtimes: {', '.join(system_runtimes(args.what))}"
+             f"\n  budget: {module.DEFAULT_TOTAL_STEPS:,} env steps unless --total-steps says"
              f"\n  docs: docs/systems/{args.what}.md (in the repository)", module.Config)
         found = presets(args.what)
         out += ["", f"presets (distrl train {args.what} --preset NAME):" if found else "presets: none"]

@@ -56,8 +56,9 @@ def field_types(cls) -> dict[str, tuple[type, bool]]:
     return {f.name: _base_type(hints[f.name]) for f in dataclasses.fields(cls)}
 
 
-def coerce(name: str, value: Any, tp: type, optional: bool) -> Any:
-    """Turn a string (CLI) or YAML value into the field's type, or raise ConfigError."""
+def coerce(name: str, value: Any, tp: type, optional: bool, limits: str = "") -> Any:
+    """Turn a string (CLI) or YAML value into the field's type, or raise ConfigError (``limits``: the field's range in
+    words, said with a value that is not a finite number)."""
     if value is None or (optional and isinstance(value, str) and value.lower() in ("none", "null", "")):
         if optional:
             return None
@@ -100,7 +101,8 @@ def coerce(name: str, value: Any, tp: type, optional: bool) -> Any:
                 raise ValueError
             return str(value)
     except _NotFinite:
-        raise ConfigError(f"setting '{name}' must be a finite number; got {value!r}") from None
+        within = f" {limits}" if limits else ""
+        raise ConfigError(f"setting '{name}' must be a finite number{within}; got {value!r}") from None
     except (TypeError, ValueError, OverflowError):
         kind = "a comma-separated list of integers (brackets optional)" if tp is tuple else f"of type {tp.__name__}"
         shown = repr(given) if len(repr(given)) <= 60 else repr(given)[:57] + "..."
@@ -140,7 +142,8 @@ def validate(cfg) -> None:
         if isinstance(value, int) and not isinstance(value, bool) and high is None:
             high = MAX_INT  # a size or a count beyond this is a typo, not a plan (and would not fit an index)
         if isinstance(value, float) and not math.isfinite(value):
-            raise ConfigError(f"setting '{f.name}' must be a finite number; got {value}")
+            within = f" {limits_text(meta)}" if limits_text(meta) else ""
+            raise ConfigError(f"setting '{f.name}' must be a finite number{within}; got {value}")
         if isinstance(value, tuple):
             if not value or any(v < 1 or v > MAX_LAYER for v in value):
                 raise ConfigError(f"setting '{f.name}' must be one or more sizes, each from 1 to {MAX_LAYER}; got "
@@ -155,6 +158,14 @@ def validate(cfg) -> None:
                 raise ConfigError(f"setting '{f.name}' must be <= {high}; got {value}")
 
 
+def limits_text(meta) -> str:
+    """A field's declared range in words ("> 0.0 and <= 10.0"), or "" where it declares none."""
+    low, high = meta.get("low"), meta.get("high")
+    parts = ([f"{'>' if meta.get('low_open') else '>='} {low}"] if low is not None else []) + \
+        ([f"<= {high}"] if high is not None else [])
+    return " and ".join(parts)
+
+
 def unknown_setting(name: str, known: list[str]) -> ConfigError:
     close = difflib.get_close_matches(name, known, n=1)
     hint = f"; did you mean '{close[0]}'?" if close else f"; valid settings: {', '.join(sorted(known))}"
@@ -163,13 +174,13 @@ def unknown_setting(name: str, known: list[str]) -> ConfigError:
 
 def build(cls, overrides: dict[str, Any], base: Any | None = None):
     """Construct ``cls`` from ``base`` (or defaults) plus ``overrides``, coercing and validating."""
-    types_ = field_types(cls)
+    types_, fields = field_types(cls), {f.name: f for f in dataclasses.fields(cls)}
     values = dataclasses.asdict(base) if base is not None else {}
     for key, raw in overrides.items():
         if key not in types_:
             raise unknown_setting(key, list(types_))
         tp, optional = types_[key]
-        values[key] = coerce(key, raw, tp, optional)
+        values[key] = coerce(key, raw, tp, optional, limits_text(fields[key].metadata))
     cfg = cls(**values)
     validate(cfg)
     return cfg
@@ -241,11 +252,17 @@ class _UniqueKeys(yaml.SafeLoader):
 def load_yaml(path: str | Path) -> dict[str, Any]:
     path = Path(path)
     if not path.is_file():
-        raise ConfigError(f"config file '{path}' does not exist")
+        hint = ""
+        if len(path.parts) >= 3 and path.parts[-3] == "configs" and path.suffix == ".yaml":  # a preset's path
+            hint = f" (a preset of the repository's configs/: --preset {path.stem} finds it from anywhere)"
+        raise ConfigError(f"config file '{path}' does not exist{hint}")
     try:
         data = yaml.load(path.read_text(), Loader=_UniqueKeys) or {}
     except yaml.YAMLError as e:
-        raise ConfigError(f"config file '{path}' is not valid YAML: {str(e).splitlines()[0]}") from None
+        mark = getattr(e, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+        what = getattr(e, "problem", None) or str(e).splitlines()[0]
+        raise ConfigError(f"config file '{path}' is not valid YAML{where}: {what}") from None
     except (UnicodeDecodeError, OSError) as e:
         raise ConfigError(f"config file '{path}' cannot be read as text ({type(e).__name__})") from None
     if not isinstance(data, dict):

@@ -200,7 +200,10 @@ def test_oversized_bodies_and_unknown_routes_are_refused(server, runs, monkeypat
     token = _token(runs["apex-dqn"])
     assert _post(srv.http_address, {"observation": [0.0] * 500}, token)[0] == 413
     assert _post(srv.http_address, {}, token, path="/v1/spec")[1]["observation"]["shape"] == [4]
-    assert _post(srv.http_address, {}, None, path="/v1/spec")[0] == 401
+    status, answer = _post(srv.http_address, {}, None, path="/v1/spec")
+    assert status == 401 and "token is needed" in answer["error"]
+    status, answer = _post(srv.http_address, {}, "not-the-token", path="/v1/spec")
+    assert status == 401 and "is not the run's" in answer["error"]  # a wrong token is told so, not "needed"
     assert _post(srv.http_address, {}, token, path="/admin")[0] == 404
 
 

@@ -128,10 +128,13 @@ def _handler(server):
 
         def _authorised(self) -> bool:
             auth = self.headers.get("Authorization", "")
-            if server.admits(auth[7:] if auth.startswith("Bearer ") else None):
+            given = auth[7:] if auth.startswith("Bearer ") else None
+            if server.admits(given):
                 return True
             warn(f"{self.client_address[0]} did not present the run's token: refused")
-            self._send(401, {"error": "the run's token is needed: Authorization: Bearer TOKEN"})
+            said = "is not the run's" if given else "is needed"
+            self._send(401, {"error": f"the run's token {said}: Authorization: Bearer TOKEN, TOKEN being the run dir's "
+                                      "token file"})
             return False
 
         def do_GET(self):

@@ -217,8 +217,10 @@ def check_reachable(address: str, timeout_s: float) -> None:
     try:
         socket.create_connection(hostport, timeout=timeout_s).close()
     except OSError as e:
-        raise ConfigError(f"no Ray cluster answered at {address} within {timeout_s:g} s ({e.strerror or e}); "
-                          "start one with 'ray start --head' or leave ray_address unset for a local instance") from None
+        why = f"within {timeout_s:g} s" if isinstance(e, TimeoutError) else f"({e.strerror or e})"
+        raise ConfigError(f"no Ray cluster answered at {address} {why}; start one with 'RAY_AUTH_MODE=token ray start "
+                          "--head' (every node of the cluster with RAY_AUTH_MODE=token) or leave ray_address unset "
+                          "for a local instance") from None
 
 
 # A component whose output goes nowhere makes several steps per call, so a call lasts at least MIN_CALL_S:
