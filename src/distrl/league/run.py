@@ -404,6 +404,9 @@ class _League:
                                                      round(c.ratings.ratings[pid], 2),
                                                      " ".join(f"{k}:{v}" for k, v in sorted(opponents.items())),
                                                      self.nodes.get(pid, "")])
+                self._say(f"{pid}: {games} more games at the end (" + ", ".join(
+                    f"{n} {o}" for n, o in zip(tally, ("won", "drawn", "lost"))) +
+                    f"), rating {c.ratings.ratings[pid]:.0f}")  # the summary's rating is this one
 
     def _host(self) -> None:
         """The players' programs share the coordinator, hosted for where their games run (on Ray, once connected: at
