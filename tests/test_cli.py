@@ -365,3 +365,33 @@ def test_a_token_file_that_holds_no_token_is_one_line(cli, tmp_path, content):
     bad.write_bytes(content)
     r = cli("join", "127.0.0.1:9", "--token-file", str(bad), "--timeout", "1", cwd=tmp_path)
     assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and "token" in r.stderr, r.stderr
+
+
+def _processes_with(marker: str) -> list[str]:
+    """The command lines of the processes whose environment holds ``marker`` (Linux's /proc)."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        try:
+            if proc.name.isdigit() and marker.encode() in (proc / "environ").read_bytes():
+                found.append((proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace"))
+        except OSError:  # gone meanwhile, or not ours to read
+            continue
+    return found
+
+
+@pytest.mark.skipif(not Path("/proc/self/environ").exists(), reason="needs Linux's /proc")
+def test_the_forkserver_of_a_local_run_ends_with_the_command(tmp_path):
+    """The server that forks a local run's components ended on its own up to ~0.7 s after the command (once it read
+    the end of its pipe), holding the command's stdout open meanwhile (``distrl train ... | cat`` waited for it);
+    now the command stops it before it exits. (Its output goes to files here: a pipe would be read until the server
+    closed it, which hides the difference.)"""
+    import uuid
+
+    marker = uuid.uuid4().hex
+    env = dict(os.environ, PYTHONPATH=str(ROOT), DISTRL_TEST_MARK=marker)
+    with open(tmp_path / "out", "w") as out, open(tmp_path / "err", "w") as err:
+        proc = subprocess.Popen([sys.executable, "-m", "distrl", "train", "appo", "--runtime", "local",
+                                 "--total-steps", "20000", "--quiet", "--run-dir", str(tmp_path / "r")],
+                                cwd=tmp_path, env=env, stdout=out, stderr=err)
+        assert proc.wait(timeout=240) == 0, (tmp_path / "err").read_text()
+    assert [c for c in _processes_with(f"DISTRL_TEST_MARK={marker}") if "forkserver" in c] == []

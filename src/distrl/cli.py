@@ -595,6 +595,9 @@ def console_main() -> None:
     if os.getcwd() not in sys.path:
         sys.path.append(os.getcwd())
     code = main()
+    from distrl.runtime.backends.process import stop_forkserver
+
+    stop_forkserver()  # no process of the command outlives it
     gc.freeze()
     sys.exit(code)
 
