@@ -514,8 +514,8 @@ def _cmd_serve(args) -> int:
         pass
     finally:
         server.close()
-    print(f"distrl: served {server.batcher.requests} requests in {server.batcher.batches} batches; "
-          f"refused {server.refused}", file=sys.stderr, flush=True)
+    print(f"distrl: served {server.batcher.requests} action requests in {server.batcher.batches} batches; refused "
+          f"{server.refused} without the run's token and {server.malformed} malformed", file=sys.stderr, flush=True)
     return 0
 
 

@@ -158,11 +158,15 @@ def test_a_client_in_another_process_drives_cartpole_over_http_with_the_token_an
         good = subprocess.run(["curl", "-s", "-H", f"Authorization: Bearer {_token(runs['apex-dqn'])}", "-X", "POST",
                                url, "-d", '{"observation": [0, 0, 0, 0]}'], capture_output=True, text=True, timeout=30)
         assert json.loads(good.stdout)["action"] in (0, 1)
+        bad = subprocess.run(["curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", "-H",
+                              f"Authorization: Bearer {_token(runs['apex-dqn'])}", "-X", "POST", url, "-d",
+                              '{"observation": [0, 0]}'], capture_output=True, text=True, timeout=30)
+        assert bad.stdout == "400"
     finally:
         serve.send_signal(signal.SIGTERM)
         _, err = serve.communicate(timeout=30)
     assert serve.returncode == 0
-    assert "refused 2" in err and "did not present the run's token" in err
+    assert "refused 2 without the run's token and 1 malformed" in err and "did not present the run's token" in err
 
 
 def test_grpc_without_the_token_is_refused(server, runs):
