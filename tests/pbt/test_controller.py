@@ -95,3 +95,26 @@ def test_a_copy_the_pool_could_not_make_is_no_exploit():
     assert pool.copies and c.exploits == 0 and events == []
     assert pool.h.tolist() == [[1.0, 0.0], [0.0, 1.0]]  # never perturbed: an exploit's explore did not happen
     assert all(r.env_steps == 24 for r in records)
+
+
+def test_with_inherited_hyperparameters_the_copy_takes_the_sources_values_perturbed():
+    """The RL runs' exploit (the default, Jaderberg et al. 2017 section 4.1): the member takes the source's weights
+    and hyperparameters, then explore multiplies each by 0.8 or 1.2 (``pbt/population.py``'s perturber): after each
+    exploit the member's values are the source's at that moment times one of those factors, never its own's."""
+    from distrl.pbt.population import perturber
+    from distrl.pbt.search import Explore
+
+    class Recording(ToyPool):
+        def copy(self, source, target, hyper):
+            self.seen.append(({"h0": float(self.h[source, 0]), "h1": float(self.h[source, 1])}, dict(hyper)))
+            return super().copy(source, target, hyper)
+
+    pool = Recording()
+    pool.seen, pool.h = [], np.array([[1.0, 0.1], [0.1, 1.0]])  # as the records say
+    records = [MemberRecord({"h0": 1.0, "h1": 0.1}), MemberRecord({"h0": 0.1, "h1": 1.0})]
+    specs = [Explore.parse(f"{name}=loguniform(0.01,10)") for name in ("h0", "h1")]
+    Controller(pool, records, ready_steps=4, total_steps=60, perturb=perturber(specs, resample_prob=0.0),
+               rng=np.random.default_rng(0), fraction=0.5).run()
+    assert pool.seen
+    for source, after in pool.seen:
+        assert all(after[k] / source[k] in (pytest.approx(0.8), pytest.approx(1.2)) for k in after), (source, after)

@@ -13,7 +13,7 @@ from distrl.ops.losses import (
                                 policy_gradient_loss,
                                 standardised,
 )
-from distrl.ops.pbt import PBTDecision, pbt_exploit_explore, truncation_source
+from distrl.ops.pbt import truncation_source
 from distrl.ops.priorities import (
                                 epsilon_ladder,
                                 importance_weights,
@@ -39,10 +39,10 @@ from distrl.ops.value_rescale import (
 )
 from distrl.ops.vtrace import VTraceReturns, vtrace
 
-__all__ = ["NoiseTable", "PBTDecision", "VTraceReturns", "advantage_learning_target", "all_finite", "baseline_loss",
+__all__ = ["NoiseTable", "VTraceReturns", "advantage_learning_target", "all_finite", "baseline_loss",
            "cem_maximize", "centered_ranks", "clipped_double_q_target", "clipped_surrogate_loss", "ddpg_critic_target",
            "double_q_n_step_targets", "double_q_target", "entropy_loss", "epsilon_ladder", "es_gradient", "gae",
-           "importance_weights", "lambda_returns", "large_margin_loss", "n_step_returns", "pbt_exploit_explore",
+           "importance_weights", "lambda_returns", "large_margin_loss", "n_step_returns",
            "per_priority", "policy_gradient_loss", "sequence_priority", "standardised", "td_error", "trainable_steps",
            "transformed_double_q_target", "transformed_n_step_q_target", "truncation_source", "value_rescale",
            "value_rescale_inv", "vtrace"]
