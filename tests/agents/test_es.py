@@ -109,6 +109,29 @@ def test_weight_decay_pulls_every_parameter_toward_zero_when_the_returns_say_not
     assert bool(((after - before) * before)[moved].lt(0).all())  # every step points toward 0 (Adam: by lr each)
 
 
+@pytest.mark.parametrize("weight_decay", [0.5, 2.0])  # where the two terms are of a size
+def test_the_step_weighs_the_ascent_against_weight_decay_as_the_papers_code(weight_decay):
+    """Salimans et al.'s code steps Adam on -g + l2 * theta, g the rank-weighted noise sum over 2n (no 1/sigma): with
+    both terms alive, Adam's first step moves each coordinate by lr against the sign of that sum, where the terms'
+    balance decides it. The 1/sigma-scaled estimate in its place (50 times the ascent at sigma 0.02) flips some."""
+    cfg = build_config(Config, {"population": 4, "pairs_per_worker": 4, "hidden": (4,), "weight_decay": weight_decay,
+                                "noise_table_size": 5000})
+    table = NoiseTable(5000, seed=1)
+    model = make_model(env_spec("CartPole-v1"), cfg)
+    learner = EsLearner(cfg, model, Given(table.noise), 100)
+    theta0 = torch.cat([p.detach().reshape(-1) for p in model.trainable()]).clone().numpy().astype(np.float64)
+    result = _result(4, 0, np.random.default_rng(3))
+    assert learner.step(result) is not None
+    g_paper = cfg.sigma * es_gradient(result["indices"], result["returns_pos"], result["returns_neg"], table,
+                                      theta0.size, cfg.sigma)  # the paper's code's unscaled sum over 2n
+    paper = -g_paper + weight_decay * theta0
+    scaled = -g_paper / cfg.sigma + weight_decay * theta0
+    decided = np.abs(paper) > 1e-6
+    assert (np.sign(paper) != np.sign(scaled))[decided].any()  # the test tells the two apart on this draw
+    moved = torch.cat([p.detach().reshape(-1) for p in model.trainable()]).numpy() - theta0
+    np.testing.assert_allclose(moved[decided], -cfg.lr * np.sign(paper[decided]), rtol=1e-3)
+
+
 def test_bad_shapes_and_small_tables_are_one_line():
     cfg = build_config(Config, {"noise_table_size": 10})
     with pytest.raises(ConfigError, match="noise_table_size"):
