@@ -77,6 +77,38 @@ def test_updater_targets_are_the_clipped_double_q_of_the_best_next_action(offset
     np.testing.assert_allclose(out["target"], expected.numpy(), atol=5e-3)
 
 
+def test_the_best_next_action_is_the_polyak_networks_and_the_lagged_one_only_values_it():
+    """QT-Opt's clipped double Q (Kalashnikov et al. 2018, section 4.2): a* = argmax Q_polyak(s', a) by CEM, then
+    y = r + gamma min(Q_polyak(s', a*), Q_lagged(s', a*)). Here the lagged network has weights of its own, whose
+    argmax lies elsewhere: taking a* from it, or the max of either network alone, misses the grid's figures. (A wide
+    CEM here, so that it finds the global maximum of these random networks' several modes.)"""
+    torch.manual_seed(0)
+    cfg = Config(**{**SMALL, "cem_iterations": 8, "cem_samples": 512, "cem_elites": 16, "updater_batch": 32})
+    nets = make_model(PENDULUM, cfg)
+    for net, seed in ((nets.polyak, 1), (nets.lagged, 2)):  # two networks other than the online one and each other
+        generator = torch.Generator().manual_seed(seed)
+        for p in net.parameters():
+            p.data = torch.randn(p.shape, generator=generator) * 0.5
+    updater = BellmanUpdater(cfg, PENDULUM, 0, make_model(PENDULUM, cfg), FixedWeights(to_flat(nets.parameters())),
+                             online_replay(200), None)
+    out = {k: s.empty() for k, s in targets_spec(PENDULUM, 32).items()}
+    updater.step(out)
+    stored = updater.source.online.arrays
+    index = [int(np.flatnonzero((stored["obs"][0] == o).all(1))[0]) for o in out["obs"]]
+    nxt = torch.from_numpy(stored["next_obs"][0, index])
+    grid = torch.linspace(-2, 2, 2001).view(1, -1, 1).expand(len(index), -1, 1)
+    with torch.no_grad():
+        q_polyak, q_lagged = nets.polyak.q(nxt, grid), nets.lagged.q(nxt, grid)
+    assert (q_polyak.argmax(1) != q_lagged.argmax(1)).float().mean() > 0.5  # the two networks disagree on a* here
+    # CEM may stop on any action Q_polyak scores within its precision of the grid's best (several where Q_polyak is
+    # flat or has twin peaks): each target must be the clipped double Q at one of those actions
+    near_best = q_polyak >= q_polyak.max(1, keepdim=True).values - 0.02
+    explained = (-1.0 + 0.9 * torch.minimum(q_polyak, q_lagged) - torch.from_numpy(out["target"])[:, None]).abs()
+    assert bool(torch.where(near_best, explained, torch.inf).min(1).values.lt(5e-3).all())
+    by_lagged = -1.0 + 0.9 * torch.minimum(q_polyak.max(1).values, q_lagged.max(1).values)  # a* each its own
+    assert np.abs(out["target"] - by_lagged.numpy()).max() > 0.05
+
+
 def test_the_transition_source_mixes_offline_rows_at_the_ratio_once_online_data_is_ready():
     layout = Layout.of(PENDULUM)
 
