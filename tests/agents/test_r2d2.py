@@ -489,9 +489,15 @@ def test_obs_norm_statistics_travel_with_the_weights_to_the_policy(tmp_path):
     run = tmp_path / "r"
     distrl.train("r2d2", env="distrl/CartPoleNoVelocity-v1", runtime="inline", total_steps=3000, run_dir=str(run),
                  obs_norm=True, **SMALL)
-    norm = distrl.load_policy(run).model.obs_norm
+    norm = distrl.load_policy(run, snapshot="last").model.obs_norm
     # learned from CartPole's steps (positions near 0, small spread), not the initial mean 0 and std 1
     assert norm.count > 0 and torch.all(norm.std < 1.0) and torch.all(norm.std > 1e-3)
+    # the best evaluated weights (the run's one evaluation, at its end) carry the statistics the policy acts with
+    # (mean and std travel with the weights; the count is the learner's bookkeeping)
+    best = distrl.load_policy(run)
+    assert best.snapshot == "best"
+    torch.testing.assert_close(best.model.obs_norm.std, norm.std)
+    torch.testing.assert_close(best.model.obs_norm.mean, norm.mean)
 
 
 def test_r2d2_honours_legal_action_masks_and_learns_tic_tac_toe(tmp_path):
