@@ -131,12 +131,10 @@ def test_sequences_carry_the_state_the_actor_had_at_their_first_step(tmp_path):
     assert spans_chunks > 0
 
 
-@pytest.mark.parametrize("alpha", [0.0, 0.7])
-def test_actor_priorities_are_the_learners_for_the_network_the_actor_acted_with(alpha):
-    """``initial_priority=actor``: each sequence enters with the priority R2D2's learner would give it with the
-    actor's network (stored state, burn-in, trained steps, n-step double-Q under h, advantage learning's correction
-    where set, eta max + (1 - eta) mean), over several chunks (sequences spanning two of them, episode starts and ends
-    among them)."""
+def stored_sequences(settings: dict, chunks: int):
+    """R2D2's real actor on the masked CartPole (one actor, SMALL's sequences, gamma 0.9, the model seeded) stepped
+    ``chunks`` times into a prioritized sequence replay: (cfg, the actor's model, the replay, the sequences' slots,
+    the priorities the actor gave them, or None where it gives none)."""
     from distrl.agents.common.exploration import EpsilonGreedy
     from distrl.agents.r2d2.actor import SequenceActor, chunk_spec, sequences_to_insert
     from distrl.agents.r2d2.builder import make_replay
@@ -149,8 +147,7 @@ def test_actor_priorities_are_the_learners_for_the_network_the_actor_acted_with(
         def pull(self, version):
             return None
 
-    cfg = build_config(R2D2Config, dict(SMALL, num_actors=1, initial_priority="actor", gamma=0.9,
-                                        advantage_learning=alpha))
+    cfg = build_config(R2D2Config, dict(SMALL, num_actors=1, gamma=0.9, **settings))
     env = env_spec("distrl/CartPoleNoVelocity-v1")
     torch.manual_seed(0)
     model = make_model(env, cfg)
@@ -158,16 +155,24 @@ def test_actor_priorities_are_the_learners_for_the_network_the_actor_acted_with(
                           Fixed())
     actor.version = 0
     spec = chunk_spec(env, cfg, cfg.lstm)
-    replay = make_replay(spec, cfg, pixels=False)
-    out = allocate(spec)
-    slots, given = [], []
-    for _ in range(6):
+    replay, out, slots, given = make_replay(spec, cfg, pixels=False), allocate(spec), [], []
+    for _ in range(chunks):
         actor.step(out)
         items, priorities = sequences_to_insert(out)
         slots.append(replay.add(items, priorities))
         given.append(priorities)
     actor.close()
-    slots, given = np.concatenate(slots), np.concatenate(given)
+    scored = all(isinstance(g, np.ndarray) and g.ndim == 1 for g in given)  # the actor's own (initial_priority=actor)
+    return cfg, model, replay, np.concatenate(slots), np.concatenate(given) if scored else None
+
+
+@pytest.mark.parametrize("alpha", [0.0, 0.7])
+def test_actor_priorities_are_the_learners_for_the_network_the_actor_acted_with(alpha):
+    """``initial_priority=actor``: each sequence enters with the priority R2D2's learner would give it with the
+    actor's network (stored state, burn-in, trained steps, n-step double-Q under h, advantage learning's correction
+    where set, eta max + (1 - eta) mean), over several chunks (sequences spanning two of them, episode starts and ends
+    among them)."""
+    cfg, model, replay, slots, given = stored_sequences(dict(initial_priority="actor", advantage_learning=alpha), 6)
     seqs = replay.storage.read(slots)
     assert seqs["episode_start"].any() and (~seqs["episode_start"]).any() and (seqs["mask"].sum(1) < 10).any()
     assert (given > 0).all() and len(np.unique(given)) == len(given)
@@ -221,34 +226,9 @@ def test_learner_priorities_with_a_target_network_apart_from_the_online_one_foll
     import copy
     import dataclasses
 
-    from distrl.agents.common.exploration import EpsilonGreedy
-    from distrl.agents.r2d2.actor import SequenceActor, chunk_spec, sequences_to_insert
-    from distrl.agents.r2d2.builder import make_replay
-    from distrl.agents.r2d2.config import R2D2Config
     from distrl.agents.r2d2.learner import R2D2Learner
-    from distrl.agents.r2d2.networks import make_model
-    from distrl.config import build as build_config
-    from distrl.core.types import allocate
 
-    class Fixed:  # a weights reader that never has newer weights
-        def pull(self, version):
-            return None
-
-    cfg = build_config(R2D2Config, dict(SMALL, num_actors=1, gamma=0.9, advantage_learning=alpha))
-    env = env_spec("distrl/CartPoleNoVelocity-v1")
-    torch.manual_seed(0)
-    model = make_model(env, cfg)
-    actor = SequenceActor("distrl/CartPoleNoVelocity-v1", env, cfg, 0, model, EpsilonGreedy(np.full(4, 0.5), 2),
-                          Fixed())
-    actor.version = 0
-    spec = chunk_spec(env, cfg, cfg.lstm)
-    replay, out, slots = make_replay(spec, cfg, pixels=False), allocate(spec), []
-    for _ in range(4):
-        actor.step(out)
-        items, priorities = sequences_to_insert(out)
-        slots.append(replay.add(items, priorities))
-    actor.close()
-    slots = np.concatenate(slots)
+    cfg, model, replay, slots, _ = stored_sequences(dict(advantage_learning=alpha), 4)
     seqs = replay.storage.read(slots)
     assert seqs["episode_start"].any() and (~seqs["episode_start"]).any() and (seqs["mask"].sum(1) < 10).any()
 
