@@ -515,7 +515,7 @@ def _cmd_serve(args) -> int:
     finally:
         server.close()
     print(f"distrl: served {server.batcher.requests} action requests in {server.batcher.batches} batches; refused "
-          f"{server.refused} without the run's token and {server.malformed} malformed", file=sys.stderr, flush=True)
+          f"{server.refused} without the run's token and {server.invalid} invalid", file=sys.stderr, flush=True)
     return 0
 
 

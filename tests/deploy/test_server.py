@@ -166,7 +166,7 @@ def test_a_client_in_another_process_drives_cartpole_over_http_with_the_token_an
         serve.send_signal(signal.SIGTERM)
         _, err = serve.communicate(timeout=30)
     assert serve.returncode == 0
-    assert "refused 2 without the run's token and 1 malformed" in err and "did not present the run's token" in err
+    assert "refused 2 without the run's token and 1 invalid" in err and "did not present the run's token" in err
 
 
 def test_grpc_without_the_token_is_refused(server, runs):

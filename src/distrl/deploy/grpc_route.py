@@ -70,7 +70,7 @@ class GrpcRoute:
                                          "observation's bytes")
                     obs = check.from_bytes(memoryview(msg)[1:])
                 except ValueError as e:
-                    self.server.malformed += 1
+                    self.server.invalid += 1
                     warn(f"{context.peer()}: {e}: dropped")
                     context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(e))
                 try:

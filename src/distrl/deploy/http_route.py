@@ -154,12 +154,12 @@ def _handler(server):
             except ValueError:
                 return self._send(411, {"error": "a Content-Length header is needed"})
             if not 0 < length <= MAX_BODY_BYTES:
-                server.malformed += 1
+                server.invalid += 1
                 return self._send(413, {"error": f"a request body is 1 to {MAX_BODY_BYTES} bytes; got {length}"})
             try:
                 obs, session, start = parse_request(server.check, self.rfile.read(length))
             except ValueError as e:
-                server.malformed += 1
+                server.invalid += 1
                 return self._send(400, {"error": str(e)})
             try:
                 action = server.batcher.act(obs, session, start)

@@ -41,7 +41,7 @@ class PolicyServer:
         if not token:
             raise ConfigError("the policy server needs a token for its clients to present")
         self.policy, self.token, self.refused = policy, token, 0
-        self.malformed = 0  # requests refused for what they held (a bad observation, a body too long): counted
+        self.invalid = 0  # requests refused for what they held (a bad observation, an oversized body)
         graph = acting_graph(policy, head)
         obs = graph.inputs["obs"]
         self.check = ObservationCheck(tuple(obs.shape[1:]), obs.numpy().dtype)
