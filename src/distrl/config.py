@@ -101,8 +101,7 @@ def coerce(name: str, value: Any, tp: type, optional: bool, limits: str = "") ->
                 raise ValueError
             return str(value)
     except _NotFinite:
-        within = f" {limits}" if limits else ""
-        raise ConfigError(f"setting '{name}' must be a finite number{within}; got {value!r}") from None
+        raise ConfigError(f"setting '{name}' must be a finite number {limits}".rstrip() + f"; got {value!r}") from None
     except (TypeError, ValueError, OverflowError):
         kind = "a comma-separated list of integers (brackets optional)" if tp is tuple else f"of type {tp.__name__}"
         shown = repr(given) if len(repr(given)) <= 60 else repr(given)[:57] + "..."
@@ -142,8 +141,8 @@ def validate(cfg) -> None:
         if isinstance(value, int) and not isinstance(value, bool) and high is None:
             high = MAX_INT  # a size or a count beyond this is a typo, not a plan (and would not fit an index)
         if isinstance(value, float) and not math.isfinite(value):
-            within = f" {limits_text(meta)}" if limits_text(meta) else ""
-            raise ConfigError(f"setting '{f.name}' must be a finite number{within}; got {value}")
+            within = f"a finite number {limits_text(meta)}".rstrip()
+            raise ConfigError(f"setting '{f.name}' must be {within}; got {value}")
         if isinstance(value, tuple):
             if not value or any(v < 1 or v > MAX_LAYER for v in value):
                 raise ConfigError(f"setting '{f.name}' must be one or more sizes, each from 1 to {MAX_LAYER}; got "
@@ -151,9 +150,7 @@ def validate(cfg) -> None:
             continue
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             if low is not None and (value <= low if meta.get("low_open") else value < low):
-                op = ">" if meta.get("low_open") else ">="
-                rng = f"{op} {low}" + (f" and <= {high}" if high is not None else "")
-                raise ConfigError(f"setting '{f.name}' must be {rng}; got {value}")
+                raise ConfigError(f"setting '{f.name}' must be {limits_text({**meta, 'high': high})}; got {value}")
             if high is not None and value > high:
                 raise ConfigError(f"setting '{f.name}' must be <= {high}; got {value}")
 

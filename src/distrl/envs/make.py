@@ -104,9 +104,9 @@ def _atari_vec_env(env_id: str, num_envs: int, life_loss_ends: bool, num_threads
     actor is a process of its own (``num_threads``: benchmarks/atari_vector.py's scale). Settings as the id's
     (sticky actions, episode length); rewards unclipped and no FIRE on reset, as the wrappers do; with
     ``life_loss_ends`` a lost life ends the episode and the next one starts a new game (checked on ale-py 0.12.1), as
-    the wrappers'
-    ``terminal_on_life_loss`` does. Without it (an older ale-py): one Gymnasium-wrapped env per copy. The resize may
-    differ from OpenCV's by a grey level here and there; single envs (evaluation video, spaces) keep the wrappers."""
+    the wrappers' ``terminal_on_life_loss`` does. Without it (an older ale-py): one Gymnasium-wrapped env per copy.
+    The resize may differ from OpenCV's by a grey level here and there; single envs (evaluation video, spaces) keep
+    the wrappers."""
     try:
         from ale_py.vector_env import AtariVectorEnv
     except ImportError:
